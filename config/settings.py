@@ -1,0 +1,237 @@
+"""The one settings object. Read from env (prefix ``NEARDUP_``) and an optional TOML/YAML file.
+
+Nothing happens at import: call :func:`load_settings` (or construct :class:`Settings`) explicitly.
+Nested fields use ``__`` in env names, e.g. ``NEARDUP_THRESHOLDS__JACCARD_HIGH=0.8``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+DAY = 86_400
+
+
+class NormalizeSettings(BaseModel):
+    traditional_to_simplified: bool = True
+    strip_html: bool = True
+    max_bytes: int = Field(1_000_000, gt=0, description="documents larger than this (UTF-8) are rejected")
+    max_id_length: int = Field(512, gt=0)
+
+
+class FingerprintSettings(BaseModel):
+    simhash_bits: Literal[64, 128] = 64
+    num_perm: int = Field(128, ge=16, le=1024)
+    zh_shingle: int = Field(5, ge=1, le=16, description="character shingle size for Chinese")
+    en_shingle: int = Field(3, ge=1, le=8, description="word shingle size for English and other")
+    seed: int = Field(1, ge=0, description="seed of the MinHash permutation parameters")
+    idf_path: str | None = Field(None, description="IDF table 'word idf' per line; default: jieba's")
+    domain_weights_path: str | None = Field(None, description="YAML/TOML domain weights; default: bundled")
+
+
+class IndexSettings(BaseModel):
+    hamming_radius: int = Field(3, ge=0, le=15, description="SimHash block index finds all within k bits")
+    lsh_threshold: float = Field(0.4, gt=0.0, lt=1.0, description="Jaccard the LSH bands are tuned for")
+    lsh_fp_weight: float = Field(0.5, ge=0.0, le=1.0)
+    lsh_fn_weight: float = Field(0.5, ge=0.0, le=1.0)
+    max_candidates: int = Field(50, ge=1, description="re-check at most this many candidates per document")
+
+
+class ThresholdSettings(BaseModel):
+    """The hybrid rule (see service/policy.py)."""
+
+    jaccard_high: float = Field(0.70, gt=0.0, le=1.0, description="duplicate on Jaccard alone")
+    jaccard_low: float = Field(0.45, gt=0.0, le=1.0, description="with SimHash or containment support")
+    hamming_high: int = Field(3, ge=0, le=64, description="duplicate on SimHash alone (64-bit scale)")
+    hamming_low: int = Field(12, ge=0, le=64, description="SimHash support for jaccard_low")
+    containment_high: float = Field(0.85, gt=0.0, le=1.0, description="truncations and excerpts")
+    short_text_chars: int = Field(50, ge=0, description="below this, only exact matches count")
+    adaptive: bool = True
+    adaptive_every: int = Field(1000, ge=10)
+    adaptive_floor: float = Field(0.6, gt=0.0, le=1.0)
+    adaptive_ceiling: float = Field(0.9, gt=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ThresholdSettings:
+        if self.jaccard_low > self.jaccard_high:
+            raise ValueError("thresholds.jaccard_low must not exceed thresholds.jaccard_high")
+        if self.hamming_high > self.hamming_low:
+            raise ValueError("thresholds.hamming_high must not exceed thresholds.hamming_low")
+        if self.adaptive_floor > self.adaptive_ceiling:
+            raise ValueError("thresholds.adaptive_floor must not exceed thresholds.adaptive_ceiling")
+        return self
+
+
+class WindowSettings(BaseModel):
+    max_count: int = Field(1000, ge=1, le=100_000)
+    max_age_seconds: float = Field(1.0, gt=0.0, le=3600.0)
+
+
+class TopicSettings(BaseModel):
+    raw: str = "raw"
+    unique: str = "unique"
+    duplicate: str = "duplicate"
+    dead_letter: str = "dead-letter"
+    partitions: int = Field(4, ge=1)
+    replicas: int = Field(1, ge=1)
+
+
+class KafkaSettings(BaseModel):
+    """Consumer-group timing; production defaults, tests shorten them."""
+
+    session_timeout_seconds: float = Field(30.0, gt=0)
+    heartbeat_interval_seconds: float = Field(3.0, gt=0)
+    commit_interval_seconds: float = Field(2.8, gt=0)
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_cafile: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+
+
+class RedisSettings(BaseModel):
+    password: SecretStr | None = None
+    username: str | None = None
+    tls: bool = False
+    tls_ca_file: str | None = None
+    max_connections: int = Field(64, ge=1)
+    key_prefix: str = "nd"
+    time_bucket_seconds: int = Field(DAY, ge=60, description="width of the time buckets of index keys")
+
+
+def _default_ttl() -> dict[str, int | None]:
+    return {"news": 7 * DAY, "announcement": None, "default": 30 * DAY}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="NEARDUP_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    store_url: str = Field("memory://", description="memory:// file://PATH redis://H:P rediscluster://H:P,..")
+    broker_url: str = "kafka://127.0.0.1:9092"
+    app_id: str = "neardup"
+    metrics_port: int = Field(9100, ge=0, le=65535)
+    web_port: int = Field(6066, ge=0, le=65535)
+    worker_id: str = Field(default_factory=lambda: f"{os.uname().nodename}-{os.getpid()}")
+    log_level: str = "INFO"
+
+    normalize: NormalizeSettings = NormalizeSettings()
+    fingerprint: FingerprintSettings = FingerprintSettings()
+    index: IndexSettings = IndexSettings()
+    thresholds: ThresholdSettings = ThresholdSettings()
+    window: WindowSettings = WindowSettings()
+    topics: TopicSettings = TopicSettings()
+    kafka: KafkaSettings = KafkaSettings()
+    redis: RedisSettings = RedisSettings()
+    ttl_seconds: dict[str, int | None] = Field(default_factory=_default_ttl)
+
+    @field_validator("store_url")
+    @classmethod
+    def _store_scheme(cls, v: str) -> str:
+        scheme = v.split("://", 1)[0] if "://" in v else ""
+        if scheme not in {"memory", "file", "redis", "rediss", "rediscluster"}:
+            raise ValueError(
+                f"store_url {v!r}: scheme must be memory://, file://PATH, redis://HOST:PORT "
+                "or rediscluster://HOST:PORT[,HOST:PORT...]"
+            )
+        return v
+
+    @field_validator("broker_url")
+    @classmethod
+    def _broker_scheme(cls, v: str) -> str:
+        if not v.startswith(("kafka://", "memory://")):
+            raise ValueError(f"broker_url {v!r}: expected kafka://HOST:PORT[;HOST:PORT]")
+        return v
+
+    @field_validator("ttl_seconds")
+    @classmethod
+    def _ttl_positive(cls, v: dict[str, int | None]) -> dict[str, int | None]:
+        for k, ttl in v.items():
+            if ttl is not None and ttl <= 0:
+                raise ValueError(f"ttl_seconds[{k!r}] must be positive or null (kept forever)")
+        v.setdefault("default", 30 * DAY)
+        return v
+
+    def ttl_for(self, content_type: str) -> int | None:
+        return self.ttl_seconds.get(content_type, self.ttl_seconds.get("default"))
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # explicit arguments beat env, env beats the config file
+        return (init_settings, env_settings, _ConfigFileSource(settings_cls))
+
+    def redacted(self) -> dict[str, Any]:
+        """A dump safe to log: secrets are masked by SecretStr, URLs lose their passwords."""
+        data = self.model_dump(mode="json")
+        for key in ("store_url", "broker_url"):
+            data[key] = _strip_password(data[key])
+        return data
+
+
+def _strip_password(url: str) -> str:
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return url
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    if p.suffix in {".toml"}:
+        data: Any = tomllib.loads(text)
+    elif p.suffix in {".yaml", ".yml", ".json"}:
+        data = yaml.safe_load(text)
+    else:
+        raise ValueError(f"config file {p}: use .toml, .yaml, .yml or .json")
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {p}: top level must be a mapping")
+    return data.get("neardup", data)
+
+
+_CONFIG_PATH: ContextVar[Path | None] = ContextVar("neardup_config_path", default=None)
+
+
+class _ConfigFileSource(PydanticBaseSettingsSource):
+    """The file named by load_settings(path) or NEARDUP_CONFIG, below env in priority."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = _CONFIG_PATH.get() or os.environ.get("NEARDUP_CONFIG")
+        return read_config_file(path) if path else {}
+
+
+def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
+    """Settings from (lowest first) defaults, the file, NEARDUP_* env, explicit overrides.
+
+    The file path may also come from ``NEARDUP_CONFIG``.
+    """
+    token = _CONFIG_PATH.set(Path(path) if path else None)
+    try:
+        return Settings(**overrides)
+    finally:
+        _CONFIG_PATH.reset(token)

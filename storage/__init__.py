@@ -1,0 +1,13 @@
+"""Fingerprint stores: one async interface, backends chosen by URL. Imports nothing else of ours."""
+
+from storage.base import DecisionRecord, FingerprintRecord, FingerprintStore, StoreError, TTLPolicy
+from storage.registry import open_store
+
+__all__ = [
+    "DecisionRecord",
+    "FingerprintRecord",
+    "FingerprintStore",
+    "StoreError",
+    "TTLPolicy",
+    "open_store",
+]

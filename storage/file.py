@@ -1,0 +1,131 @@
+"""``file://PATH``: the in-process store, persisted atomically so a later run de-duplicates
+against an earlier one.
+
+Format (version 1): one JSON object ``{"format": "neardup-store", "version": 1, "records": [...],
+"claims": [...], "decisions": [...]}`` with bytes as base64 and absolute expiry times (null =
+forever). Written to a temporary file in the same folder, fsynced, then renamed over the old one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from storage.base import DecisionRecord, FingerprintRecord, StoreError, TTLPolicy
+from storage.memory import INF, MemoryFingerprintStore, _Entry
+
+FORMAT = "neardup-store"
+VERSION = 1
+
+
+def _b(x: bytes) -> str:
+    return base64.b64encode(x).decode("ascii")
+
+
+def _unb(x: str) -> bytes:
+    return base64.b64decode(x.encode("ascii"))
+
+
+def _exp(x: float) -> float | None:
+    return None if x == INF else x
+
+
+def _unexp(x: float | None) -> float:
+    return INF if x is None else float(x)
+
+
+class FileFingerprintStore(MemoryFingerprintStore):
+    def __init__(
+        self, path: str | Path, ttl: TTLPolicy | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
+        super().__init__(url=f"file://{path}", ttl=ttl, clock=clock)
+        self.path = Path(path)
+
+    async def open(self) -> None:
+        if not self.path.exists():
+            return
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read store file {self.path}: {exc}") from exc
+        if data.get("format") != FORMAT or data.get("version") != VERSION:
+            raise StoreError(f"{self.path}: not a {FORMAT} v{VERSION} file")
+        for r in data["records"]:
+            rec = FingerprintRecord(
+                doc_id=r["id"],
+                content_type=r["type"],
+                published_at=r["published_at"],
+                content_hash=_unb(r["content_hash"]),
+                simhash=_unb(r["simhash"]),
+                signature=_unb(r["signature"]),
+                profile=_unb(r["profile"]),
+                shingles=r["shingles"],
+                length=r["length"],
+                index_keys=tuple(_unb(k) for k in r["index_keys"]),
+            )
+            expires_at = _unexp(r["expires_at"])
+            self._records[rec.doc_id] = _Entry(rec, expires_at)
+            for key in rec.index_keys:
+                self._buckets.setdefault(key, {})[rec.doc_id] = expires_at
+        for c in data["claims"]:
+            self._claims[_unb(c["hash"])] = (c["id"], _unexp(c["expires_at"]))
+        for d in data["decisions"]:
+            rec_d = DecisionRecord(d["id"], d["status"], d["duplicate_of"], d["evidence"], d["type"])
+            self._decisions[rec_d.doc_id] = (rec_d, _unexp(d["expires_at"]))
+        await self.expire()
+
+    def _snapshot(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "records": [
+                {
+                    "id": e.record.doc_id,
+                    "type": e.record.content_type,
+                    "published_at": e.record.published_at,
+                    "content_hash": _b(e.record.content_hash),
+                    "simhash": _b(e.record.simhash),
+                    "signature": _b(e.record.signature),
+                    "profile": _b(e.record.profile),
+                    "shingles": e.record.shingles,
+                    "length": e.record.length,
+                    "index_keys": [_b(k) for k in e.record.index_keys],
+                    "expires_at": _exp(e.expires_at),
+                }
+                for e in self._records.values()
+            ],
+            "claims": [{"hash": _b(h), "id": i, "expires_at": _exp(x)} for h, (i, x) in self._claims.items()],
+            "decisions": [
+                {
+                    "id": d.doc_id,
+                    "status": d.status,
+                    "duplicate_of": d.duplicate_of,
+                    "evidence": d.evidence,
+                    "type": d.content_type,
+                    "expires_at": _exp(x),
+                }
+                for d, x in self._decisions.values()
+            ],
+        }
+
+    async def flush(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self._snapshot(), fh, separators=(",", ":"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    async def close(self) -> None:
+        await self.flush()
