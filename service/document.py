@@ -1,0 +1,113 @@
+"""The input record and its validation. Every rejection carries a reason a person can act on."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+KNOWN_LANGS = {"zh", "en", "other"}
+TEXT_FIELDS = ("title", "url", "source", "type", "lang")
+
+
+class InvalidDocument(ValueError):
+    """Input that cannot be decided. ``reason`` is a short machine-readable code, ``detail`` prose."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(slots=True)
+class Document:
+    id: str
+    text: str
+    type: str = "default"
+    title: str | None = None
+    url: str | None = None
+    lang: str | None = None
+    published_at: float | None = None  # epoch seconds
+    source: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)  # the input object, echoed in the output
+
+
+def _parse_time(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InvalidDocument("bad_field", "published_at must be a number or an ISO-8601 string")
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise InvalidDocument("bad_field", "published_at is not finite")
+        # milliseconds are common in crawlers' payloads
+        return float(value) / 1000.0 if value > 1e11 else float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError as exc:
+            raise InvalidDocument("bad_field", f"published_at {value[:40]!r} is not ISO-8601") from exc
+    raise InvalidDocument("bad_field", "published_at must be a number or an ISO-8601 string")
+
+
+def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_000_000,
+                   max_id_length: int = 512) -> Document:
+    """Validate one input record (bytes, JSON text or a mapping) into a :class:`Document`."""
+    if isinstance(raw, bytes | bytearray | memoryview):
+        data = bytes(raw)
+        if len(data) > max_bytes * 2 + 4096:
+            raise InvalidDocument("too_large", f"message of {len(data)} bytes exceeds the size limit")
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidDocument("bad_encoding", f"not valid UTF-8 at byte {exc.start}") from exc
+    if isinstance(raw, str):
+        try:
+            obj = json.loads(raw)
+        except RecursionError as exc:
+            raise InvalidDocument("bad_json", "JSON nested too deeply") from exc
+        except ValueError as exc:
+            raise InvalidDocument("bad_json", f"not JSON: {exc}") from exc
+    else:
+        obj = raw
+    if not isinstance(obj, Mapping):
+        raise InvalidDocument("bad_schema", f"expected a JSON object, got {type(obj).__name__}")
+    doc_id = obj.get("id")
+    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        raise InvalidDocument("missing_id", "field 'id' must be a non-empty string")
+    if len(doc_id) > max_id_length:
+        raise InvalidDocument("bad_field", f"id longer than {max_id_length} characters")
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise InvalidDocument("missing_text", "field 'text' must be a string")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidDocument("bad_encoding", "text contains unpaired surrogates") from exc
+    if size > max_bytes:
+        raise InvalidDocument("too_large", f"text of {size} bytes exceeds the limit of {max_bytes}")
+    if not text.strip():
+        raise InvalidDocument("empty_text", "text is empty")
+    for name in TEXT_FIELDS:
+        value = obj.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidDocument("bad_field", f"field {name!r} must be a string")
+    lang = obj.get("lang")
+    if lang is not None and lang not in KNOWN_LANGS:
+        lang = None  # unknown codes are detected instead of trusted
+    return Document(
+        id=doc_id,
+        text=text,
+        type=obj.get("type") or "default",
+        title=obj.get("title"),
+        url=obj.get("url"),
+        lang=lang,
+        published_at=_parse_time(obj.get("published_at")),
+        source=obj.get("source"),
+        raw=dict(obj),
+    )

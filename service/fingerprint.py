@@ -1,0 +1,210 @@
+"""Typed wrappers around the kernels: a window of normalised texts in, fingerprints out.
+
+Byte formats (all big-endian, versioned; the store keeps them opaque):
+- SimHash: 8 bytes (64-bit) or 16 bytes (128-bit), most significant word first.
+- MinHash signature v1: b"NM" + version (1 B) + shingle kind (b"c" chars / b"w" words) + shingle
+  size (1 B) + num_perm (2 B) + seed (4 B) + num_perm x uint32. The header pins the hash family,
+  so a signature made with other parameters is refused instead of compared.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+
+import mmh3
+import numpy as np
+import numpy.typing as npt
+import rjieba
+
+from service.kernels import minhash as kmin
+from service.kernels import simhash as ksim
+from service.kernels import text as ktext
+from service.kernels.hashing import hash_spans
+from service.lexicon import TOKEN_SEED, WeightTable, weight_table
+from service.normalize import NormalizedBatch, normalize_batch, tables
+
+MASK64 = (1 << 64) - 1
+P31 = (1 << 31) - 1
+SIG_MAGIC = b"NM"
+SIG_VERSION = 1
+SIG_HEADER = struct.Struct(">2sBcBHI")
+SHINGLE_SEED = 0x5EED
+LANG_CODES = ("zh", "en", "other")
+
+
+def splitmix64(state: int) -> tuple[int, int]:
+    """(next state, output) of splitmix64; pinned so permutations never depend on numpy's RNG."""
+    state = (state + 0x9E3779B97F4A7C15) & MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return state, z ^ (z >> 31)
+
+
+@lru_cache(maxsize=8)
+def permutations(num_perm: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    state = seed
+    a = np.empty(num_perm, dtype=np.uint64)
+    b = np.empty(num_perm, dtype=np.uint64)
+    for i in range(num_perm):
+        state, r1 = splitmix64(state)
+        state, r2 = splitmix64(state)
+        a[i] = 1 + r1 % (P31 - 1)
+        b[i] = r2 % P31
+    return a, b
+
+
+def encode_signature(sig: npt.NDArray[np.uint32], kind: bytes, size: int, seed: int) -> bytes:
+    head = SIG_HEADER.pack(SIG_MAGIC, SIG_VERSION, kind, size, sig.shape[0], seed)
+    return head + sig.astype(">u4").tobytes()
+
+
+def decode_signature(data: bytes) -> tuple[npt.NDArray[np.uint32], bytes, int, int]:
+    """(signature, kind, shingle size, seed); raises ValueError on an unknown format."""
+    magic, version, kind, size, num_perm, seed = SIG_HEADER.unpack_from(data)
+    if magic != SIG_MAGIC or version != SIG_VERSION:
+        raise ValueError("not a neardup v1 MinHash signature")
+    body = np.frombuffer(data, dtype=">u4", offset=SIG_HEADER.size, count=num_perm)
+    return body.astype(np.uint32), kind, size, seed
+
+
+def encode_simhash(words: npt.NDArray[np.uint64]) -> bytes:
+    return words.astype(">u8").tobytes()
+
+
+def decode_simhash(data: bytes) -> npt.NDArray[np.uint64]:
+    return np.frombuffer(data, dtype=">u8").astype(np.uint64)
+
+
+def content_hash(norm_text: str) -> bytes:
+    """Stable 128-bit hash of the normalised text (MurmurHash3 x64 128, seed 0)."""
+    return mmh3.hash_bytes(norm_text.encode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True, slots=True)
+class FingerprintConfig:
+    simhash_bits: int = 64
+    num_perm: int = 128
+    zh_shingle: int = 5
+    en_shingle: int = 3
+    seed: int = 1
+    t2s: bool = True
+    strip_html: bool = True
+    idf_path: str | None = None
+    lexicon_path: str | None = None
+
+
+@dataclass(slots=True)
+class Fingerprints:
+    """Fingerprints of a window, row i for document i."""
+
+    texts: list[str]  # normalised
+    langs: list[str]
+    content_hashes: list[bytes]
+    simhash: npt.NDArray[np.uint64]  # (n, words)
+    signatures: npt.NDArray[np.uint32]  # (n, num_perm)
+    shingle_counts: npt.NDArray[np.int64]
+    shingle_kind: list[bytes]  # b"c" or b"w" per document
+    lengths: list[int]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def _take(batch: NormalizedBatch, idx: list[int]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Contiguous code points of the documents ``idx`` (in that order) and their offsets."""
+    off = batch.offsets
+    lengths = np.array([off[i + 1] - off[i] for i in idx], dtype=np.int64)
+    offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if not idx:
+        return np.zeros(0, dtype=np.uint32), offsets
+    cps = np.concatenate([batch.cps[off[i] : off[i + 1]] for i in idx])
+    return cps, offsets
+
+
+def _zh_token_spans(texts: list[str], offsets: npt.NDArray[np.int64]) -> tuple[
+        npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    starts: list[npt.NDArray[np.int64]] = []
+    doc_off = np.zeros(len(texts) + 1, dtype=np.int64)
+    for d, text in enumerate(texts):
+        toks = rjieba.cut(text)
+        lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+        ends = np.cumsum(lengths) + offsets[d]
+        starts.append(np.stack([ends - lengths, ends]))
+        doc_off[d + 1] = doc_off[d] + len(toks)
+    if not starts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, doc_off
+    both = np.concatenate(starts, axis=1)
+    return both[0], both[1], doc_off
+
+
+class Fingerprinter:
+    """Normalise, tokenise, SimHash and MinHash a window in a few kernel calls."""
+
+    def __init__(self, config: FingerprintConfig) -> None:
+        self.config = config
+        self.table, self.classes = tables(config.t2s)
+        self.weights: WeightTable = weight_table(config.idf_path, config.lexicon_path)
+        self.a, self.b = permutations(config.num_perm, config.seed)
+        self.words = 2 if config.simhash_bits == 128 else 1
+
+    def fingerprint(self, texts: list[str], langs: list[str | None] | None = None) -> Fingerprints:
+        cfg = self.config
+        batch = normalize_batch(texts, t2s=cfg.t2s, html_strip=cfg.strip_html)
+        n = len(texts)
+        detected = ktext.detect_lang(batch.cps, batch.offsets, self.classes)
+        lang_list = [
+            (langs[i] if langs and langs[i] in LANG_CODES else LANG_CODES[int(detected[i])])
+            for i in range(n)
+        ]
+        simhash = np.zeros((n, self.words), dtype=np.uint64)
+        sigs = np.full((n, cfg.num_perm), kmin.EMPTY, dtype=np.uint32)
+        counts = np.zeros(n, dtype=np.int64)
+        kinds = [b"w"] * n
+        zh = [i for i in range(n) if lang_list[i] == "zh"]
+        other = [i for i in range(n) if lang_list[i] != "zh"]
+        for idx, is_zh in ((zh, True), (other, False)):
+            if not idx:
+                continue
+            cps, offsets = _take(batch, idx)
+            if is_zh:
+                starts, ends, tok_off = _zh_token_spans([batch.texts[i] for i in idx], offsets)
+            else:
+                starts, ends, tok_off = ktext.word_spans(cps, offsets, self.classes)
+            tok_hashes = hash_spans(cps, starts, ends, TOKEN_SEED)
+            fh, fw, f_off = ksim.feature_weights(
+                tok_hashes, tok_off, self.weights.keys, self.weights.weights, self.weights.flags,
+                self.weights.default_weight, self.weights.negation_weight,
+            )
+            sh = ksim.simhash_batch(fh, fw, f_off, self.words)
+            if is_zh:
+                shingles, s_off = ktext.char_shingle_hashes(cps, offsets, self.classes, cfg.zh_shingle, SHINGLE_SEED)
+            else:
+                shingles, s_off = ktext.word_shingle_hashes(tok_hashes, tok_off, cfg.en_shingle, SHINGLE_SEED)
+            sg = kmin.minhash_batch(shingles, s_off, self.a, self.b)
+            ct = ktext.distinct_counts(shingles, s_off)
+            rows = np.asarray(idx, dtype=np.int64)
+            simhash[rows] = sh
+            sigs[rows] = sg
+            counts[rows] = ct
+            for i in idx:
+                kinds[i] = b"c" if is_zh else b"w"
+        return Fingerprints(
+            texts=batch.texts,
+            langs=lang_list,
+            content_hashes=[content_hash(t) for t in batch.texts],
+            simhash=simhash,
+            signatures=sigs,
+            shingle_counts=counts,
+            shingle_kind=kinds,
+            lengths=[len(t) for t in batch.texts],
+        )
+
+    def encode_signature(self, fps: Fingerprints, i: int) -> bytes:
+        kind = fps.shingle_kind[i]
+        size = self.config.zh_shingle if kind == b"c" else self.config.en_shingle
+        return encode_signature(fps.signatures[i], kind, size, self.config.seed)

@@ -1,0 +1,82 @@
+"""MinHash over 64-bit shingle hashes.
+
+Hash family (pinned; the byte format in service/fingerprint.py records it):
+x = (shingle_hash >> 33) mod P, P = 2**31 - 1 (a Mersenne prime);
+h_i(x) = (a_i * x + b_i) mod P with a_i in [1, P), b_i in [0, P) from splitmix64(seed).
+a_i * x + b_i < 2**62, so the arithmetic is exact in uint64 and the mod is two folds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+P31 = np.uint64((1 << 31) - 1)
+EMPTY = np.uint32(0xFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _mod_p31(v):  # type: ignore[no-untyped-def]
+    v = (v & P31) + (v >> np.uint64(31))
+    v = (v & P31) + (v >> np.uint64(31))
+    if v >= P31:
+        v -= P31
+    return v
+
+
+@njit(cache=True)
+def minhash_batch(shingles, doc_offsets, a, b):  # type: ignore[no-untyped-def]
+    """uint32 signatures, one row per document; a document without shingles is all EMPTY."""
+    n = doc_offsets.shape[0] - 1
+    num_perm = a.shape[0]
+    out = np.full((n, num_perm), EMPTY, dtype=np.uint32)
+    acc = np.empty(num_perm, dtype=np.uint64)
+    for d in range(n):
+        lo = doc_offsets[d]
+        hi = doc_offsets[d + 1]
+        if hi == lo:
+            continue
+        for i in range(num_perm):
+            acc[i] = P31
+        for s in range(lo, hi):
+            x = _mod_p31(shingles[s] >> np.uint64(33))
+            for i in range(num_perm):
+                v = _mod_p31(a[i] * x + b[i])
+                if v < acc[i]:
+                    acc[i] = v
+        for i in range(num_perm):
+            out[d, i] = np.uint32(acc[i])
+    return out
+
+
+@njit(cache=True)
+def jaccard_estimates(sig, others):  # type: ignore[no-untyped-def]
+    """Share of equal positions between ``sig`` and each row of ``others``."""
+    m = others.shape[0]
+    k = sig.shape[0]
+    out = np.empty(m, dtype=np.float64)
+    for j in range(m):
+        eq = 0
+        for i in range(k):
+            if sig[i] == others[j, i]:
+                eq += 1
+        out[j] = eq / k
+    return out
+
+
+@njit(cache=True)
+def band_hashes(sigs, bands, rows, seed):  # type: ignore[no-untyped-def]
+    """One 64-bit hash per (document, band) over that band's rows."""
+    n = sigs.shape[0]
+    out = np.empty((n, bands), dtype=np.uint64)
+    for d in range(n):
+        for bnd in range(bands):
+            h = np.uint64(seed) ^ np.uint64(bnd + 1) * np.uint64(0x9E3779B97F4A7C15)
+            for r in range(bnd * rows, (bnd + 1) * rows):
+                h ^= np.uint64(sigs[d, r])
+                h *= np.uint64(0x100000001B3)
+            h ^= h >> np.uint64(33)
+            h *= np.uint64(0xFF51AFD7ED558CCD)
+            h ^= h >> np.uint64(33)
+            out[d, bnd] = h
+    return out

@@ -1,0 +1,116 @@
+"""Weighted SimHash over token features.
+
+Per document: token hashes with weights (0 = ignore). Equal hashes are merged (distinct
+features), a feature's weight is w * (1 + ln tf). A negator token followed by a weighted token
+adds a combined feature (negator, token) with weight ``neg_weight`` * the token's weight, so
+"不予 批准" is a different, heavy feature from "批准".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from service.kernels.hashing import combine, fmix64
+
+NEG_SALT = np.uint64(0x5BD1E9955BD1E995)
+HI_SALT = np.uint64(0xA0761D6478BD642F)
+
+
+@njit(cache=True)
+def feature_weights(token_hashes, doc_offsets, table_keys, table_weights, table_flags,
+                    default_weight, neg_weight):  # type: ignore[no-untyped-def]
+    """Look each token up in the sorted weight table and emit (feature hash, weight) per doc,
+    adding negation features. flags: 1 = negator."""
+    n = doc_offsets.shape[0] - 1
+    cap = token_hashes.shape[0] * 2 + 1
+    fh = np.empty(cap, dtype=np.uint64)
+    fw = np.empty(cap, dtype=np.float64)
+    off = np.zeros(n + 1, dtype=np.int64)
+    w = 0
+    nk = table_keys.shape[0]
+    for d in range(n):
+        prev_neg = False
+        for t in range(doc_offsets[d], doc_offsets[d + 1]):
+            h = token_hashes[t]
+            idx = np.searchsorted(table_keys, h)
+            weight = default_weight
+            flag = 0
+            if idx < nk and table_keys[idx] == h:
+                weight = table_weights[idx]
+                flag = table_flags[idx]
+            if weight > 0.0:
+                fh[w] = h
+                fw[w] = weight
+                w += 1
+                if prev_neg:
+                    fh[w] = combine(h, NEG_SALT)
+                    fw[w] = weight * neg_weight
+                    w += 1
+            prev_neg = (flag & 1) != 0
+        off[d + 1] = w
+    return fh[:w], fw[:w], off
+
+
+@njit(cache=True)
+def simhash_batch(feature_hashes, feature_weights_, doc_offsets, words):  # type: ignore[no-untyped-def]
+    """``words`` = 1 (64-bit) or 2 (128-bit). Returns uint64 array (n, words)."""
+    n = doc_offsets.shape[0] - 1
+    out = np.zeros((n, words), dtype=np.uint64)
+    acc = np.zeros(64 * words, dtype=np.float64)
+    for d in range(n):
+        lo = doc_offsets[d]
+        hi = doc_offsets[d + 1]
+        if hi == lo:
+            continue
+        order = np.argsort(feature_hashes[lo:hi]) + lo
+        acc[:] = 0.0
+        i = 0
+        m = hi - lo
+        while i < m:
+            h = feature_hashes[order[i]]
+            wsum = feature_weights_[order[i]]
+            tf = 1
+            j = i + 1
+            while j < m and feature_hashes[order[j]] == h:
+                tf += 1
+                j += 1
+            wsum = wsum * (1.0 + math.log(tf))
+            for wd in range(words):
+                hh = h if wd == 0 else fmix64(h ^ HI_SALT)
+                for bit in range(64):
+                    if (hh >> np.uint64(bit)) & np.uint64(1):
+                        acc[wd * 64 + bit] += wsum
+                    else:
+                        acc[wd * 64 + bit] -= wsum
+            i = j
+        for wd in range(words):
+            v = np.uint64(0)
+            for bit in range(64):
+                if acc[wd * 64 + bit] > 0.0:
+                    v |= np.uint64(1) << np.uint64(bit)
+            out[d, wd] = v
+    return out
+
+
+@njit(cache=True)
+def popcount64(x):  # type: ignore[no-untyped-def]
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@njit(cache=True)
+def hamming_distances(fp, others):  # type: ignore[no-untyped-def]
+    """Bits that differ between fingerprint ``fp`` (words,) and each row of ``others``."""
+    m = others.shape[0]
+    out = np.empty(m, dtype=np.int64)
+    for j in range(m):
+        d = 0
+        for wd in range(fp.shape[0]):
+            d += popcount64(fp[wd] ^ others[j, wd])
+        out[j] = d
+    return out

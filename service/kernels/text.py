@@ -1,0 +1,191 @@
+"""Code-point kernels: table-driven normalisation, word spans, shingle hashes.
+
+Character classes (bit flags in the uint8 class table built by service/normalize.py):
+SPACE=1, ALNUM=2 (letters and digits of any script), CJK=4 (Han ideographs), DIGIT=8.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from service.kernels.hashing import combine, hash_span
+
+SPACE = 1
+ALNUM = 2
+CJK = 4
+DIGIT = 8
+
+SLOW = -1  # the code point needs full NFKC (expansion or composition): the caller handles it
+DROP = -2  # control and zero-width characters
+
+
+@njit(cache=True)
+def normalize_batch(cps, offsets, table, classes):  # type: ignore[no-untyped-def]
+    """Map every code point through ``table``; collapse whitespace runs to one space, drop it
+    between two CJK characters and at both ends. Returns (out, out_offsets, slow_flags)."""
+    n = offsets.shape[0] - 1
+    out = np.empty(cps.shape[0], dtype=np.uint32)
+    out_off = np.zeros(n + 1, dtype=np.int64)
+    slow = np.zeros(n, dtype=np.bool_)
+    limit = table.shape[0]
+    w = 0
+    for d in range(n):
+        pending_space = False
+        prev_cjk = False
+        emitted = False
+        for i in range(offsets[d], offsets[d + 1]):
+            cp = cps[i]
+            m = np.int64(cp)
+            if cp < limit:
+                m = np.int64(table[cp])
+            if m == SLOW:
+                slow[d] = True
+                m = np.int64(cp)
+            elif m == DROP:
+                continue
+            c = classes[m] if m < limit else ALNUM
+            if c & SPACE:
+                pending_space = emitted
+                continue
+            is_cjk = (c & CJK) != 0
+            if pending_space and not (prev_cjk and is_cjk):
+                out[w] = 32
+                w += 1
+            pending_space = False
+            out[w] = np.uint32(m)
+            w += 1
+            emitted = True
+            prev_cjk = is_cjk
+        out_off[d + 1] = w
+    return out[:w], out_off, slow
+
+
+@njit(cache=True)
+def detect_lang(cps, offsets, classes):  # type: ignore[no-untyped-def]
+    """0 = zh (Han-dominated), 1 = en (Latin letters), 2 = other."""
+    n = offsets.shape[0] - 1
+    out = np.empty(n, dtype=np.int8)
+    limit = classes.shape[0]
+    for d in range(n):
+        cjk = 0
+        latin = 0
+        for i in range(offsets[d], offsets[d + 1]):
+            cp = cps[i]
+            if cp < limit and classes[cp] & CJK:
+                cjk += 1
+            elif (cp >= 65 and cp <= 90) or (cp >= 97 and cp <= 122):
+                latin += 1
+        if cjk > 0 and cjk * 4 >= latin:
+            out[d] = 0
+        elif latin > 0:
+            out[d] = 1
+        else:
+            out[d] = 2
+    return out
+
+
+@njit(cache=True)
+def word_spans(cps, offsets, classes):  # type: ignore[no-untyped-def]
+    """Maximal runs of non-CJK letters/digits, per document. Returns (starts, ends, doc_offsets)."""
+    n = offsets.shape[0] - 1
+    starts = np.empty(cps.shape[0] // 2 + n + 1, dtype=np.int64)
+    ends = np.empty_like(starts)
+    doc_off = np.zeros(n + 1, dtype=np.int64)
+    limit = classes.shape[0]
+    k = 0
+    for d in range(n):
+        start = -1
+        for i in range(offsets[d], offsets[d + 1]):
+            cp = cps[i]
+            c = classes[cp] if cp < limit else ALNUM
+            is_word = (c & ALNUM) != 0 and (c & CJK) == 0
+            if is_word:
+                if start < 0:
+                    start = i
+            elif start >= 0:
+                starts[k] = start
+                ends[k] = i
+                k += 1
+                start = -1
+        if start >= 0:
+            starts[k] = start
+            ends[k] = offsets[d + 1]
+            k += 1
+        doc_off[d + 1] = k
+    return starts[:k], ends[:k], doc_off
+
+
+@njit(cache=True)
+def char_shingle_hashes(cps, offsets, classes, k, seed):  # type: ignore[no-untyped-def]
+    """Hashes of k-grams over each document's letters and digits (spaces and punctuation are
+    skipped, so width, punctuation and line-break changes do not move a shingle). A document
+    with fewer than k such characters yields one shingle of all of them (none if it has none)."""
+    n = offsets.shape[0] - 1
+    buf = np.empty(cps.shape[0], dtype=np.uint32)
+    out = np.empty(cps.shape[0] + n, dtype=np.uint64)
+    doc_off = np.zeros(n + 1, dtype=np.int64)
+    limit = classes.shape[0]
+    w = 0
+    for d in range(n):
+        m = 0
+        for i in range(offsets[d], offsets[d + 1]):
+            cp = cps[i]
+            c = classes[cp] if cp < limit else ALNUM
+            if c & ALNUM:
+                buf[m] = cp
+                m += 1
+        if m == 0:
+            doc_off[d + 1] = w
+            continue
+        if m < k:
+            out[w] = hash_span(buf, 0, m, seed)
+            w += 1
+        else:
+            for j in range(m - k + 1):
+                out[w] = hash_span(buf, j, j + k, seed)
+                w += 1
+        doc_off[d + 1] = w
+    return out[:w], doc_off
+
+
+@njit(cache=True)
+def word_shingle_hashes(token_hashes, doc_offsets, k, seed):  # type: ignore[no-untyped-def]
+    """Hashes of k consecutive tokens per document (one shingle of all tokens when fewer)."""
+    n = doc_offsets.shape[0] - 1
+    out = np.empty(token_hashes.shape[0] + n, dtype=np.uint64)
+    off = np.zeros(n + 1, dtype=np.int64)
+    w = 0
+    for d in range(n):
+        a = doc_offsets[d]
+        b = doc_offsets[d + 1]
+        m = b - a
+        if m > 0:
+            span = k if m >= k else m
+            for j in range(a, b - span + 1):
+                h = np.uint64(seed) + np.uint64(span)
+                for t in range(j, j + span):
+                    h = combine(h, token_hashes[t])
+                out[w] = h
+                w += 1
+        off[d + 1] = w
+    return out[:w], off
+
+
+@njit(cache=True)
+def distinct_counts(hashes, doc_offsets):  # type: ignore[no-untyped-def]
+    """Number of distinct values per document."""
+    n = doc_offsets.shape[0] - 1
+    out = np.zeros(n, dtype=np.int64)
+    for d in range(n):
+        lo = doc_offsets[d]
+        hi = doc_offsets[d + 1]
+        if hi == lo:
+            continue
+        s = np.sort(hashes[lo:hi])
+        c = 1
+        for i in range(1, s.shape[0]):
+            if s[i] != s[i - 1]:
+                c += 1
+        out[d] = c
+    return out

@@ -1,0 +1,139 @@
+"""Domain lexicon and the token weight table (IDF x domain weight) the SimHash kernel reads."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import yaml
+
+from service.kernels.hashing import hash_spans
+
+DATA = Path(__file__).resolve().parent / "data"
+DEFAULT_LEXICON = DATA / "lexicon.yaml"
+TOKEN_SEED = 0
+NEGATOR_FLAG = 1
+
+
+def jieba_idf_path() -> Path:
+    import jieba.analyse  # only for the location of its shipped IDF table
+
+    return Path(jieba.analyse.__file__).resolve().parent / "idf.txt"
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    template: frozenset[str]
+    decision: frozenset[str]
+    stopwords: frozenset[str]
+    negators_zh: tuple[str, ...]
+    negators_en: tuple[str, ...]
+    polarity: dict[str, tuple[str, str]]  # word -> (class, sign)
+    template_weight: float
+    decision_weight: float
+    negation_weight: float
+
+
+def load_lexicon(path: str | Path | None = None) -> Lexicon:
+    p = Path(path) if path else DEFAULT_LEXICON
+    text = p.read_text(encoding="utf-8")
+    data: dict[str, Any] = tomllib.loads(text) if p.suffix == ".toml" else yaml.safe_load(text)
+    weights = data.get("weights", {})
+    polarity: dict[str, tuple[str, str]] = {}
+    for cls, signs in (data.get("polarity") or {}).items():
+        for sign, words in signs.items():
+            for w in words:
+                polarity[str(w).lower()] = (cls, str(sign))
+    neg = data.get("negators") or {}
+    return Lexicon(
+        template=frozenset(map(str, data.get("template_words", []))),
+        decision=frozenset(map(str, data.get("decision_words", []))),
+        stopwords=frozenset(str(w).lower() for w in data.get("stopwords", [])),
+        negators_zh=tuple(map(str, neg.get("zh", []))),
+        negators_en=tuple(map(str, neg.get("en", []))),
+        polarity=polarity,
+        template_weight=float(weights.get("template", 0.2)),
+        decision_weight=float(weights.get("decision", 3.0)),
+        negation_weight=float(weights.get("negation", 4.0)),
+    )
+
+
+def hash_words(words: list[str]) -> npt.NDArray[np.uint64]:
+    """The same 64-bit hash the kernels give a token with these code points."""
+    if not words:
+        return np.zeros(0, dtype=np.uint64)
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+    return hash_spans(cps, starts, ends, TOKEN_SEED)  # type: ignore[no-any-return]
+
+
+def read_idf(path: str | Path) -> dict[str, float]:
+    idf: dict[str, float] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) >= 2:
+                try:
+                    idf[parts[0].lower()] = float(parts[1])
+                except ValueError:
+                    continue
+    return idf
+
+
+@dataclass(frozen=True)
+class WeightTable:
+    keys: npt.NDArray[np.uint64]  # sorted token hashes
+    weights: npt.NDArray[np.float64]
+    flags: npt.NDArray[np.uint8]
+    default_weight: float
+    negation_weight: float
+    digest: str  # identifies the table in evidence and caches
+
+
+@lru_cache(maxsize=4)
+def weight_table(idf_path: str | None = None, lexicon_path: str | None = None) -> WeightTable:
+    lex = load_lexicon(lexicon_path)
+    src = Path(idf_path) if idf_path else jieba_idf_path()
+    digest = hashlib.sha1(src.read_bytes() + (Path(lexicon_path) if lexicon_path else DEFAULT_LEXICON)
+                          .read_bytes()).hexdigest()[:12]
+    cache = Path(os.environ.get("NEARDUP_CACHE_DIR", Path.home() / ".cache" / "neardup")) / f"weights-{digest}.npz"
+    try:
+        with np.load(cache) as z:
+            return WeightTable(z["keys"], z["weights"], z["flags"], float(z["default"]),
+                               lex.negation_weight, digest)
+    except (OSError, KeyError, ValueError):
+        pass
+    idf = read_idf(src)
+    default = float(np.median(np.fromiter(idf.values(), dtype=np.float64))) if idf else 1.0
+    for w in lex.template:
+        idf[w] = idf.get(w, default) * lex.template_weight
+    for w in lex.decision:
+        idf[w] = idf.get(w, default) * lex.decision_weight
+    for w in lex.stopwords:
+        idf[w] = 0.0
+    negators = set(lex.negators_zh) | set(lex.negators_en)
+    for w in negators:
+        idf[w] = 0.0  # negators count through the (negator, word) feature, not alone
+    words = list(idf)
+    hashes = hash_words(words)
+    weights = np.fromiter((idf[w] for w in words), dtype=np.float64, count=len(words))
+    flags = np.fromiter((NEGATOR_FLAG if w in negators else 0 for w in words), dtype=np.uint8, count=len(words))
+    order = np.argsort(hashes, kind="stable")
+    table = WeightTable(hashes[order], weights[order], flags[order], default, lex.negation_weight, digest)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, keys=table.keys, weights=table.weights, flags=table.flags, default=default)
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return table

@@ -1,0 +1,184 @@
+"""Text normalisation: HTML, NFKC, width, case, punctuation, whitespace, traditional -> simplified.
+
+The per-character work runs in one Numba kernel over a window of documents, driven by a
+code-point table built here once (and cached on disk): NFKC of each single code point, lowered,
+punctuation folded to ASCII, traditional characters mapped to simplified. Code points whose NFKC
+is not a single character, or that compose with neighbours (combining marks, conjoining jamo),
+are flagged and their documents take the full ``unicodedata.normalize`` path first, so the result
+always equals NFKC + the folds (a property test checks it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from service.kernels import text as ktext
+
+DATA = Path(__file__).resolve().parent / "data"
+TABLE_SIZE = 0x30000  # BMP + SMP + SIP; above that code points pass through unchanged
+TABLE_VERSION = 3
+
+# folded after NFKC: CJK and typographic punctuation -> ASCII
+PUNCT_FOLD = {
+    "。": ".", "｡": ".", "、": ",", "，": ",", "；": ";", "：": ":", "？": "?", "！": "!",
+    "“": '"', "”": '"', "„": '"', "‟": '"', "「": '"', "」": '"', "『": '"', "』": '"',
+    "‘": "'", "’": "'", "‚": "'", "‛": "'", "`": "'", "´": "'",
+    "《": "<", "》": ">", "〈": "<", "〉": ">", "【": "[", "】": "]", "〔": "[", "〕": "]",
+    "（": "(", "）": ")", "〖": "[", "〗": "]",
+    "—": "-", "–": "-", "―": "-", "‐": "-", "‑": "-", "‒": "-", "−": "-", "～": "~", "〜": "~",
+    "…": ".", "‥": ".", "·": "·", "・": "·", "•": "·",
+}
+DROP_CHARS = "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"
+
+TAG_RE = re.compile(r"<[^>]{0,2000}>")
+SCRIPT_RE = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+BREAK_TAG_RE = re.compile(r"<\s*(br|/p|p|/div|div|li|/li|tr|/tr|h[1-6]|/h[1-6])\b[^>]*>", re.IGNORECASE)
+
+
+def _load_t2s() -> dict[int, int]:
+    table: dict[int, int] = {}
+    for line in (DATA / "t2s_chars.tsv").read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        t, s = line.split("\t")
+        table[ord(t)] = ord(s)
+    return table
+
+
+def _build_tables(t2s: bool) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+    table = np.arange(TABLE_SIZE, dtype=np.int32)
+    classes = np.zeros(TABLE_SIZE, dtype=np.uint8)
+    t2s_map = _load_t2s() if t2s else {}
+    for cp in range(TABLE_SIZE):
+        if 0xD800 <= cp <= 0xDFFF:
+            table[cp] = ktext.DROP
+            continue
+        ch = chr(cp)
+        cat = unicodedata.category(ch)
+        if ch.isspace():
+            table[cp] = 32
+            classes[cp] = ktext.SPACE
+            continue
+        if ch in DROP_CHARS or cat == "Cc" or cat == "Cf":
+            table[cp] = ktext.DROP
+            continue
+        composes = cat.startswith("M") or 0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F or (
+            unicodedata.combining(ch) != 0
+        )
+        norm = unicodedata.normalize("NFKC", ch)
+        norm = PUNCT_FOLD.get(norm, norm)
+        low = norm.lower()
+        if len(low) == 1:
+            norm = low
+        if composes or len(norm) != 1:
+            table[cp] = ktext.SLOW
+            continue
+        m = ord(norm)
+        m = t2s_map.get(m, m)
+        table[cp] = m
+    # classes are of the mapped (output) characters
+    for cp in range(TABLE_SIZE):
+        if classes[cp]:
+            continue
+        ch = chr(cp) if not 0xD800 <= cp <= 0xDFFF else " "
+        c = 0
+        if ch.isalnum():
+            c |= ktext.ALNUM
+        if ch.isdigit():
+            c |= ktext.DIGIT
+        if (0x3400 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp < TABLE_SIZE) and ch.isalpha():
+            c |= ktext.CJK
+        if "〇" == ch:
+            c |= ktext.CJK | ktext.ALNUM
+        classes[cp] = c
+    return table, classes
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("NEARDUP_CACHE_DIR")
+    if base:
+        return Path(base)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neardup"
+
+
+@lru_cache(maxsize=2)
+def tables(t2s: bool = True) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+    """The code-point table and class table, cached on disk by content version."""
+    key = hashlib.sha1(
+        f"{TABLE_VERSION}|{unicodedata.unidata_version}|{t2s}|{sorted(PUNCT_FOLD.items())}".encode()
+        + (DATA / "t2s_chars.tsv").read_bytes()
+    ).hexdigest()[:16]
+    path = _cache_dir() / f"normtable-{key}.npz"
+    try:
+        with np.load(path) as data:
+            return data["table"], data["classes"]
+    except (OSError, KeyError, ValueError):
+        pass
+    table, classes = _build_tables(t2s)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, table=table, classes=classes)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home only costs the rebuild next time
+    return table, classes
+
+
+def strip_html(text: str) -> str:
+    """Tags and entities out; block tags become line breaks. Cheap when there is no markup."""
+    if "<" in text:
+        text = SCRIPT_RE.sub(" ", text)
+        text = BREAK_TAG_RE.sub("\n", text)
+        text = TAG_RE.sub(" ", text)
+    if "&" in text:
+        text = html.unescape(text)
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizedBatch:
+    """Normalised code points of a window: doc d is cps[offsets[d]:offsets[d+1]]."""
+
+    cps: npt.NDArray[np.uint32]
+    offsets: npt.NDArray[np.int64]
+    texts: list[str]
+
+
+def _to_cps(texts: list[str]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    raw = "".join(texts).encode("utf-32-le", "surrogatepass")
+    return np.frombuffer(raw, dtype="<u4").astype(np.uint32, copy=False), offsets
+
+
+def normalize_batch(texts: list[str], t2s: bool = True, html_strip: bool = True) -> NormalizedBatch:
+    table, classes = tables(t2s)
+    if html_strip:
+        texts = [strip_html(t) for t in texts]
+    cps, offsets = _to_cps(texts)
+    out, out_off, slow = ktext.normalize_batch(cps, offsets, table, classes)
+    if slow.any():
+        # full NFKC for the few documents that need composition or expansion, then the table
+        fixed = [unicodedata.normalize("NFKC", t) if s else t for t, s in zip(texts, slow, strict=True)]
+        cps, offsets = _to_cps(fixed)
+        out, out_off, _ = ktext.normalize_batch(cps, offsets, table, classes)
+    raw = out.tobytes()
+    norm_texts = [raw[4 * a : 4 * b].decode("utf-32-le", "surrogatepass") for a, b in
+                  zip(out_off[:-1].tolist(), out_off[1:].tolist(), strict=True)]
+    return NormalizedBatch(out, out_off, norm_texts)
+
+
+def normalize_text(text: str, t2s: bool = True, html_strip: bool = True) -> str:
+    return normalize_batch([text], t2s=t2s, html_strip=html_strip).texts[0]
