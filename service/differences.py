@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -150,20 +151,21 @@ def _fill_hash(clause: Clause) -> int:
 
 
 def encode_profile(clauses: list[Clause]) -> bytes:
-    entries = sorted({(_frame_hash(c.frame), _fill_hash(c)) for c in clauses if c.fill})
+    # repeats are kept: a clause that occurs twice and is reversed once is still told apart
+    entries = sorted((_frame_hash(c.frame), _fill_hash(c)) for c in clauses if c.fill)
     entries = entries[:0xFFFF]
     return HEAD.pack(PROFILE_MAGIC, PROFILE_VERSION, len(entries)) + b"".join(ENTRY.pack(*e) for e in entries)
 
 
-def decode_profile(data: bytes) -> dict[int, set[int]]:
-    """frame hash -> fill hashes of the stored clauses."""
+def decode_profile(data: bytes) -> dict[int, Counter[int]]:
+    """frame hash -> fill hashes (with repeats) of the stored clauses."""
     magic, version, count = HEAD.unpack_from(data)
     if magic != PROFILE_MAGIC or version != PROFILE_VERSION:
         raise ValueError("not a neardup v1 clause profile")
-    out: dict[int, set[int]] = {}
+    out: dict[int, Counter[int]] = {}
     for i in range(count):
         frame, fill = ENTRY.unpack_from(data, HEAD.size + i * ENTRY.size)
-        out.setdefault(frame, set()).add(fill)
+        out.setdefault(frame, Counter())[fill] += 1
     return out
 
 
@@ -180,17 +182,21 @@ class ClauseIndex:
             by_frame.setdefault(_frame_hash(c.frame), []).append((_fill_hash(c), c))
         return cls(by_frame)
 
-    def critical_against(self, stored: dict[int, set[int]]) -> CriticalDifference | None:
-        """The first clause whose frame the stored document has with only other fills."""
+    def critical_against(self, stored: dict[int, Counter[int]]) -> CriticalDifference | None:
+        """The first shared frame whose fills were *replaced*: each side has a fill the other
+        lacks. One-sided surplus is a deleted or added occurrence, not a reversal."""
         for frame, fills in stored.items():
             mine = self.by_frame.get(frame)
             if not mine:
                 continue
-            my_fills = {f for f, _ in mine}
-            if my_fills & fills:
-                continue  # the same clause exists in both (a repeated frame may vary elsewhere)
-            fill_hash, clause = mine[0]
-            theirs = next(iter(fills))
+            my_fills = Counter(f for f, _ in mine)
+            only_mine = my_fills - fills
+            only_theirs = fills - my_fills
+            if not only_mine or not only_theirs:
+                continue
+            fill_hash = next(iter(only_mine))
+            clause = next(c for f, c in mine if f == fill_hash)
+            theirs = next(iter(only_theirs))
             kind = "polarity" if (fill_hash >> 8) != (theirs >> 8) else "figure"
             return CriticalDifference(kind, clause.text, clause.fill)
         return None
