@@ -1,18 +1,18 @@
 """Critical differences: two near-identical texts that say opposite things.
 
-Each text is cut into clauses. In a clause, polarity words (批准/驳回, rose/fell, 可以/不得 ...)
-are replaced by their class, negators are removed, and figures are replaced by a placeholder;
-what was taken out, in order, is the clause's *fill*, what is left is its *frame*. Two documents
-whose clauses share a frame but not a fill reversed a decision, flipped a negation or changed a
-figure: that pair is not a duplicate, whatever the similarity says. Clauses that only one
-document has (added boilerplate, deleted sentences, synonym edits) change frames, not fills, and
-are ignored.
+Each polarity word (批准/驳回, rose/fell, 可以/不得, was ...) and each figure in a text is an
+*anchor*. An anchor's *context* is the k letters (Chinese) or words (English) on each side of it,
+read with punctuation and spaces ignored, negators taken out and other anchors replaced by their
+class; its *fill* is what stands at the anchor: the class with its sign and whether a negator
+governs it (不予批准, was not), or the figure. Two documents that share a context but disagree on
+its fill reversed a decision, flipped a negation or changed a figure: that pair is not a
+duplicate, whatever the similarity says. Contexts that only one document has (added boilerplate,
+deleted sentences, synonym edits nearby) are ignored, and so is one-sided surplus of a repeated
+context (a deleted occurrence); only a *replacement* counts: each side has a fill the other lacks.
 
-A stored document keeps only its clauses with a non-empty fill (the others cannot be reversed
-without a polarity word, negator or figure at that place), packed as the profile byte format v1:
-b"NP" + version (1 B) + count (2 B) + count x (frame hash uint32, fill hash uint16), big-endian;
-the fill hash is 8 bits of the polarity items (negators, polarity classes) then 8 bits of the
-figures, so the kind of a difference can be named from the hashes alone.
+Profile byte format v1 (what the store keeps): b"NP" + version (1 B) + count (2 B) + count x
+(context hash uint32, fill hash uint16), big-endian, repeats kept. The fill hash is 8 bits of the
+polarity part then 8 bits of the figure part, so the kind of a difference is known from hashes.
 """
 
 from __future__ import annotations
@@ -31,162 +31,175 @@ PROFILE_MAGIC = b"NP"
 PROFILE_VERSION = 1
 HEAD = struct.Struct(">2sBH")
 ENTRY = struct.Struct(">IH")
+MAX_ENTRIES = 0xFFFF
 
-CLAUSE_SPLIT = re.compile(r"[,.!?;:\"()\[\]<>\n|/~·]+")
-ZH_MIN_FRAME = 6
-EN_MIN_FRAME = 4
-EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+ZH_CONTEXT = 5  # characters each side
+EN_CONTEXT = 3  # words each side
+ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
+NON_ALNUM = re.compile(r"[\W_]+")
+EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+)?%?")
 EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": ["will", "not"],
                    "shan't": ["shall", "not"]}
+PLACEHOLDER = "\ue000"
 
 
 @dataclass(frozen=True, slots=True)
-class Clause:
-    frame: str
-    fill: tuple[str, ...]
-    text: str
+class Anchor:
+    context: str
+    fill: str  # "approval+", "N approval+", "#3.5%", "N" (a lone negator)
+    text: str  # the words around it, for evidence
+
+    @property
+    def is_figure(self) -> bool:
+        return self.fill.startswith("#")
 
 
 @dataclass(frozen=True, slots=True)
 class CriticalDifference:
     kind: str  # "polarity" | "figure"
-    clause: str  # the clause of the document being decided
-    fill: tuple[str, ...]
+    text: str  # the passage of the document being decided
+    fill: str
+    other_fill_differs: bool = True
 
     def as_evidence(self) -> dict[str, object]:
-        return {"kind": self.kind, "clause": self.clause[:200], "terms": list(self.fill)}
+        return {"kind": self.kind, "passage": self.text[:200], "term": self.fill}
 
 
-class ClauseProfiler:
+class AnchorProfiler:
     def __init__(self, lexicon: Lexicon | None = None) -> None:
         lex = lexicon or load_lexicon()
         self.lexicon = lex
-        zh_terms = sorted(
-            {w for w in lex.polarity if not w.isascii()} | set(lex.negators_zh), key=len, reverse=True
-        )
+        self.polarity = lex.polarity
+        self.neg_zh = set(lex.negators_zh)
+        self.neg_en = set(lex.negators_en)
+        zh_terms = sorted({w for w in lex.polarity if not w.isascii()} | self.neg_zh, key=len, reverse=True)
         # longest first: 不予批准 -> 不予 + 批准, 无效 stays one word
         self.zh_re = re.compile(
-            "|".join(map(re.escape, zh_terms)) + r"|[0-9]+(?:\.[0-9]+)?%?|[零〇一二两三四五六七八九十百千万亿]{2,}"
+            "|".join(map(re.escape, zh_terms)) + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}}"
         )
-        self.en_neg = set(lex.negators_en)
+        self.class_mark = {cls: PLACEHOLDER + cls[:3] for cls, _ in lex.polarity.values()}
 
-    def _zh_clause(self, text: str) -> tuple[str, tuple[str, ...]]:
-        frame: list[str] = []
-        fill: list[str] = []
+    # one pass: frame units (letters or words) with anchors as placeholders
+    def _zh_units(self, text: str) -> tuple[list[str], list[tuple[int, str, int]]]:
+        units: list[str] = []
+        anchors: list[tuple[int, str, int]] = []  # (unit index, fill, text position)
         pos = 0
-        pol = self.lexicon.polarity
+        negated_at = -1  # units length when the last negator ended
         for m in self.zh_re.finditer(text):
-            frame.append(text[pos : m.start()])
+            seg = NON_ALNUM.sub("", text[pos : m.start()])
+            units.extend(seg)
             tok = m.group()
-            if tok in pol:
-                cls, sign = pol[tok]
-                frame.append("\ue000" + cls[0])
-                fill.append(cls + sign)
-            elif tok[0].isdigit() or tok[0] in "零〇一二两三四五六七八九十百千万亿":
-                frame.append("\ue001")
-                fill.append("#" + tok)
+            neg = negated_at == len(units)
+            if tok in self.neg_zh:
+                negated_at = len(units)
+                if neg:  # two negators in a row: keep the first as a lone anchor
+                    anchors.append((len(units), "N", m.start()))
+                pos = m.end()
+                continue
+            if neg:
+                negated_at = -1
+            if tok in self.polarity:
+                cls, sign = self.polarity[tok]
+                anchors.append((len(units), ("N " if neg else "") + cls + sign, m.start()))
+                units.append(self.class_mark[cls])
             else:
-                fill.append("N")  # negator: out of the frame, into the fill
+                anchors.append((len(units), ("N " if neg else "") + "#" + tok, m.start()))
+                units.append(PLACEHOLDER + "#")
             pos = m.end()
-        frame.append(text[pos:])
-        flat = "".join(ch for ch in "".join(frame) if ch.isalnum() or ch >= "\ue000")
-        return flat, tuple(fill)
+        units.extend(NON_ALNUM.sub("", text[pos:]))
+        return units, anchors
 
-    def _en_clause(self, text: str) -> tuple[str, tuple[str, ...]]:
-        frame: list[str] = []
-        fill: list[str] = []
-        pol = self.lexicon.polarity
-        for raw in EN_WORD.findall(text):
+    def _en_units(self, text: str) -> tuple[list[str], list[tuple[int, str, int]]]:
+        units: list[str] = []
+        anchors: list[tuple[int, str, int]] = []
+        pending_neg = False
+        for m in EN_WORD.finditer(text):
+            raw = m.group()
             words = EN_CONTRACTIONS.get(raw)
             if words is None:
-                words = [raw[:-3], "not"] if raw.endswith("n't") else [raw]
+                words = [raw[:-3], "not"] if raw.endswith("n't") and len(raw) > 3 else [raw]
             for w in words:
-                if w in self.en_neg:
-                    fill.append("N")
-                elif w in pol:
-                    cls, sign = pol[w]
-                    frame.append("<" + cls + ">")
-                    fill.append(cls + sign)
+                if w in self.neg_en:
+                    last = anchors[-1] if anchors else None
+                    if last is not None and last[0] == len(units) - 1 and last[1].startswith("auxiliary"):
+                        anchors[-1] = (last[0], "N " + last[1], last[2])  # was not, will not
+                    else:
+                        pending_neg = True
+                    continue
+                if w in self.polarity:
+                    cls, sign = self.polarity[w]
+                    anchors.append((len(units), ("N " if pending_neg else "") + cls + sign, m.start()))
+                    units.append(self.class_mark[cls])
                 elif w[0].isdigit():
-                    frame.append("#")
-                    fill.append("#" + w)
+                    anchors.append((len(units), ("N " if pending_neg else "") + "#" + w, m.start()))
+                    units.append(PLACEHOLDER + "#")
                 else:
-                    frame.append(w)
-        return " ".join(frame), tuple(fill)
+                    if pending_neg:
+                        anchors.append((len(units), "N", m.start()))
+                    units.append(w)
+                pending_neg = False
+        return units, anchors
 
-    def clauses(self, text: str, lang: str) -> list[Clause]:
+    def anchors(self, text: str, lang: str) -> list[Anchor]:
         zh = lang == "zh"
-        make = self._zh_clause if zh else self._en_clause
-        out: list[Clause] = []
-        pend_frame: list[str] = []
-        pend_fill: list[str] = []
-        pend_text: list[str] = []
-        for part in CLAUSE_SPLIT.split(text):
-            if not part.strip():
-                continue
-            frame, fill = make(part)
-            pend_frame.append(frame)
-            pend_fill.extend(fill)
-            pend_text.append(part)
-            joined = ("" if zh else " ").join(f for f in pend_frame if f)
-            size = len(joined) if zh else joined.count(" ") + 1
-            if size >= (ZH_MIN_FRAME if zh else EN_MIN_FRAME):
-                out.append(Clause(joined, tuple(pend_fill), ",".join(pend_text)))
-                pend_frame, pend_fill, pend_text = [], [], []
-        if pend_frame:
-            joined = ("" if zh else " ").join(f for f in pend_frame if f)
-            if joined:
-                out.append(Clause(joined, tuple(pend_fill), ",".join(pend_text)))
+        units, found = self._zh_units(text) if zh else self._en_units(text)
+        k = ZH_CONTEXT if zh else EN_CONTEXT
+        sep = "" if zh else " "
+        out: list[Anchor] = []
+        for idx, fill, at in found:
+            lone = fill == "N"
+            left = units[max(0, idx - k) : idx]
+            right = units[idx + (0 if lone else 1) : idx + (0 if lone else 1) + k]
+            context = sep.join(left) + "|" + sep.join(right)
+            out.append(Anchor(context, fill, text[max(0, at - 12) : at + 16]))
         return out
 
 
-def _frame_hash(frame: str) -> int:
-    return mmh3.hash(frame, 0x0F4A, signed=False)
+def _context_hash(context: str) -> int:
+    return mmh3.hash(context, 0x0F4A, signed=False)
 
 
-def _fill_hash(clause: Clause) -> int:
-    polarity = "\x1f".join(x for x in clause.fill if not x.startswith("#"))
-    figures = "\x1f".join(x for x in clause.fill if x.startswith("#"))
-    return (mmh3.hash(polarity, 0x0F11, signed=False) & 0xFF) << 8 | (mmh3.hash(figures, 0x0F12, signed=False) & 0xFF)
+def _fill_hash(anchor: Anchor) -> int:
+    polarity, figure = ("", anchor.fill) if anchor.is_figure else (anchor.fill, "")
+    if anchor.fill.startswith("N #"):
+        polarity, figure = "N", anchor.fill[2:]
+    return (mmh3.hash(polarity, 0x0F11, signed=False) & 0xFF) << 8 | (mmh3.hash(figure, 0x0F12, signed=False) & 0xFF)
 
 
-def encode_profile(clauses: list[Clause]) -> bytes:
-    # repeats are kept: a clause that occurs twice and is reversed once is still told apart
-    entries = sorted((_frame_hash(c.frame), _fill_hash(c)) for c in clauses if c.fill)
-    entries = entries[:0xFFFF]
+def encode_profile(anchors: list[Anchor]) -> bytes:
+    entries = sorted((_context_hash(a.context), _fill_hash(a)) for a in anchors)[:MAX_ENTRIES]
     return HEAD.pack(PROFILE_MAGIC, PROFILE_VERSION, len(entries)) + b"".join(ENTRY.pack(*e) for e in entries)
 
 
 def decode_profile(data: bytes) -> dict[int, Counter[int]]:
-    """frame hash -> fill hashes (with repeats) of the stored clauses."""
+    """context hash -> fill hashes (with repeats) of a stored document."""
     magic, version, count = HEAD.unpack_from(data)
     if magic != PROFILE_MAGIC or version != PROFILE_VERSION:
-        raise ValueError("not a neardup v1 clause profile")
+        raise ValueError("not a neardup v1 critical-difference profile")
     out: dict[int, Counter[int]] = {}
     for i in range(count):
-        frame, fill = ENTRY.unpack_from(data, HEAD.size + i * ENTRY.size)
-        out.setdefault(frame, Counter())[fill] += 1
+        context, fill = ENTRY.unpack_from(data, HEAD.size + i * ENTRY.size)
+        out.setdefault(context, Counter())[fill] += 1
     return out
 
 
 @dataclass(slots=True)
-class ClauseIndex:
-    """All clauses of the document being decided, keyed by frame hash."""
+class AnchorIndex:
+    """All anchors of the document being decided, by context hash."""
 
-    by_frame: dict[int, list[tuple[int, Clause]]]
+    by_context: dict[int, list[tuple[int, Anchor]]]
 
     @classmethod
-    def build(cls, clauses: list[Clause]) -> ClauseIndex:
-        by_frame: dict[int, list[tuple[int, Clause]]] = {}
-        for c in clauses:
-            by_frame.setdefault(_frame_hash(c.frame), []).append((_fill_hash(c), c))
-        return cls(by_frame)
+    def build(cls, anchors: list[Anchor]) -> AnchorIndex:
+        by_context: dict[int, list[tuple[int, Anchor]]] = {}
+        for a in anchors:
+            by_context.setdefault(_context_hash(a.context), []).append((_fill_hash(a), a))
+        return cls(by_context)
 
     def critical_against(self, stored: dict[int, Counter[int]]) -> CriticalDifference | None:
-        """The first shared frame whose fills were *replaced*: each side has a fill the other
-        lacks. One-sided surplus is a deleted or added occurrence, not a reversal."""
-        for frame, fills in stored.items():
-            mine = self.by_frame.get(frame)
+        """The first shared context whose fills were replaced (each side has one the other lacks)."""
+        for context, fills in stored.items():
+            mine = self.by_context.get(context)
             if not mine:
                 continue
             my_fills = Counter(f for f, _ in mine)
@@ -195,13 +208,13 @@ class ClauseIndex:
             if not only_mine or not only_theirs:
                 continue
             fill_hash = next(iter(only_mine))
-            clause = next(c for f, c in mine if f == fill_hash)
+            anchor = next(a for f, a in mine if f == fill_hash)
             theirs = next(iter(only_theirs))
             kind = "polarity" if (fill_hash >> 8) != (theirs >> 8) else "figure"
-            return CriticalDifference(kind, clause.text, clause.fill)
+            return CriticalDifference(kind, anchor.text, anchor.fill)
         return None
 
 
 @lru_cache(maxsize=4)
-def profiler(lexicon_path: str | None = None) -> ClauseProfiler:
-    return ClauseProfiler(load_lexicon(lexicon_path))
+def profiler(lexicon_path: str | None = None) -> AnchorProfiler:
+    return AnchorProfiler(load_lexicon(lexicon_path))

@@ -32,7 +32,7 @@ import numpy.typing as npt
 from rbloom import Bloom
 
 from config.settings import Settings
-from service.differences import ClauseIndex, CriticalDifference, decode_profile, encode_profile, profiler
+from service.differences import AnchorIndex, CriticalDifference, decode_profile, encode_profile, profiler
 from service.document import Document
 from service.fingerprint import (
     FingerprintConfig,
@@ -102,7 +102,7 @@ class _Prepared:
     published_at: float
     keys: list[bytes] = field(default_factory=list)
     record: FingerprintRecord | None = None
-    clauses: ClauseIndex | None = None
+    clauses: AnchorIndex | None = None
     decision: Decision | None = None
     seen: set[str] = field(default_factory=set)
 
@@ -243,8 +243,8 @@ class Engine:
         for row, doc in enumerate(batch):
             p = _Prepared(doc, row, doc.published_at if doc.published_at is not None else t0)
             p.keys = self.layout.simhash_keys(fps.simhash[row]) + band_keys[row]
-            clauses = self.profiler.clauses(fps.texts[row], fps.langs[row])
-            p.clauses = ClauseIndex.build(clauses)
+            clauses = self.profiler.anchors(fps.texts[row], fps.langs[row])
+            p.clauses = AnchorIndex.build(clauses)
             p.record = FingerprintRecord(
                 doc_id=doc.id, content_type=doc.type, published_at=p.published_at,
                 content_hash=fps.content_hashes[row], simhash=encode_simhash(fps.simhash[row]),
