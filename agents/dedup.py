@@ -1,0 +1,421 @@
+"""The dedup agent: raw -> engine -> unique | duplicate | dead-letter, at least once.
+
+Per window (``settings.window.max_count`` messages or ``max_age_seconds``, whichever comes first):
+
+1. decode every message with ``parse_document``; bad input becomes a dead-letter record;
+2. ``engine.decide(docs)`` stores fingerprints and decisions (idempotent per id). A transient
+   store error is retried with backoff, forever: skipping would lose documents. Any other error
+   is taken as a poison document: the window is retried one document at a time and the ones that
+   still fail go to the dead-letter topic with the exception text;
+3. every output is produced and its broker ack awaited;
+4. only then are the window's events acked, so Faust's commit can only cover offsets whose
+   outputs were produced and whose fingerprints are stored.
+
+Events are taken with ``noack_take``: Faust's ``take`` acks a window's events when the agent body
+leaves it, also when it leaves by an exception or a cancellation (worker shutdown), which would let
+the next commit skip documents that were never emitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from agents.topics import encode_json, encode_key
+from config import Settings
+
+if TYPE_CHECKING:
+    import faust
+    from faust.types import EventT
+
+    from agents.app import AgentMetrics, Runtime
+    from service.document import Document
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+OUTPUTS = ("unique", "duplicate", "dead_letter")
+RAW_PREVIEW_BYTES = 64 * 1024  # dead-letter copies of oversized messages are cut to this
+
+
+class EngineLike(Protocol):
+    async def decide(self, docs: list[Document]) -> list[Any]: ...
+
+    async def check(self, doc: Document) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class InMessage:
+    """One raw Kafka record, as much as the agent needs of it."""
+
+    value: bytes | None
+    key: bytes | None
+    topic: str
+    partition: int
+    offset: int
+    timestamp: float | None = None
+
+    @classmethod
+    def from_event(cls, event: EventT) -> InMessage:
+        m = event.message
+        value = event.value if isinstance(event.value, bytes | type(None)) else m.value
+        return cls(value=value, key=m.key, topic=m.topic, partition=m.partition, offset=m.offset,
+                   timestamp=m.timestamp)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class OutRecord:
+    output: str  # "unique" | "duplicate" | "dead_letter"
+    key: bytes | None
+    value: bytes
+    source: InMessage
+    # dead-letter records only: why and of whom, to rebuild the record with a shorter raw copy
+    reason: str = ""
+    error: str = ""
+    doc_id: str | None = None
+    raw_cut: bool = False
+
+
+def decode_document(value: bytes | str | None, settings: Settings) -> Document:
+    from service.document import InvalidDocument, parse_document
+
+    if value is None:
+        raise InvalidDocument("empty_message", "the message has no value (tombstone)")
+    n = settings.normalize
+    return parse_document(value, max_bytes=n.max_bytes, max_id_length=n.max_id_length)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Errors of the store or the network, worth retrying the same call: not the document's fault."""
+    from storage import StoreError
+
+    if isinstance(exc, StoreError | ConnectionError | TimeoutError):
+        return True
+    if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError | PermissionError):
+        return True
+    # redis-py's own hierarchy does not derive from the built-in ConnectionError
+    mod = type(exc).__module__
+    name = type(exc).__name__
+    return mod.startswith("redis") and name in {
+        "ConnectionError", "TimeoutError", "ClusterDownError", "TryAgainError", "BusyLoadingError",
+        "MasterDownError", "ClusterError", "MaxConnectionsError",
+    }  # fmt: skip
+
+
+def is_permanent_produce_error(exc: BaseException) -> bool:
+    from aiokafka.errors import MessageSizeTooLargeError, RecordListTooLargeError, RecordTooLargeError
+
+    return isinstance(exc, MessageSizeTooLargeError | RecordTooLargeError | RecordListTooLargeError)
+
+
+class Backoff:
+    def __init__(self, initial: float = 0.2, maximum: float = 10.0) -> None:
+        self.initial, self.maximum, self.current = initial, maximum, initial
+
+    def reset(self) -> None:
+        self.current = self.initial
+
+    async def sleep(self) -> None:
+        await asyncio.sleep(self.current)
+        self.current = min(self.current * 2, self.maximum)
+
+
+def raw_field(value: bytes | None, limit: int = RAW_PREVIEW_BYTES) -> tuple[str | None, str, bool]:
+    """(text, encoding, truncated): UTF-8 text where the bytes are valid UTF-8, else base64."""
+    if value is None:
+        return None, "none", False
+    truncated = len(value) > limit
+    data = value[:limit] if truncated else value
+    # a cut may split a character: drop up to 3 trailing bytes before calling it binary
+    for trim in range(4 if truncated else 1):
+        try:
+            return data[: len(data) - trim].decode("utf-8"), "utf-8", truncated
+        except UnicodeDecodeError:
+            continue
+    return base64.b64encode(data).decode("ascii"), "base64", truncated
+
+
+class BatchProcessor:
+    """Decode, decide and build the output records of one window. Kafka-free, so unit-testable."""
+
+    def __init__(
+        self,
+        engine: EngineLike,
+        settings: Settings,
+        metrics: AgentMetrics | None = None,
+        *,
+        on_degraded: Callable[[str | None], None] | None = None,
+        backoff: Callable[[], Backoff] = Backoff,
+    ) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.metrics = metrics
+        # service.metrics.Metrics: dead letters and rejected input are counted there
+        self.engine_metrics: Any = getattr(engine, "metrics", None)
+        self.on_degraded = on_degraded or (lambda reason: None)
+        self.new_backoff = backoff
+
+    def dead_letter(
+        self, msg: InMessage, reason: str, error: str, doc_id: str | None = None, *, cut: bool = False
+    ) -> OutRecord:
+        # the whole original by default; a preview when the whole one cannot be produced
+        limit = RAW_PREVIEW_BYTES if cut else self.settings.normalize.max_bytes * 2 + 4096
+        raw, encoding, truncated = raw_field(msg.value, limit)
+        record = {
+            "reason": reason,
+            "error": error,
+            "raw": raw,
+            "raw_encoding": encoding,
+            "raw_truncated": truncated,
+            "raw_bytes": len(msg.value) if msg.value is not None else 0,
+            "id": doc_id,
+            "topic": msg.topic,
+            "partition": msg.partition,
+            "offset": msg.offset,
+            "key": raw_field(msg.key, 1024)[0] if msg.key is not None else None,
+            "worker_id": self.settings.worker_id,
+            "at": time.time(),
+        }
+        key = msg.key if msg.key is not None else encode_key(doc_id)
+        if self.engine_metrics is not None and not cut:
+            self.engine_metrics.dead_letters.labels(reason).inc()
+        if not cut:
+            log.info(
+                "dead-letter %s:%d@%d reason=%s %s", msg.topic, msg.partition, msg.offset, reason, error[:200]
+            )
+        return OutRecord("dead_letter", key, encode_json(record), msg, reason, error, doc_id, cut)
+
+    def decision_record(self, msg: InMessage, doc: Document, decision: Any) -> OutRecord:
+        try:
+            record = decision.to_record()
+            status = record["status"]
+            if status not in ("unique", "duplicate"):
+                raise ValueError(f"status {status!r}")
+            value = encode_json(record)
+        except Exception as exc:  # an engine bug must not stop the partition
+            return self.dead_letter(msg, "engine_error", f"bad decision: {type(exc).__name__}: {exc}", doc.id)
+        return OutRecord(status, encode_key(doc.id), value, msg)
+
+    async def process(self, msgs: Sequence[InMessage]) -> list[OutRecord]:
+        """One output per input, in input order."""
+        from service.document import InvalidDocument
+
+        outs: list[OutRecord | None] = [None] * len(msgs)
+        docs: list[Document] = []
+        where: list[int] = []
+        for i, msg in enumerate(msgs):
+            try:
+                doc = decode_document(msg.value, self.settings)
+            except InvalidDocument as exc:
+                if self.engine_metrics is not None:
+                    self.engine_metrics.rejected.labels(exc.reason).inc()
+                outs[i] = self.dead_letter(msg, exc.reason, str(exc))
+            except Exception as exc:  # a parser bug is still this message's problem only
+                outs[i] = self.dead_letter(msg, "decode_error", f"{type(exc).__name__}: {exc}")
+            else:
+                docs.append(doc)
+                where.append(i)
+        if docs:
+            results = await self.decide(docs)
+            for i, doc, result in zip(where, docs, results, strict=True):
+                if isinstance(result, BaseException):
+                    reason = getattr(result, "reason", None) if isinstance(result, InvalidDocument) else None
+                    outs[i] = self.dead_letter(
+                        msgs[i], reason or "engine_error", f"{type(result).__name__}: {result}", doc.id
+                    )
+                else:
+                    outs[i] = self.decision_record(msgs[i], doc, result)
+        return [o for o in outs if o is not None]
+
+    async def decide(self, docs: list[Document]) -> list[Any]:
+        """Decisions in input order; an exception object in place of each poison document."""
+        try:
+            decisions = await self.retry_transient(lambda: self.engine.decide(docs))
+            if len(decisions) != len(docs):
+                raise RuntimeError(f"engine returned {len(decisions)} decisions for {len(docs)} documents")
+            return list(decisions)
+        except Exception as exc:
+            if self.metrics is not None:
+                self.metrics.poison_batches.inc()
+            if len(docs) > 1:
+                log.warning(
+                    "window of %d failed (%s: %s); retrying one by one", len(docs), type(exc).__name__, exc
+                )
+            else:
+                return [exc]
+        results: list[Any] = []
+        for doc in docs:
+            try:
+                one = await self.retry_transient(lambda d=doc: self.engine.decide([d]))  # type: ignore[misc]
+                if len(one) != 1:
+                    raise RuntimeError(f"engine returned {len(one)} decisions for 1 document")
+                results.append(one[0])
+            except Exception as exc:
+                log.warning("document %r rejected by the engine: %s: %s", doc.id, type(exc).__name__, exc)
+                results.append(exc)
+        return results
+
+    async def retry_transient(self, call: Callable[[], Awaitable[T]]) -> T:
+        backoff = self.new_backoff()
+        while True:
+            try:
+                result = await call()
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                reason = f"{type(exc).__name__}: {exc}"
+                self.on_degraded(reason)
+                if self.metrics is not None:
+                    self.metrics.engine_retries.inc()
+                log.warning("store unavailable (%s); retrying in %.1fs", reason, backoff.current)
+                await backoff.sleep()
+                continue
+            self.on_degraded(None)
+            return result
+
+
+SendFn = Callable[[OutRecord], Awaitable[Awaitable[Any]]]
+
+
+class Deliverer:
+    """Produce output records and wait for every broker ack; retry until each is delivered."""
+
+    def __init__(
+        self,
+        send: SendFn,
+        processor: BatchProcessor,
+        metrics: AgentMetrics | None = None,
+        backoff: Callable[[], Backoff] = Backoff,
+    ) -> None:
+        self.send = send
+        self.processor = processor
+        self.metrics = metrics
+        self.new_backoff = backoff
+
+    async def deliver(self, outs: Sequence[OutRecord]) -> None:
+        pending = list(outs)
+        backoff = self.new_backoff()
+        while pending:
+            # enqueue in order (one producer keeps per-partition order), then wait for all acks
+            futures: list[Awaitable[Any] | BaseException] = []
+            for out in pending:
+                try:
+                    futures.append(await self.send(out))
+                except Exception as exc:  # e.g. too large: raised before anything is sent
+                    futures.append(exc)
+            results = await asyncio.gather(*(_await_or_raise(f) for f in futures), return_exceptions=True)
+            retry: list[OutRecord] = []
+            for out, res in zip(pending, results, strict=True):
+                if isinstance(res, asyncio.CancelledError):
+                    raise res
+                if not isinstance(res, BaseException):
+                    if self.metrics is not None:
+                        self.metrics.outputs.labels(output=out.output).inc()
+                    continue
+                if not is_permanent_produce_error(res):
+                    retry.append(out)
+                elif out.output != "dead_letter":
+                    # the decision is stored, but its record cannot be carried: say so on dead-letter
+                    error = f"{out.output} record of {len(out.value)} bytes: {res!r}"
+                    retry.append(
+                        self.processor.dead_letter(out.source, "output_too_large", error, _doc_id(out))
+                    )
+                elif not out.raw_cut:
+                    retry.append(
+                        self.processor.dead_letter(out.source, out.reason, out.error, out.doc_id, cut=True)
+                    )
+                else:
+                    log.error("dropping dead-letter record of %s:%d@%d: %r even with a cut raw copy",
+                              out.source.topic, out.source.partition, out.source.offset, res)  # fmt: skip
+            if retry:
+                if self.metrics is not None:
+                    self.metrics.produce_retries.inc(len(retry))
+                log.warning(
+                    "%d output records not acknowledged; re-sending in %.1fs", len(retry), backoff.current
+                )
+                await backoff.sleep()
+            pending = retry
+
+
+def _doc_id(out: OutRecord) -> str | None:
+    return out.key.decode("utf-8", errors="replace") if out.key is not None else None
+
+
+async def _await_or_raise(f: Awaitable[Any] | BaseException) -> Any:
+    if isinstance(f, BaseException):
+        raise f
+    return await f
+
+
+def faust_sender(runtime: Runtime) -> SendFn:
+    topics = runtime.topics
+    assert topics is not None
+    by_output: dict[str, faust.TopicT] = {
+        "unique": topics.unique,
+        "duplicate": topics.duplicate,
+        "dead_letter": topics.dead_letter,
+    }
+
+    async def send(out: OutRecord) -> Awaitable[Any]:
+        # Topic.send returns the delivery future of the producer; awaiting it waits for the broker ack
+        # (attachments are off: stream_publish_on_commit is False)
+        return await by_output[out.output].send(key=out.key, value=out.value, force=True)
+
+    return send
+
+
+def attach_dedup_agent(app: faust.App, runtime: Runtime) -> Any:
+    settings = runtime.settings
+    topics = runtime.topics
+    assert topics is not None
+    window = settings.window
+
+    async def dedup(stream: Any) -> None:
+        # the engine is opened by NeardupApp.on_start, before the consumer; this only guards restarts
+        await runtime.engine_open.wait()
+        processor = BatchProcessor(
+            runtime.engine, settings, runtime.metrics, on_degraded=runtime.set_degraded
+        )
+        deliverer = Deliverer(faust_sender(runtime), processor, runtime.metrics)
+        events: list[EventT]
+        async for events in stream.noack_take(window.max_count, within=window.max_age_seconds):
+            started = time.perf_counter()
+            msgs = [InMessage.from_event(e) for e in events]
+            runtime.metrics.messages_in.inc(len(msgs))
+            runtime.metrics.batch_size.observe(len(msgs))
+            if processor.engine_metrics is not None:
+                reason = "count" if len(msgs) >= window.max_count else "age"
+                processor.engine_metrics.window_closed.labels(reason).inc()
+            outs = await processor.process(msgs)
+            await deliverer.deliver(outs)
+            # every output of the window is acknowledged: now its offsets may be committed
+            for event in events:
+                await stream.ack(event)
+            runtime.metrics.batch_seconds.observe(time.perf_counter() - started)
+            record_lag(app, processor.engine_metrics, msgs)
+
+    return app.agent(topics.raw, name="neardup.dedup", concurrency=1)(dedup)
+
+
+def record_lag(app: faust.App, engine_metrics: Any, msgs: Sequence[InMessage]) -> None:
+    """Log-end offset minus the next offset to process, per partition seen in this window."""
+    if engine_metrics is None or not msgs:
+        return
+    last: dict[int, int] = {}
+    for m in msgs:
+        last[m.partition] = max(last.get(m.partition, -1), m.offset)
+    from faust.types import TP
+
+    topic = msgs[0].topic
+    for partition, offset in last.items():
+        try:
+            high = app.consumer.highwater(TP(topic, partition))
+        except Exception:  # not assigned any more, or the consumer is restarting
+            continue
+        if high is not None:
+            engine_metrics.consumer_lag.labels(str(partition)).set(max(0, high - offset - 1))
