@@ -1,0 +1,1 @@
+"""neardup's domain: normalisation, fingerprints, the decision policy and the engine."""

@@ -1,0 +1,176 @@
+"""``neardup eval``: run the engine over a labelled set, score it, plot it, recommend thresholds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from config.settings import Settings
+from service.differences import AnchorIndex, decode_profile, encode_profile
+from service.document import parse_document
+from service.engine import Engine, decide_all
+from service.kernels.minhash import jaccard_estimates
+from service.kernels.simhash import hamming_distances
+from service.policy import HybridPolicy, Similarity, containment
+from service.scoring import UnionFind, score
+
+
+def _load_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def pair_features(engine: Engine, docs: list[Any], pairs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Jaccard, Hamming, containment and critical flag of every labelled pair."""
+    fp = engine.fingerprinter.fingerprint([d.text for d in docs], [d.lang for d in docs])
+    row = {d.id: i for i, d in enumerate(docs)}
+    anchors = [engine.profiler.anchors(fp.texts[i], fp.langs[i]) for i in range(len(docs))]
+    j = np.zeros(len(pairs))
+    h = np.zeros(len(pairs))
+    c = np.zeros(len(pairs))
+    crit = np.zeros(len(pairs), dtype=bool)
+    for k, p in enumerate(pairs):
+        a, b = row[p["a"]], row[p["b"]]
+        j[k] = jaccard_estimates(fp.signatures[a], fp.signatures[b][None, :])[0]
+        h[k] = hamming_distances(fp.simhash[a], fp.simhash[b][None, :])[0] * 64 / (64 * fp.simhash.shape[1])
+        c[k] = containment(j[k], int(fp.shingle_counts[a]), int(fp.shingle_counts[b]))
+        crit[k] = AnchorIndex.build(anchors[b]).critical_against(decode_profile(encode_profile(anchors[a]))) is not None
+    labels = np.array([p["label"] for p in pairs])
+    return {"jaccard": j, "hamming": h, "containment": c, "critical": crit, "label": labels}
+
+
+def recommend(settings: Settings, feats: dict[str, np.ndarray], target_precision: float) -> dict[str, Any]:
+    """The (jaccard_high, jaccard_low) pair with the best pair recall at >= target pair precision."""
+    best: dict[str, Any] | None = None
+    labels = feats["label"] == 1
+    for high in np.arange(0.50, 0.96, 0.05):
+        for low in np.arange(0.30, high + 1e-9, 0.05):
+            t = settings.thresholds.model_copy(update={"jaccard_high": float(high), "jaccard_low": float(low),
+                                                       "adaptive": False})
+            policy = HybridPolicy(t)
+            pred = np.array([
+                policy.rule(Similarity(float(j), int(h), float(c))) is not None and not cr
+                for j, h, c, cr in zip(feats["jaccard"], feats["hamming"], feats["containment"],
+                                       feats["critical"], strict=True)
+            ])
+            tp = int((pred & labels).sum())
+            fp = int((pred & ~labels).sum())
+            prec = tp / (tp + fp) if tp + fp else 0.0
+            rec = tp / int(labels.sum()) if labels.any() else 0.0
+            if prec >= target_precision and (best is None or rec > best["pair_recall"]):
+                best = {"jaccard_high": round(float(high), 2), "jaccard_low": round(float(low), 2),
+                        "pair_precision": round(prec, 4), "pair_recall": round(rec, 4)}
+    return best or {"note": f"no threshold pair reaches pair precision {target_precision}"}
+
+
+def plots(report: Path, feats: dict[str, np.ndarray], merged: np.ndarray, scores: Any) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    report.mkdir(parents=True, exist_ok=True)
+    pos = feats["label"] == 1
+    files: list[str] = []
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    bins = np.linspace(0, 1, 41)
+    axes[0].hist(feats["jaccard"][pos], bins=bins, alpha=0.6, label="duplicates (label 1)")
+    axes[0].hist(feats["jaccard"][~pos], bins=bins, alpha=0.6, label="hard negatives (label 0)")
+    axes[0].set_xlabel("MinHash Jaccard estimate")
+    axes[0].set_ylabel("pairs")
+    axes[0].legend()
+    sim = 1 - feats["hamming"] / 64
+    axes[1].hist(sim[pos], bins=bins, alpha=0.6, label="duplicates")
+    axes[1].hist(sim[~pos], bins=bins, alpha=0.6, label="hard negatives")
+    axes[1].set_xlabel("SimHash similarity (1 - Hamming/64)")
+    axes[1].legend()
+    fig.tight_layout()
+    fig.savefig(report / "similarity_histograms.png", dpi=110)
+    plt.close(fig)
+    files.append("similarity_histograms.png")
+
+    # ROC of the Jaccard estimate as a score, with the engine's operating point
+    order = np.argsort(-feats["jaccard"])
+    y = pos[order]
+    tpr = np.concatenate([[0], np.cumsum(y) / max(1, y.sum())])
+    fpr = np.concatenate([[0], np.cumsum(~y) / max(1, (~y).sum())])
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot(fpr, tpr, label="Jaccard alone")
+    op_fpr = merged[~pos].mean() if (~pos).any() else 0.0
+    op_tpr = merged[pos].mean() if pos.any() else 0.0
+    ax.scatter([op_fpr], [op_tpr], color="red", zorder=3, label=f"engine (FPR {op_fpr:.3f}, recall {op_tpr:.3f})")
+    ax.set_xlabel("false-positive rate (label-0 pairs merged)")
+    ax.set_ylabel("recall (label-1 pairs merged)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(report / "roc.png", dpi=110)
+    plt.close(fig)
+    files.append("roc.png")
+
+    cm = np.array([[int((merged & pos).sum()), int((~merged & pos).sum())],
+                   [int((merged & ~pos).sum()), int((~merged & ~pos).sum())]])
+    fig, ax = plt.subplots(figsize=(4.5, 4))
+    ax.imshow(cm, cmap="Blues")
+    for (r, c), v in np.ndenumerate(cm):
+        ax.text(c, r, str(v), ha="center", va="center", fontsize=14)
+    ax.set_xticks([0, 1], ["merged", "kept apart"])
+    ax.set_yticks([0, 1], ["label 1", "label 0"])
+    ax.set_title("labelled pairs")
+    fig.tight_layout()
+    fig.savefig(report / "confusion_matrix.png", dpi=110)
+    plt.close(fig)
+    files.append("confusion_matrix.png")
+    return files
+
+
+async def run_eval(settings: Settings, docs_path: Path, pairs_path: Path, report: Path | None,
+                   target_precision: float = 0.99) -> dict[str, Any]:
+    raw_docs = _load_jsonl(docs_path)
+    pairs = _load_jsonl(pairs_path)
+    docs = [parse_document(d, max_bytes=settings.normalize.max_bytes) for d in raw_docs]
+    engine = await Engine.open(settings)
+    try:
+        import time
+
+        started = time.perf_counter()
+        decisions = await decide_all(engine, docs, settings.window.max_count)
+        elapsed = time.perf_counter() - started
+        dup_of = {d.doc.id: d.duplicate_of for d in decisions}
+        ids = [d.id for d in docs]
+        scores = score(ids, pairs, dup_of)
+        uf = UnionFind(ids)
+        for i, t in dup_of.items():
+            if t:
+                uf.union(i, t)
+        merged = np.array([uf.find(p["a"]) == uf.find(p["b"]) for p in pairs])
+        feats = pair_features(engine, docs, pairs)
+        rec = recommend(settings, feats, target_precision)
+        files = plots(report, feats, merged, scores) if report else []
+    finally:
+        await engine.close()
+    labels = feats["label"] == 1
+    lines = [
+        f"documents {len(docs)}  labelled pairs {len(pairs)}  ({int(labels.sum())} duplicate, "
+        f"{int((~labels).sum())} hard negative)  engine {len(docs) / elapsed:.0f} docs/s",
+        f"precision {scores.precision:.4f}  recall {scores.recall:.4f}  F1 {scores.f1:.4f}  "
+        f"hard-negative FPR {scores.hard_negative_fpr:.4f}",
+        f"{'kind':32s} {'label':>5s} {'pairs':>6s} {'metric':>8s}",
+    ]
+    for kind, v in scores.per_kind.items():
+        m = "recall" if v["label"] == 1 else "fpr"
+        lines.append(f"{kind:32s} {v['label']:5d} {v['pairs']:6d} {m:>6s} {v[m]:.4f}")
+    lines.append(f"recommended thresholds at pair precision >= {target_precision}: {json.dumps(rec)}")
+    if files:
+        lines.append(f"plots: {', '.join(str(report / f) for f in files)}")  # type: ignore[operator]
+    metrics = {**scores.as_dict(), "documents": len(docs), "pairs": len(pairs),
+               "documents_per_second": len(docs) / elapsed, "recommended": rec,
+               "thresholds": engine.policy.thresholds()}
+    if report:
+        (report / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False))
+    return {"metrics": metrics, "table": "\n".join(lines)}
+
+
+__all__ = ["pair_features", "recommend", "run_eval"]
