@@ -1,0 +1,121 @@
+"""One real worker process on the session broker: every document out exactly once, bad input to
+dead-letter, the web views, offsets committed only for emitted documents."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agents.cli import publish, tail
+from tests.e2e.conftest import Pipeline, WorkerProcess, collect, doc_id, load_docs
+from tests.fixtures.kafka_broker import run_sync
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
+
+N_DOCS = 300
+BAD_MESSAGES: list[tuple[bytes | None, bytes, str]] = [
+    (None, b"this is not JSON {", "bad_json"),
+    (b"no-id", json.dumps({"text": "a document without an id"}).encode(), "missing_id"),
+    (b"bad-utf8", b'{"id": "bad-utf8", "text": "caf\xe9 \xff\xfe"}', "bad_encoding"),
+]
+
+
+def committed_total(pipeline: Pipeline) -> int:
+    async def offsets() -> int:
+        admin = await pipeline.broker.admin()
+        try:
+            got = await admin.list_consumer_group_offsets(pipeline.app_id)
+        finally:
+            await admin.close()
+        return sum(meta.offset for tp, meta in got.items() if tp.topic == pipeline.raw and meta.offset > 0)
+
+    return run_sync(offsets)
+
+
+@pytest.mark.parametrize("store_url", ["memory", "rediscluster"], indirect=True)
+def test_worker_end_to_end(
+    pipeline: Pipeline,
+    start_worker: Callable[..., WorkerProcess],
+    store_url: str,
+    datasets_dir: Path,
+    tmp_path: Path,
+) -> None:
+    broker = pipeline.broker
+    worker = start_worker("w1", store_url=store_url)
+    ready = worker.wait_ready()
+    assert ready["ready"] is True and ready["engine"] == "open"
+    assert len(ready["assigned"]) == pipeline.partitions
+
+    # documents through the CLI's publish (JSONL file -> raw), bad messages straight to raw
+    docs = load_docs(datasets_dir, N_DOCS)
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_bytes(b"\n".join(docs) + b"\n")
+    settings = pipeline.settings()
+    sent = publish(settings, jsonl, progress=False, idempotent=broker.supports_transactions)
+    assert sent == N_DOCS
+    broker.produce_sync(pipeline.raw, [(k, v) for k, v, _ in BAD_MESSAGES])
+    total = N_DOCS + len(BAD_MESSAGES)
+
+    got = collect(broker, pipeline.outputs, expected=total, timeout=180)
+    unique = [json.loads(r.value) for r in got[pipeline.unique]]
+    duplicate = [json.loads(r.value) for r in got[pipeline.duplicate]]
+    dead = [json.loads(r.value) for r in got[pipeline.dead_letter]]
+
+    # every id exactly once over unique + duplicate, keyed by its id
+    ids = Counter(rec["id"] for rec in unique + duplicate)
+    assert set(ids) == {doc_id(d) for d in docs}, "missing or unexpected ids"
+    assert all(n == 1 for n in ids.values()), {k: n for k, n in ids.items() if n > 1}
+    for r in got[pipeline.unique] + got[pipeline.duplicate]:
+        assert r.key.decode() == json.loads(r.value)["id"]
+    assert all(rec["status"] == "unique" and rec["duplicate_of"] is None for rec in unique)
+    assert all(rec["status"] == "duplicate" and rec["duplicate_of"] in ids for rec in duplicate)
+    assert all("evidence" in rec and "text" in rec for rec in unique + duplicate)
+
+    # bad input: one dead-letter record each, with reason, original bytes and position
+    assert sorted(d["reason"] for d in dead) == sorted(reason for _, _, reason in BAD_MESSAGES)
+    by_reason = {d["reason"]: d for d in dead}
+    assert by_reason["bad_json"]["raw"] == "this is not JSON {"
+    assert by_reason["bad_json"]["raw_encoding"] == "utf-8"
+    assert by_reason["bad_encoding"]["raw_encoding"] == "base64"
+    for d in dead:
+        assert d["topic"] == pipeline.raw and d["partition"] in range(pipeline.partitions)
+        assert d["offset"] >= 0 and d["error"]
+
+    # web views
+    status, health = worker.json("GET", "/health")
+    assert status == 200 and health["status"] == "ok"
+    status, body = worker.http("GET", "/metrics")
+    text = body.decode()
+    assert status == 200
+    assert "neardup_documents_total" in text and "neardup_agent_outputs_total" in text
+    assert 'neardup_dead_letter_total{reason="bad_json"} 1.0' in text
+    assert f"neardup_agent_messages_in_total {float(total)}" in text
+
+    probe = json.loads(docs[0])
+    probe["id"] = "check-only-probe"
+    status, decision = worker.json("POST", "/check", json.dumps(probe).encode())
+    assert status == 200, decision
+    assert decision["id"] == "check-only-probe"
+    assert decision["status"] in ("unique", "duplicate") and "evidence" in decision
+    assert decision["status"] == "duplicate" and decision["duplicate_of"] in ids
+    status, err = worker.json("POST", "/check", b"{not json")
+    assert status == 400 and err["reason"] == "bad_json"
+    status, err = worker.json("POST", "/check", b'{"text": "no id here"}')
+    assert status == 400 and err["reason"] == "missing_id"
+
+    # tail (CLI glue) sees the same records; /check emitted nothing
+    out = io.StringIO()
+    n = tail(settings, "unique", from_beginning=True, timeout=3, out=out)
+    assert n == len(unique)
+    tailed = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert {t["id"] for t in tailed} == {u["id"] for u in unique}
+    assert "check-only-probe" not in {t["id"] for t in tailed}
+
+    # graceful stop commits every offset: all raw messages were emitted before being acked
+    assert worker.stop() == 0
+    assert committed_total(pipeline) == total, worker.log_tail()
