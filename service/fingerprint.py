@@ -149,6 +149,7 @@ class Fingerprinter:
         self.config = config
         self.table, self.classes = tables(config.t2s)
         self.weights: WeightTable = weight_table(config.idf_path, config.lexicon_path)
+        self.slots = ksim.build_hash_table(self.weights.keys, self.weights.weights, self.weights.flags)
         self.a, self.b = permutations(config.num_perm, config.seed)
         self.words = 2 if config.simhash_bits == 128 else 1
 
@@ -177,8 +178,7 @@ class Fingerprinter:
                 starts, ends, tok_off = ktext.word_spans(cps, offsets, self.classes)
             tok_hashes = hash_spans(cps, starts, ends, TOKEN_SEED)
             fh, fw, f_off = ksim.feature_weights(
-                tok_hashes, tok_off, self.weights.keys, self.weights.weights, self.weights.flags,
-                self.weights.default_weight, self.weights.negation_weight,
+                tok_hashes, tok_off, *self.slots, self.weights.default_weight, self.weights.negation_weight,
             )
             sh = ksim.simhash_batch(fh, fw, f_off, self.words)
             if is_zh:

@@ -39,9 +39,10 @@ def minhash_batch(shingles, doc_offsets, a, b):  # type: ignore[no-untyped-def]
         for i in range(num_perm):
             acc[i] = P31
         for s in range(lo, hi):
-            x = _mod_p31(shingles[s] >> np.uint64(33))
+            # x, a_i < 2**31: written as 32-bit operands so LLVM can use 32x32->64 vector multiplies
+            x = np.uint64(np.uint32(_mod_p31(shingles[s] >> np.uint64(33))))
             for i in range(num_perm):
-                v = _mod_p31(a[i] * x + b[i])
+                v = _mod_p31(np.uint64(np.uint32(a[i])) * x + b[i])
                 if v < acc[i]:
                     acc[i] = v
         for i in range(num_perm):

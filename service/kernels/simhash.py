@@ -20,27 +20,52 @@ HI_SALT = np.uint64(0xA0761D6478BD642F)
 
 
 @njit(cache=True)
-def feature_weights(token_hashes, doc_offsets, table_keys, table_weights, table_flags,
+def build_hash_table(keys, weights, flags):  # type: ignore[no-untyped-def]
+    """Open-addressing table (load <= 0.5, linear probing) of distinct non-zero uint64 keys."""
+    size = 1
+    while size < 2 * keys.shape[0] + 2:
+        size *= 2
+    mask = np.uint64(size - 1)
+    slot_keys = np.zeros(size, dtype=np.uint64)
+    slot_weights = np.zeros(size, dtype=np.float64)
+    slot_flags = np.zeros(size, dtype=np.uint8)
+    slot_used = np.zeros(size, dtype=np.bool_)
+    for j in range(keys.shape[0]):
+        h = keys[j]
+        i = np.int64(h & mask)
+        while slot_used[i] and slot_keys[i] != h:
+            i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
+        slot_used[i] = True
+        slot_keys[i] = h
+        slot_weights[i] = weights[j]
+        slot_flags[i] = flags[j]
+    return slot_keys, slot_weights, slot_flags, slot_used
+
+
+@njit(cache=True)
+def feature_weights(token_hashes, doc_offsets, slot_keys, slot_weights, slot_flags, slot_used,
                     default_weight, neg_weight):  # type: ignore[no-untyped-def]
-    """Look each token up in the sorted weight table and emit (feature hash, weight) per doc,
-    adding negation features. flags: 1 = negator."""
+    """Look each token up in the weight table (see build_hash_table) and emit (feature hash,
+    weight) per doc, adding negation features. flags: 1 = negator."""
     n = doc_offsets.shape[0] - 1
     cap = token_hashes.shape[0] * 2 + 1
     fh = np.empty(cap, dtype=np.uint64)
     fw = np.empty(cap, dtype=np.float64)
     off = np.zeros(n + 1, dtype=np.int64)
     w = 0
-    nk = table_keys.shape[0]
+    mask = np.uint64(slot_keys.shape[0] - 1)
     for d in range(n):
         prev_neg = False
         for t in range(doc_offsets[d], doc_offsets[d + 1]):
             h = token_hashes[t]
-            idx = np.searchsorted(table_keys, h)
+            i = np.int64(h & mask)
+            while slot_used[i] and slot_keys[i] != h:
+                i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
             weight = default_weight
             flag = 0
-            if idx < nk and table_keys[idx] == h:
-                weight = table_weights[idx]
-                flag = table_flags[idx]
+            if slot_used[i]:
+                weight = slot_weights[i]
+                flag = slot_flags[i]
             if weight > 0.0:
                 fh[w] = h
                 fw[w] = weight

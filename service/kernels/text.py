@@ -174,18 +174,32 @@ def word_shingle_hashes(token_hashes, doc_offsets, k, seed):  # type: ignore[no-
 
 @njit(cache=True)
 def distinct_counts(hashes, doc_offsets):  # type: ignore[no-untyped-def]
-    """Number of distinct values per document."""
+    """Number of distinct values per document (open-addressing set, reused across documents)."""
     n = doc_offsets.shape[0] - 1
     out = np.zeros(n, dtype=np.int64)
+    longest = 1
     for d in range(n):
-        lo = doc_offsets[d]
-        hi = doc_offsets[d + 1]
-        if hi == lo:
-            continue
-        s = np.sort(hashes[lo:hi])
-        c = 1
-        for i in range(1, s.shape[0]):
-            if s[i] != s[i - 1]:
+        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
+    size = 1
+    while size < 2 * longest:
+        size *= 2
+    mask = np.uint64(size - 1)
+    slots = np.zeros(size, dtype=np.uint64)
+    used = np.zeros(size, dtype=np.bool_)
+    touched = np.empty(longest, dtype=np.int64)
+    for d in range(n):
+        c = 0
+        for s in range(doc_offsets[d], doc_offsets[d + 1]):
+            h = hashes[s]
+            i = np.int64(h & mask)
+            while used[i] and slots[i] != h:
+                i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
+            if not used[i]:
+                used[i] = True
+                slots[i] = h
+                touched[c] = i
                 c += 1
+        for t in range(c):
+            used[touched[t]] = False
         out[d] = c
     return out

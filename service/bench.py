@@ -1,0 +1,184 @@
+"""``neardup bench``: the fingerprint path against the classic stack and peer libraries, same run,
+same documents, one process (one core). Ratios are what to compare; absolute seconds vary.
+
+Stacks timed on 3 KB Chinese documents (text cut at 3,000 UTF-8 bytes):
+- neardup: normalise + segment (rjieba) + SimHash + MinHash in batch kernels (the engine's path);
+- classic: jieba.lcut + a per-token Python SimHash loop + datasketch MinHash (shared permutations);
+- peers on the same inputs: datasketch MinHash, rensa RMinHash, the `simhash` package, jieba vs rjieba.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+DEFAULT_DOCS = [
+    Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "docs.jsonl",
+    Path.cwd().parent / "shared" / "datasets" / "docs.jsonl",
+    Path(__file__).resolve().parent.parent / "samples" / "sample.jsonl",
+]
+
+
+def load_zh_docs(path: Path | None, n: int, max_bytes: int = 3000) -> list[str]:
+    candidates = [path] if path else DEFAULT_DOCS
+    for p in candidates:
+        if p and p.exists():
+            texts: list[str] = []
+            with p.open(encoding="utf-8") as fh:
+                for line in fh:
+                    obj = json.loads(line)
+                    text = obj.get("text", "")
+                    if obj.get("lang", "zh") != "zh" and not any("\u4e00" <= c <= "\u9fff" for c in text[:50]):
+                        continue
+                    cut = text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
+                    if len(cut.encode("utf-8")) >= max_bytes * 0.9:
+                        texts.append(cut)
+            if texts:
+                reps = (n + len(texts) - 1) // len(texts)
+                return (texts * reps)[:n]
+    raise SystemExit("no Chinese documents found: pass --docs FILE.jsonl")
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def classic_simhash(tokens: list[str]) -> int:
+    import mmh3
+
+    v = [0] * 64
+    for tok, tf in Counter(tokens).items():
+        h = mmh3.hash64(tok, signed=False)[0]
+        for bit in range(64):
+            v[bit] += tf if (h >> bit) & 1 else -tf
+    return sum(1 << bit for bit in range(64) if v[bit] > 0)
+
+
+def shingles(text: str, k: int = 5) -> list[bytes]:
+    chars = [c for c in text if c.isalnum()]
+    return ["".join(chars[i : i + k]).encode("utf-8") for i in range(max(1, len(chars) - k + 1))]
+
+
+def main(args: argparse.Namespace) -> int:
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "neardup" / "numba"))
+    import jieba
+    import numpy as np
+    import rjieba
+
+    from service.fingerprint import FingerprintConfig, Fingerprinter
+    from service.normalize import normalize_batch
+
+    n = 500 if args.quick else args.n
+    n_slow = max(50, n // 10)
+    repeat = 1 if args.quick else 3
+    texts = load_zh_docs(Path(args.docs) if args.docs else None, n)
+    slow_texts = texts[:n_slow]
+    mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+    results: dict[str, Any] = {"documents": n, "doc_bytes": round(mb * 1e6 / n), "slow_stack_documents": n_slow}
+
+    fp = Fingerprinter(FingerprintConfig())
+    fp.fingerprint(texts[:50])  # compile / load kernels
+    jieba.setLogLevel(60)
+    jieba.initialize()
+
+    def ours() -> None:
+        for i in range(0, n, 1000):
+            fp.fingerprint(texts[i : i + 1000])
+
+    t_ours = timed(ours, repeat)
+    results["neardup_fingerprint_docs_per_s"] = round(n / t_ours, 1)
+    norm = normalize_batch(texts).texts
+    t_rj = timed(lambda: [rjieba.cut(t) for t in norm], repeat)
+    results["rjieba_segment_mb_per_s"] = round(mb / t_rj, 2)
+    t_norm = timed(lambda: normalize_batch(texts), repeat)
+    results["neardup_normalise_docs_per_s"] = round(n / t_norm, 1)
+
+    from datasketch import MinHash
+
+    base = MinHash(num_perm=128, seed=1)
+    perms = base.permutations
+    scheme = getattr(base, "scheme", None)
+    kw = {"scheme": scheme} if scheme is not None else {}
+
+    def classic() -> None:
+        for t in slow_texts:
+            toks = [w for w in jieba.lcut(t) if w.strip()]
+            classic_simhash(toks)
+            m = MinHash(num_perm=128, permutations=perms, **kw)
+            m.update_batch(shingles(t))
+
+    t_classic = timed(classic, 1)
+    results["classic_stack_docs_per_s"] = round(n_slow / t_classic, 1)
+    results["speedup_vs_classic"] = round((n / t_ours) / (n_slow / t_classic), 1)
+
+    mb_slow = sum(len(t.encode("utf-8")) for t in slow_texts) / 1e6
+    t_jieba = timed(lambda: [jieba.lcut(t) for t in slow_texts], 1)
+    results["jieba_segment_mb_per_s"] = round(mb_slow / t_jieba, 2)
+
+    sh = [shingles(t) for t in slow_texts]
+
+    def ds() -> None:
+        for s in sh:
+            m = MinHash(num_perm=128, permutations=perms, **kw)
+            m.update_batch(s)
+
+    results["datasketch_minhash_docs_per_s"] = round(n_slow / timed(ds, repeat), 1)
+    try:
+        from rensa import RMinHash
+
+        str_sh = [[x.decode("utf-8") for x in s] for s in sh]
+
+        def rn() -> None:
+            for s in str_sh:
+                m = RMinHash(num_perm=128, seed=1)
+                m.update(s)
+
+        results["rensa_minhash_docs_per_s"] = round(n_slow / timed(rn, repeat), 1)
+    except ImportError:
+        results["rensa_minhash_docs_per_s"] = None
+    from service.kernels import minhash as kmin
+    from service.kernels import text as ktext
+
+    batch = normalize_batch(slow_texts)
+
+    def our_minhash() -> None:
+        hs, off = ktext.char_shingle_hashes(batch.cps, batch.offsets, fp.classes, 5, 1)
+        kmin.minhash_batch(hs, off, fp.a, fp.b)
+
+    results["neardup_minhash_from_text_docs_per_s"] = round(n_slow / timed(our_minhash, repeat), 1)
+    try:
+        from simhash import Simhash
+
+        toks = [[w for w in rjieba.cut(t) if w.strip()] for t in batch.texts]
+        results["simhash_package_docs_per_s"] = round(n_slow / timed(lambda: [Simhash(t) for t in toks], repeat), 1)
+    except (ImportError, OverflowError) as exc:
+        results["simhash_package_docs_per_s"] = f"failed: {type(exc).__name__}"
+    results["ratios"] = {
+        "neardup_vs_classic": results["speedup_vs_classic"],
+        "rjieba_vs_jieba_segmentation": round(results["rjieba_segment_mb_per_s"] / results["jieba_segment_mb_per_s"], 1),
+        "neardup_minhash_vs_datasketch": round(results["neardup_minhash_from_text_docs_per_s"]
+                                               / results["datasketch_minhash_docs_per_s"], 1),
+    }
+    if isinstance(results.get("rensa_minhash_docs_per_s"), float):
+        results["ratios"]["neardup_minhash_vs_rensa"] = round(
+            results["neardup_minhash_from_text_docs_per_s"] / results["rensa_minhash_docs_per_s"], 1)
+    results["machine"] = {"python": sys.version.split()[0], "platform": platform.platform(),
+                          "cpus": os.cpu_count(), "numpy": np.__version__}
+    text = json.dumps(results, indent=2, ensure_ascii=False)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text)
+    return 0
