@@ -14,7 +14,7 @@ key                    type (owner)     value                          expiry
 ``P:{x<H>}``           string           id of the document that        EX ttl(content type), set by the
                        (claim_exact)    claimed the hash               winning SET NX; none when None
 ``P:{i<S>}t<T>:<B>``   sorted set       members ``C + D`` (13 bytes),  EXPIREAT end of bucket B + T +
-                       (add)            every score 0                  60 s, once per bucket key per call
+``[.<U>]``             (add)            every score 0                  60 s, once per bucket key per call
 ``P:{i<S>}f``          sorted set (add) as above, ttl None             none (kept forever)
 =====================  ===============  =============================  ================================
 
@@ -24,23 +24,27 @@ key                    type (owner)     value                          expiry
     collision, about 3e-4 at 1e8 live documents) is treated as absent.
 ``H``
     The content hash itself (16 bytes in practice), so claims are exact.
-``S``, ``C``
+``S``, ``C``, ``U``
     Index keys are opaque bytes from the engine; ``blake2b(index_key, 16 bytes)`` gives a shard
-    ``S`` (hex, ``index_shards`` of them) and a 5-byte check ``C``. A bucket key holds the entries of
-    every index key of its shard for one TTL class ``T`` (ttl in seconds) and one time bucket ``B``.
-    One index key's entries are the lexicographic range ``[C, C+0xff..]`` (``ZRANGE BYLEX``), so a
-    lookup of one index key over all its live time buckets and TTL classes is one script call on
-    one slot. Two index keys of one shard with the same check (about 1e-10 per lookup) would
-    only add a candidate, which the engine re-checks anyway.
+    ``S`` (hex, one of ``index_shards``), a 5-byte check ``C`` and, for classes whose buckets span
+    ``k > 1`` days, a sub-shard ``U`` in ``0..k-1`` (so a bucket key holds about one day's entries
+    of its shard whatever the class). A bucket key holds the entries of every index
+    key of its shard for one TTL class ``T`` (ttl in seconds) and one time bucket ``B``. One index
+    key's entries are the lexicographic range ``[C, C+0xff..]`` (``ZRANGE BYLEX``); all its bucket
+    keys share the tag ``{i<S>}``, so looking one index key up over every live time bucket and TTL
+    class is one script call on one slot. Two index keys of one shard with the same check (about
+    1e-10 per lookup) would only add a candidate, which the engine re-checks anyway.
 ``B``
     ``floor(now / W_T)`` in base 36 with ``W_T = max(time_bucket_seconds, ceil(T / 8))``: at most
-    about nine live buckets per class however long its ttl, each expiring as a whole.
+    about ten live buckets per class however long its ttl, each expiring as a whole.
 
 Why sorted sets and shards instead of one set per index key: most LSH band keys are held by one
-document only, and a Redis key costs about 100-150 bytes before its first member; a listpack
-sorted set of ~100 members costs about 17-20 bytes per member. Keep ``index_shards`` near
-``documents per time bucket * index keys per document / 100`` so that bucket keys stay under
-``zset-max-listpack-entries`` (128 by default).
+document only, and a Redis key costs about 100-150 bytes before its first member, while a listpack
+sorted set costs about 17-20 bytes per member. Size ``index_shards`` near ``documents per day *
+index keys per document / 64`` so that bucket keys stay well under
+``zset-max-listpack-entries`` (128 by default; a key above it switches to the skiplist encoding, about
+100 bytes per member). The default, 2**19, suits about 1.4 million documents a day at 24 keys each.
+TTL-less classes have one key per shard that grows for ever, as their entries do.
 
 Expiry is exact per entry even though buckets expire as a whole: a query only reports documents
 whose record key still exists, and the record key carries the content type's own ttl.
@@ -52,12 +56,14 @@ import base64
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 DOC_DIGEST_BYTES = 8
 CHECK_BYTES = 5
 MEMBER_BYTES = CHECK_BYTES + DOC_DIGEST_BYTES
-DEFAULT_SHARDS = 1 << 18
+DEFAULT_SHARDS = 1 << 19
 MAX_LIVE_BUCKETS = 8  # per TTL class; wider buckets beyond this keep query fan-out bounded
+DAY = 86_400
 EXPIRY_MARGIN = 60  # seconds, covers clock skew between workers and servers
 
 _DOC_PERSON = b"neardup-doc"
@@ -94,6 +100,12 @@ def ttl_classes(by_type: Mapping[str, int | None], default: int | None) -> list[
     found: set[int | None] = set(by_type.values())
     found.add(by_type.get("default", default))
     return sorted(found, key=lambda t: (t is None, t or 0))
+
+
+class IndexSlot(NamedTuple):
+    shard: int  # the hash tag: every bucket key of one index key lives in this shard's slot
+    spread: int  # picks the sub-shard in classes whose buckets are wider than time_bucket_seconds
+    check: bytes  # member prefix that tells this index key's entries from its shard-mates'
 
 
 class KeyLayout:
@@ -134,10 +146,15 @@ class KeyLayout:
         return self.prefix + b"{x" + _b64(content_hash) + b"}"
 
     # -- index buckets -----------------------------------------------------------------------
-    def index_slot(self, index_key: bytes) -> tuple[int, bytes]:
-        """(shard, check) of an opaque index key."""
+    def index_slot(self, index_key: bytes) -> IndexSlot:
         h = hashlib.blake2b(index_key, digest_size=16, person=_IDX_PERSON).digest()
-        return int.from_bytes(h[8:], "big") % self.index_shards, h[:CHECK_BYTES]
+        spread, shard = divmod(int.from_bytes(h[8:], "big"), self.index_shards)
+        return IndexSlot(shard, spread, h[:CHECK_BYTES])
+
+    def sub_shards(self, ttl: int | None) -> int:
+        """Bucket keys per shard and time bucket: one per started day of bucket width, so a key
+        holds about a day's entries of its shard whatever the class's ttl."""
+        return 1 if ttl is None else math.ceil(self.bucket_width(ttl) / DAY)
 
     def bucket_width(self, ttl: int) -> int:
         return max(self.time_bucket_seconds, math.ceil(ttl / MAX_LIVE_BUCKETS))
@@ -149,9 +166,13 @@ class KeyLayout:
         """Absolute expiry of a bucket key: its end plus the ttl, so no entry outlives its key."""
         return (bucket + 1) * self.bucket_width(ttl) + ttl + EXPIRY_MARGIN
 
-    def bucket_key(self, shard: int, ttl: int | None, bucket: int | None) -> bytes:
-        base = self.prefix + b"{i%x}" % shard + ttl_class(ttl)
-        return base if bucket is None else base + b":" + _b36(bucket)
+    def bucket_key(self, slot: IndexSlot, ttl: int | None, bucket: int | None) -> bytes:
+        key = self.prefix + b"{i%x}" % slot.shard + ttl_class(ttl)
+        if bucket is None:
+            return key
+        key += b":" + _b36(bucket)
+        subs = self.sub_shards(ttl)
+        return key if subs == 1 else key + b".%x" % (slot.spread % subs)
 
     def live_buckets(self, ttl: int | None, now: float) -> list[int | None]:
         """Time buckets of a class whose keys may still exist (one ahead, for clock skew)."""
@@ -163,8 +184,8 @@ class KeyLayout:
         last = int(now // width) + 1
         return list(range(first, last + 1))
 
-    def live_bucket_keys(self, shard: int, ttls: Iterable[int | None], now: float) -> list[bytes]:
-        return [self.bucket_key(shard, t, b) for t in ttls for b in self.live_buckets(t, now)]
+    def live_bucket_keys(self, slot: IndexSlot, ttls: Iterable[int | None], now: float) -> list[bytes]:
+        return [self.bucket_key(slot, t, b) for t in ttls for b in self.live_buckets(t, now)]
 
     @staticmethod
     def member(check: bytes, digest: bytes) -> bytes:

@@ -41,7 +41,7 @@ from redis import exceptions as rex
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
 from storage.base import DecisionRecord, FingerprintRecord, StoreError, TTLPolicy
-from storage.keys import DOC_DIGEST_BYTES, MEMBER_BYTES, KeyLayout, doc_digest, ttl_classes
+from storage.keys import DOC_DIGEST_BYTES, MEMBER_BYTES, IndexSlot, KeyLayout, doc_digest, ttl_classes
 
 log = logging.getLogger(__name__)
 
@@ -522,15 +522,15 @@ class RedisFingerprintStore:
         if not lookups:
             return [set() for _ in keys_per_doc]
         cmds = []
-        for shard, check in lookups:
-            bucket_keys = self.layout.live_bucket_keys(shard, self._ttls, now)
-            lo, hi = self.layout.lex_range(check)
+        for slot in lookups:
+            bucket_keys = self.layout.live_bucket_keys(slot, self._ttls, now)
+            lo, hi = self.layout.lex_range(slot.check)
             cmds.append(_Cmd(("EVALSHA", _LOOKUP_SHA, len(bucket_keys), *bucket_keys, lo, hi)))
         found = await self._run(cmds)
-        digests_per_lookup: dict[tuple[int, bytes], set[bytes]] = {}
-        for lookup, members in zip(lookups, found, strict=True):
-            digests_per_lookup[lookup] = {
-                m[-DOC_DIGEST_BYTES:] for m in members if len(m) == MEMBER_BYTES and m.startswith(lookup[1])
+        digests_per_lookup: dict[IndexSlot, set[bytes]] = {}
+        for slot, members in zip(lookups, found, strict=True):
+            digests_per_lookup[slot] = {
+                m[-DOC_DIGEST_BYTES:] for m in members if len(m) == MEMBER_BYTES and m.startswith(slot.check)
             }
         digests = list(dict.fromkeys(d for ds in digests_per_lookup.values() for d in ds))
         ids = await self._live_ids(digests)
@@ -593,9 +593,9 @@ class RedisFingerprintStore:
             writes.append(_Cmd(args))
             tb = self.layout.time_bucket(ttl, now)
             for key in rec.index_keys:
-                shard, check = self.layout.index_slot(key)
-                bkey = self.layout.bucket_key(shard, ttl, tb)
-                buckets.setdefault(bkey, []).append(self.layout.member(check, digest))
+                slot = self.layout.index_slot(key)
+                bkey = self.layout.bucket_key(slot, ttl, tb)
+                buckets.setdefault(bkey, []).append(self.layout.member(slot.check, digest))
                 if ttl is not None and tb is not None:
                     expire_at[bkey] = self.layout.bucket_expire_at(ttl, tb)
         # records before index entries: whoever finds an entry can read its record

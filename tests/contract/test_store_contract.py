@@ -265,13 +265,13 @@ async def test_query_excludes_expired_and_ttl_per_content_type(backend: Backend)
 async def _check_redis_expiry(s: Any, index_key: bytes) -> None:
     """Bucket keys of a TTL class carry an expiry of about bucket end + ttl; forever ones none."""
     layout, client, now = s.layout, s.client, time.time()
-    shard, _ = layout.index_slot(index_key)
+    slot = layout.index_slot(index_key)
     for ttl in (1, 3600):
-        keys = [k for k in layout.live_bucket_keys(shard, [ttl], now) if await client.exists(k)]
+        keys = [k for k in layout.live_bucket_keys(slot, [ttl], now) if await client.exists(k)]
         assert len(keys) == 1, (ttl, keys)
         remaining = await client.ttl(keys[0])
         assert 0 < remaining <= layout.bucket_width(ttl) + ttl + 61
-    assert await client.ttl(layout.bucket_key(shard, None, None)) == -1
+    assert await client.ttl(layout.bucket_key(slot, None, None)) == -1
     rec_news, _ = layout.doc_keys("news-1")
     rec_ann, _ = layout.doc_keys("ann-1")
     assert 0 < await client.ttl(rec_news) <= 1

@@ -59,11 +59,14 @@ def test_claim_keys_are_pinned_and_exact(layout: KeyLayout) -> None:
 
 
 def test_index_slot_is_pinned(layout: KeyLayout) -> None:
-    shard, check = layout.index_slot(b"M\x03" + bytes(8))
-    assert (shard, check.hex()) == (108206, "021042f4fd")
-    assert len(check) == CHECK_BYTES
-    assert layout.bucket_key(shard, 7 * DAY, 20_000) == b"nd:{i1a6ae}t604800:ffk"
-    assert layout.bucket_key(shard, None, None) == b"nd:{i1a6ae}f"
+    slot = layout.index_slot(b"M\x03" + bytes(8))
+    assert (slot.shard, slot.check.hex()) == (108206, "021042f4fd")
+    assert len(slot.check) == CHECK_BYTES
+    assert layout.bucket_key(slot, 7 * DAY, 20_000) == b"nd:{i1a6ae}t604800:ffk"
+    # 30 days -> 3.75-day buckets, split in four sub-shards
+    assert layout.sub_shards(30 * DAY) == 4
+    assert layout.bucket_key(slot, 30 * DAY, 20_000) == b"nd:{i1a6ae}t2592000:ffk.%d" % (slot.spread % 4)
+    assert layout.bucket_key(slot, None, None) == b"nd:{i1a6ae}f"
     assert key_slot(b"nd:{i1a6ae}f") == 11582
 
 
@@ -72,8 +75,7 @@ def test_time_buckets_of_one_index_key_share_a_slot(layout: KeyLayout) -> None:
     ttls = ttl_classes({"news": 7 * DAY, "announcement": None}, 30 * DAY)
     assert ttls == [7 * DAY, 30 * DAY, None]
     for index_key in (b"S\x00\x12\x34", b"M\x1f" + bytes(range(8)), b"", b"{}"):
-        shard, _ = layout.index_slot(index_key)
-        keys = layout.live_bucket_keys(shard, ttls, now)
+        keys = layout.live_bucket_keys(layout.index_slot(index_key), ttls, now)
         # 7 days / 1-day buckets, 30 days / 3.75-day buckets, one forever key
         assert 9 <= len(keys) <= 24
         assert len({key_slot(k) for k in keys}) == 1, index_key
@@ -95,7 +97,7 @@ def test_bucket_write_is_among_live_buckets_and_expires_after_its_entries(layout
 
 
 def test_members_and_lex_ranges(layout: KeyLayout) -> None:
-    _, check = layout.index_slot(b"k")
+    check = layout.index_slot(b"k").check
     for digest in (bytes(8), b"\xff" * 8, doc_digest("a")):
         m = layout.member(check, digest)
         lo, hi = layout.lex_range(check)
