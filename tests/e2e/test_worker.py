@@ -26,13 +26,22 @@ BAD_MESSAGES: list[tuple[bytes | None, bytes, str]] = [
 
 
 def committed_total(pipeline: Pipeline) -> int:
+    """Sum of the group's committed raw offsets (read by a consumer: tansu lacks the admin call)."""
+
     async def offsets() -> int:
-        admin = await pipeline.broker.admin()
+        from aiokafka import AIOKafkaConsumer, TopicPartition
+
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=pipeline.broker.bootstrap, group_id=pipeline.app_id, enable_auto_commit=False
+        )
+        await consumer.start()
         try:
-            got = await admin.list_consumer_group_offsets(pipeline.app_id)
+            total = 0
+            for p in range(pipeline.partitions):
+                total += await consumer.committed(TopicPartition(pipeline.raw, p)) or 0
+            return total
         finally:
-            await admin.close()
-        return sum(meta.offset for tp, meta in got.items() if tp.topic == pipeline.raw and meta.offset > 0)
+            await consumer.stop()
 
     return run_sync(offsets)
 

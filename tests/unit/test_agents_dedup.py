@@ -1,0 +1,154 @@
+"""The agent's window logic without Kafka: decode, poison isolation, transient retries, delivery."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable
+from typing import Any
+
+import pytest
+from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError
+
+from agents.dedup import Backoff, BatchProcessor, Deliverer, InMessage, OutRecord, is_transient, raw_field
+from config import Settings
+from service.document import Document
+from storage import StoreError
+
+
+class FakeDecision:
+    def __init__(self, doc: Document, status: str, duplicate_of: str | None) -> None:
+        self.doc, self.status, self.duplicate_of = doc, status, duplicate_of
+
+    def to_record(self) -> dict[str, Any]:
+        return {**self.doc.raw, "status": self.status, "duplicate_of": self.duplicate_of, "evidence": {}}
+
+
+class FakeEngine:
+    """Texts seen before are duplicates; ``poison`` in a text raises; ``fail_times`` store errors first."""
+
+    def __init__(self, fail_times: int = 0) -> None:
+        self.seen: dict[str, str] = {}
+        self.calls: list[list[str]] = []
+        self.fail_times = fail_times
+
+    async def decide(self, docs: list[Document]) -> list[FakeDecision]:
+        self.calls.append([d.id for d in docs])
+        if self.fail_times > 0:
+            self.fail_times -= 1
+            raise StoreError("store down")
+        if any("poison" in d.text for d in docs):
+            raise ValueError("cannot fingerprint this")
+        out = []
+        for d in docs:
+            first = self.seen.setdefault(d.text, d.id)
+            out.append(
+                FakeDecision(d, "unique" if first == d.id else "duplicate", None if first == d.id else first)
+            )
+        return out
+
+    async def check(self, doc: Document) -> FakeDecision:
+        raise NotImplementedError
+
+
+class NoWait(Backoff):
+    def __init__(self) -> None:
+        super().__init__(0.0, 0.0)
+
+
+def msg(value: bytes | None, offset: int, key: bytes | None = None) -> InMessage:
+    return InMessage(value=value, key=key, topic="raw", partition=offset % 2, offset=offset)
+
+
+def doc(i: str, text: str) -> bytes:
+    return json.dumps({"id": i, "text": text}).encode()
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(store_url="memory://", worker_id="unit")
+
+
+async def test_one_output_per_input_in_order(settings: Settings) -> None:
+    engine = FakeEngine()
+    proc = BatchProcessor(engine, settings, backoff=NoWait)
+    msgs = [
+        msg(doc("a", "hello world"), 0),
+        msg(b"not json", 1),
+        msg(doc("b", "hello world"), 2),
+        msg(b'{"text": "x"}', 3),
+        msg(b"\xff\xfe", 4),
+        msg(None, 5),
+    ]
+    outs = await proc.process(msgs)
+    assert [o.output for o in outs] == ["unique", "dead_letter", "duplicate", "dead_letter", "dead_letter",
+                                        "dead_letter"]  # fmt: skip
+    assert [o.source.offset for o in outs] == list(range(6))
+    assert outs[0].key == b"a" and outs[2].key == b"b"
+    assert json.loads(outs[2].value)["duplicate_of"] == "a"
+    reasons = [json.loads(o.value)["reason"] for o in outs if o.output == "dead_letter"]
+    assert reasons == ["bad_json", "missing_id", "bad_encoding", "empty_message"]
+    bad = json.loads(outs[4].value)
+    assert bad["raw_encoding"] == "base64" and bad["offset"] == 4 and bad["partition"] == 0
+    assert engine.calls == [["a", "b"]]
+
+
+async def test_poison_document_is_isolated(settings: Settings) -> None:
+    engine = FakeEngine()
+    proc = BatchProcessor(engine, settings, backoff=NoWait)
+    msgs = [msg(doc("a", "one"), 0), msg(doc("p", "poison pill"), 1), msg(doc("c", "three"), 2)]
+    outs = await proc.process(msgs)
+    assert [o.output for o in outs] == ["unique", "dead_letter", "unique"]
+    dl = json.loads(outs[1].value)
+    assert dl["reason"] == "engine_error" and "cannot fingerprint this" in dl["error"] and dl["id"] == "p"
+    assert engine.calls == [["a", "p", "c"], ["a"], ["p"], ["c"]]
+
+
+async def test_transient_store_errors_are_retried_not_dead_lettered(settings: Settings) -> None:
+    engine = FakeEngine(fail_times=3)
+    states: list[str | None] = []
+    proc = BatchProcessor(engine, settings, backoff=NoWait, on_degraded=states.append)
+    outs = await proc.process([msg(doc("a", "one"), 0), msg(doc("b", "two"), 1)])
+    assert [o.output for o in outs] == ["unique", "unique"]
+    assert len(engine.calls) == 4
+    assert states[:3] == ["StoreError: store down"] * 3 and states[-1] is None
+
+
+async def test_delivery_waits_for_acks_and_reroutes_oversized(settings: Settings) -> None:
+    proc = BatchProcessor(FakeEngine(), settings, backoff=NoWait)
+    outs = await proc.process([msg(doc("a", "one"), 0), msg(doc("big", "two"), 1), msg(doc("c", "three"), 2)])
+    sent: list[OutRecord] = []
+    attempts: dict[bytes | None, int] = {}
+
+    async def send(out: OutRecord) -> Awaitable[Any]:
+        attempts[out.key] = attempts.get(out.key, 0) + 1
+        if out.key == b"big" and out.output == "unique":
+            raise MessageSizeTooLargeError()
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if out.key == b"c" and attempts[out.key] == 1:
+            fut.set_exception(KafkaTimeoutError())
+        else:
+            sent.append(out)
+            fut.set_result(None)
+        return fut
+
+    await Deliverer(send, proc, backoff=NoWait).deliver(outs)
+    assert [(o.output, o.key) for o in sent] == [("unique", b"a"), ("dead_letter", b"big"), ("unique", b"c")]
+    assert json.loads(sent[1].value)["reason"] == "output_too_large"
+    assert attempts[b"c"] == 2
+
+
+def test_raw_field() -> None:
+    assert raw_field(b"abc") == ("abc", "utf-8", False)
+    assert raw_field(None) == (None, "none", False)
+    assert raw_field(b"\xff") == ("/w==", "base64", False)
+    text, enc, cut = raw_field("é".encode() * 10, limit=5)  # cut inside a character
+    assert enc == "utf-8" and cut and text == "éé"
+
+
+def test_is_transient() -> None:
+    assert is_transient(StoreError("x"))
+    assert is_transient(ConnectionResetError())
+    assert is_transient(TimeoutError())
+    assert not is_transient(ValueError("x"))
+    assert not is_transient(KeyError("x"))
