@@ -1,0 +1,607 @@
+"""Every Numba kernel against a slow pure-Python reference (in the style of stumpy's tests).
+
+The references below are written from the kernels' docstrings, on Python ints masked to 64 bits
+and plain lists, never by calling a kernel. Random inputs come from numpy Generators with fixed
+seeds and from hypothesis. The known-answer tests at the end pin values that must not move
+between machines, Python versions or releases (stored signatures and keys depend on them).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import groupby
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.fingerprint import (
+    SHINGLE_SEED,
+    FingerprintConfig,
+    Fingerprinter,
+    content_hash,
+    permutations,
+    splitmix64,
+)
+from service.kernels import hashing as khash
+from service.kernels import minhash as kmin
+from service.kernels import simhash as ksim
+from service.kernels import text as ktext
+from service.normalize import tables
+
+M64 = (1 << 64) - 1
+P31 = (1 << 31) - 1
+FNV_OFFSET = 0xCBF29CE484222325
+FNV_PRIME = 0x100000001B3
+C1 = 0xFF51AFD7ED558CCD
+C2 = 0xC4CEB9FE1A85EC53
+GOLDEN = 0x9E3779B97F4A7C15
+COMBINE_SALT = 0x632BE59BD9B4E019
+NEG_SALT = 0x5BD1E9955BD1E995
+HI_SALT = 0xA0761D6478BD642F
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ---------------------------------------------------------------------------------------------
+# slow references
+# ---------------------------------------------------------------------------------------------
+
+def ref_fmix64(h: int) -> int:
+    h &= M64
+    h ^= h >> 33
+    h = (h * C1) & M64
+    h ^= h >> 33
+    h = (h * C2) & M64
+    h ^= h >> 33
+    return h
+
+
+def ref_hash_span(cps: list[int], seed: int) -> int:
+    """FNV-1a over the code points, seeded with seed * golden ratio, length mixed in, fmix64."""
+    h = FNV_OFFSET ^ ((seed * GOLDEN) & M64)
+    for c in cps:
+        h ^= c
+        h = (h * FNV_PRIME) & M64
+    return ref_fmix64(h ^ len(cps))
+
+
+def ref_hash_str(s: str, seed: int = 0) -> int:
+    return ref_hash_span([ord(c) for c in s], seed)
+
+
+def ref_combine(h: int, x: int) -> int:
+    return ref_fmix64(((h * GOLDEN) & M64) ^ ((x + COMBINE_SALT) & M64))
+
+
+def split_docs(values: np.ndarray, offsets: np.ndarray) -> list[list[int]]:
+    return [values[offsets[d] : offsets[d + 1]].tolist() for d in range(len(offsets) - 1)]
+
+
+def join_docs(docs: list[list[int]], dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(d) for d in docs])
+    flat = np.array([v for d in docs for v in d], dtype=dtype)
+    return flat, offsets
+
+
+def ref_classes(cp: int, classes: np.ndarray) -> int:
+    return int(classes[cp]) if cp < classes.shape[0] else ktext.ALNUM
+
+
+def ref_normalize_doc(doc: list[int], table: np.ndarray, classes: np.ndarray) -> tuple[list[int], bool]:
+    """Table per code point (SLOW -> keep and flag, DROP -> remove, beyond the table -> keep),
+    then whitespace: runs become one space, none at either end, none between two CJK."""
+    slow = False
+    mapped: list[int] = []
+    for cp in doc:
+        m = int(table[cp]) if cp < table.shape[0] else cp
+        if m == ktext.SLOW:
+            slow, m = True, cp
+        if m == ktext.DROP:
+            continue
+        mapped.append(m)
+
+    def is_space(m: int) -> bool:
+        return bool(ref_classes(m, classes) & ktext.SPACE)
+
+    def is_cjk(m: int) -> bool:
+        return bool(ref_classes(m, classes) & ktext.CJK)
+
+    runs = [(space, list(g)) for space, g in groupby(mapped, key=is_space)]
+    # runs alternate; strip the space runs at both ends
+    while runs and runs[0][0]:
+        runs.pop(0)
+    while runs and runs[-1][0]:
+        runs.pop()
+    out: list[int] = []
+    for i, (space, chars) in enumerate(runs):
+        if not space:
+            out.extend(chars)
+            continue
+        left, right = runs[i - 1][1][-1], runs[i + 1][1][0]
+        if not (is_cjk(left) and is_cjk(right)):
+            out.append(32)
+    return out, slow
+
+
+def ref_word_spans(doc: list[int], base: int, classes: np.ndarray) -> list[tuple[int, int]]:
+    def is_word(cp: int) -> bool:
+        c = ref_classes(cp, classes)
+        return bool(c & ktext.ALNUM) and not c & ktext.CJK
+
+    spans = []
+    pos = 0
+    for word, g in groupby(doc, key=is_word):
+        n = len(list(g))
+        if word:
+            spans.append((base + pos, base + pos + n))
+        pos += n
+    return spans
+
+
+def ref_char_shingles(doc: list[int], classes: np.ndarray, k: int, seed: int) -> list[int]:
+    chars = [cp for cp in doc if ref_classes(cp, classes) & ktext.ALNUM]
+    if not chars:
+        return []
+    if len(chars) < k:
+        return [ref_hash_span(chars, seed)]
+    return [ref_hash_span(chars[j : j + k], seed) for j in range(len(chars) - k + 1)]
+
+
+def ref_word_shingles(tokens: list[int], k: int, seed: int) -> list[int]:
+    if not tokens:
+        return []
+    span = min(k, len(tokens))
+    out = []
+    for j in range(len(tokens) - span + 1):
+        h = (seed + span) & M64
+        for t in tokens[j : j + span]:
+            h = ref_combine(h, t)
+        out.append(h)
+    return out
+
+
+def ref_minhash(shingles: list[int], a: list[int], b: list[int]) -> list[int]:
+    if not shingles:
+        return [0xFFFFFFFF] * len(a)
+    xs = [(h >> 33) % P31 for h in shingles]
+    return [min((ai * x + bi) % P31 for x in xs) for ai, bi in zip(a, b, strict=True)]
+
+
+def ref_band_hashes(sig: list[int], bands: int, rows: int, seed: int) -> list[int]:
+    out = []
+    for bnd in range(bands):
+        h = seed ^ (((bnd + 1) * GOLDEN) & M64)
+        for v in sig[bnd * rows : (bnd + 1) * rows]:
+            h ^= v
+            h = (h * FNV_PRIME) & M64
+        h ^= h >> 33
+        h = (h * C1) & M64
+        h ^= h >> 33
+        out.append(h)
+    return out
+
+
+def ref_feature_weights(tokens: list[int], table: dict[int, tuple[float, int]], default: float,
+                        neg_weight: float) -> list[tuple[int, float]]:
+    out: list[tuple[int, float]] = []
+    prev_neg = False
+    for h in tokens:
+        weight, flag = table.get(h, (default, 0))
+        if weight > 0:
+            out.append((h, weight))
+            if prev_neg:
+                out.append((ref_combine(h, NEG_SALT), weight * neg_weight))
+        prev_neg = bool(flag & 1)
+    return out
+
+
+def ref_simhash(features: list[tuple[int, float]], words: int) -> tuple[list[int], list[float]]:
+    """(fingerprint words, |accumulator| per bit). Equal hashes merge into one feature of weight
+    w * (1 + ln tf); each feature votes +w / -w per bit; a bit is set when its sum is > 0."""
+    tf: dict[int, int] = {}
+    weight: dict[int, float] = {}
+    for h, w in features:
+        tf[h] = tf.get(h, 0) + 1
+        weight.setdefault(h, w)
+    acc = [0.0] * (64 * words)
+    for h in sorted(tf):
+        w = weight[h] * (1.0 + math.log(tf[h]))
+        for wd in range(words):
+            hh = h if wd == 0 else ref_fmix64(h ^ HI_SALT)
+            for bit in range(64):
+                acc[wd * 64 + bit] += w if (hh >> bit) & 1 else -w
+    fp = [sum(1 << bit for bit in range(64) if acc[wd * 64 + bit] > 0.0) for wd in range(words)]
+    return fp, [abs(v) for v in acc]
+
+
+# ---------------------------------------------------------------------------------------------
+# random inputs
+# ---------------------------------------------------------------------------------------------
+
+# code points of every kind the normaliser treats differently
+ALPHABET = np.array(
+    [ord(c) for c in "abcXYZ019 \t\n\u3000\u00a0.,;!?-'\"()"]
+    + [ord(c) for c in "的是批准不予上涨下跌這個國〇"]
+    + [0xFF21, 0xFF41, 0xFF10, 0xFF0C, 0x3002, 0x300C]  # full width, CJK punctuation
+    + [0x0301, 0x0308, 0xFB01, 0x2460, 0x00BD]  # combining marks, ligature, circled, fraction
+    + [0x200B, 0x00AD, 0xFEFF, 0x0007]  # zero-width and control
+    + [0x3131, 0x314F, 0xAC00, 0x1100, 0xFF76, 0xFF9E]  # Hangul, half-width katakana
+    + [0x20000, 0x2A6D6, 0x30001, 0x10FFFD],  # CJK ext B, beyond the table
+    dtype=np.uint32,
+)
+
+
+def random_docs(rng: np.random.Generator, n_docs: int, max_len: int) -> list[list[int]]:
+    docs = []
+    for _ in range(n_docs):
+        n = int(rng.integers(0, max_len + 1))
+        if rng.random() < 0.5:
+            docs.append(rng.choice(ALPHABET, size=n).tolist())
+        else:  # any code point of the tables' range, plus some beyond
+            docs.append(rng.integers(0, 0x31000, size=n).tolist())
+    return docs
+
+
+def random_hashes(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.integers(0, 2**64, size=n, dtype=np.uint64, endpoint=False)
+
+
+@pytest.fixture(scope="module")
+def norm_tables() -> tuple[np.ndarray, np.ndarray]:
+    return tables(True)
+
+
+# ---------------------------------------------------------------------------------------------
+# hashing
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fmix64_matches_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = [0, 1, M64, 1 << 63, *random_hashes(rng, 200).tolist()]
+    for v in values:
+        assert int(khash.fmix64(np.uint64(v))) == ref_fmix64(v)
+
+
+@FAST
+@given(st.lists(st.integers(0, 0x10FFFF), max_size=40), st.integers(0, 2**32 - 1),
+       st.integers(0, 5), st.integers(0, 5))
+def test_hash_span_matches_reference(cps: list[int], seed: int, pad_l: int, pad_r: int) -> None:
+    arr = np.array([7] * pad_l + cps + [9] * pad_r, dtype=np.uint32)
+    got = khash.hash_span(arr, pad_l, pad_l + len(cps), np.uint64(seed))
+    assert int(got) == ref_hash_span(cps, seed)
+
+
+def test_hash_spans_and_combine_match_reference() -> None:
+    rng = np.random.default_rng(11)
+    cps = rng.integers(0, 0x110000, size=500).astype(np.uint32)
+    starts = rng.integers(0, 500, size=300)
+    ends = np.minimum(starts + rng.integers(0, 12, size=300), 500)
+    got = khash.hash_spans(cps, starts.astype(np.int64), ends.astype(np.int64), 3)
+    want = [ref_hash_span(cps[s:e].tolist(), 3) for s, e in zip(starts, ends, strict=True)]
+    assert got.tolist() == want
+    for h, x in zip(random_hashes(rng, 50).tolist(), random_hashes(rng, 50).tolist(), strict=True):
+        assert int(khash.combine(np.uint64(h), np.uint64(x))) == ref_combine(h, x)
+
+
+def test_hash_span_separates_length_and_seed() -> None:
+    assert ref_hash_span([], 0) != ref_hash_span([0], 0)
+    assert ref_hash_span([1, 2], 0) != ref_hash_span([2, 1], 0)
+    assert ref_hash_span([1, 2], 0) != ref_hash_span([1, 2], 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# text kernels
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(4))
+def test_normalize_batch_matches_reference(seed: int, norm_tables: tuple[np.ndarray, np.ndarray]) -> None:
+    table, classes = norm_tables
+    rng = np.random.default_rng(100 + seed)
+    docs = random_docs(rng, 40, 60)
+    docs += [[], [32, 32], [0x3000, ord("的"), 32, ord("是"), 32], [ord("a"), 0x200B, 32, 32, ord("b")]]
+    cps, offsets = join_docs(docs, np.uint32)
+    out, out_off, slow = ktext.normalize_batch(cps, offsets, table, classes)
+    assert out_off[0] == 0 and out_off[-1] == out.shape[0]
+    for d, doc in enumerate(docs):
+        want, want_slow = ref_normalize_doc(doc, table, classes)
+        assert out[out_off[d] : out_off[d + 1]].tolist() == want, d
+        assert bool(slow[d]) == want_slow, d
+
+
+@FAST
+@given(st.lists(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30),
+                max_size=6))
+def test_normalize_batch_matches_reference_hypothesis(texts: list[str]) -> None:
+    table, classes = tables(True)
+    docs = [[ord(c) for c in t] for t in texts]
+    cps, offsets = join_docs(docs, np.uint32)
+    out, out_off, slow = ktext.normalize_batch(cps, offsets, table, classes)
+    for d, doc in enumerate(docs):
+        want, want_slow = ref_normalize_doc(doc, table, classes)
+        assert out[out_off[d] : out_off[d + 1]].tolist() == want
+        assert bool(slow[d]) == want_slow
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_word_spans_matches_reference(seed: int, norm_tables: tuple[np.ndarray, np.ndarray]) -> None:
+    _, classes = norm_tables
+    rng = np.random.default_rng(200 + seed)
+    docs = [*random_docs(rng, 30, 50), [], [ord("a")] * 7, [ord(" "), ord("a"), ord(" ")] * 9]
+    cps, offsets = join_docs(docs, np.uint32)
+    starts, ends, doc_off = ktext.word_spans(cps, offsets, classes)
+    for d, doc in enumerate(docs):
+        lo, hi = doc_off[d], doc_off[d + 1]
+        got = list(zip(starts[lo:hi].tolist(), ends[lo:hi].tolist(), strict=True))
+        assert got == ref_word_spans(doc, int(offsets[d]), classes)
+
+
+def test_word_spans_worst_case_capacity(norm_tables: tuple[np.ndarray, np.ndarray]) -> None:
+    """Alternating word / non-word characters give the most spans per code point."""
+    _, classes = norm_tables
+    docs = [[ord("a"), 32] * 50 + [ord("a")], [ord("a")], [ord("b"), ord(",")] * 3 + [ord("c")]]
+    cps, offsets = join_docs(docs, np.uint32)
+    _starts, _, doc_off = ktext.word_spans(cps, offsets, classes)
+    assert np.diff(doc_off).tolist() == [51, 1, 4]
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_char_shingle_hashes_matches_reference(k: int, norm_tables: tuple[np.ndarray, np.ndarray]) -> None:
+    _, classes = norm_tables
+    rng = np.random.default_rng(300 + k)
+    docs = [*random_docs(rng, 30, 40), [], [ord(",")] * 4, [ord("甲"), ord("乙")]]
+    cps, offsets = join_docs(docs, np.uint32)
+    out, doc_off = ktext.char_shingle_hashes(cps, offsets, classes, k, SHINGLE_SEED)
+    for d, doc in enumerate(docs):
+        assert out[doc_off[d] : doc_off[d + 1]].tolist() == ref_char_shingles(doc, classes, k, SHINGLE_SEED)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_word_shingle_hashes_matches_reference(k: int) -> None:
+    rng = np.random.default_rng(400 + k)
+    docs = [random_hashes(rng, int(rng.integers(0, 12))).tolist() for _ in range(40)] + [[], [5], [5, 5]]
+    toks, offsets = join_docs(docs, np.uint64)
+    out, off = ktext.word_shingle_hashes(toks, offsets, k, SHINGLE_SEED)
+    for d, doc in enumerate(docs):
+        assert out[off[d] : off[d + 1]].tolist() == ref_word_shingles(doc, k, SHINGLE_SEED)
+
+
+def test_distinct_counts_matches_reference() -> None:
+    rng = np.random.default_rng(500)
+    docs = [rng.integers(0, 8, size=int(rng.integers(0, 20))).tolist() for _ in range(50)] + [[]]
+    # equal low bits: one long probe chain in the kernel's hash set; a long document after short ones
+    docs += [[(int(v) << 20) for v in rng.integers(0, 30, size=60)], [0, 0, M64, M64, 1 << 63]]
+    docs += [random_hashes(rng, 300).tolist() * 2, [3]]
+    values, offsets = join_docs(docs, np.uint64)
+    got = ktext.distinct_counts(values, offsets)
+    assert got.tolist() == [len(set(d)) for d in docs]
+
+
+def test_detect_lang(norm_tables: tuple[np.ndarray, np.ndarray]) -> None:
+    _, classes = norm_tables
+    texts = ["这是中文 text", "plain english text", "12345 ...", "", "okay fine 中", "ab 中"]
+    docs = [[ord(c) for c in t] for t in texts]
+    cps, offsets = join_docs(docs, np.uint32)
+    assert ktext.detect_lang(cps, offsets, classes).tolist() == [0, 1, 2, 2, 1, 0]  # zh when 4 * Han >= Latin
+
+
+# ---------------------------------------------------------------------------------------------
+# MinHash
+# ---------------------------------------------------------------------------------------------
+
+def edge_hashes() -> list[int]:
+    """Shingle hashes whose x = h >> 33 lands on 0, P - 1, P (== 0 mod P) and 2**31."""
+    return [0, (P31 - 1) << 33, P31 << 33, (P31 << 33) | ((1 << 33) - 1), M64, 1 << 63]
+
+
+@pytest.mark.parametrize(("num_perm", "seed"), [(16, 1), (128, 1), (64, 42)])
+def test_minhash_batch_matches_reference(num_perm: int, seed: int) -> None:
+    a, b = permutations(num_perm, seed)
+    rng = np.random.default_rng(600 + num_perm + seed)
+    docs = [random_hashes(rng, int(rng.integers(0, 30))).tolist() for _ in range(25)]
+    docs += [[], edge_hashes(), [M64]]
+    shingles, offsets = join_docs(docs, np.uint64)
+    got = kmin.minhash_batch(shingles, offsets, a, b)
+    assert got.shape == (len(docs), num_perm) and got.dtype == np.uint32
+    for d, doc in enumerate(docs):
+        assert got[d].tolist() == ref_minhash(doc, a.tolist(), b.tolist()), d
+
+
+def test_minhash_extreme_permutations() -> None:
+    """a and b at the ends of their ranges: a*x + b is the largest the kernel ever folds."""
+    a = np.array([1, P31 - 1, P31 - 1, 2], dtype=np.uint64)
+    b = np.array([0, P31 - 1, 0, P31 - 1], dtype=np.uint64)
+    docs = [edge_hashes(), [((P31 - 1) << 33)], [1 << 33]]
+    shingles, offsets = join_docs(docs, np.uint64)
+    got = kmin.minhash_batch(shingles, offsets, a, b)
+    for d, doc in enumerate(docs):
+        assert got[d].tolist() == ref_minhash(doc, a.tolist(), b.tolist())
+
+
+def test_permutations_follow_splitmix64() -> None:
+    a, b = permutations(32, 7)
+    state = 7
+    for i in range(32):
+        state, r1 = splitmix64(state)
+        state, r2 = splitmix64(state)
+        assert int(a[i]) == 1 + r1 % (P31 - 1) and int(b[i]) == r2 % P31
+    assert (a >= 1).all() and (a < P31).all() and (b < P31).all()
+
+
+@pytest.mark.parametrize(("bands", "rows"), [(1, 16), (4, 4), (16, 1), (5, 3)])
+def test_band_hashes_matches_reference(bands: int, rows: int) -> None:
+    rng = np.random.default_rng(700 + bands)
+    sigs = rng.integers(0, 2**32, size=(20, 16), dtype=np.uint32)
+    sigs[0] = 0xFFFFFFFF
+    got = kmin.band_hashes(sigs, bands, rows, 0xBA4D)
+    assert got.shape == (20, bands)
+    for d in range(20):
+        assert got[d].tolist() == ref_band_hashes(sigs[d].tolist(), bands, rows, 0xBA4D)
+
+
+def test_jaccard_estimates_matches_reference() -> None:
+    rng = np.random.default_rng(800)
+    sig = rng.integers(0, 4, size=64).astype(np.uint32)
+    others = rng.integers(0, 4, size=(30, 64)).astype(np.uint32)
+    others[0] = sig
+    got = kmin.jaccard_estimates(sig, others)
+    want = [sum(int(x == y) for x, y in zip(sig.tolist(), row, strict=True)) / 64 for row in others.tolist()]
+    assert got.tolist() == want
+    assert got[0] == 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# SimHash
+# ---------------------------------------------------------------------------------------------
+
+def random_weight_table(rng: np.random.Generator, vocab: np.ndarray) -> dict[int, tuple[float, int]]:
+    table: dict[int, tuple[float, int]] = {}
+    for h in vocab.tolist():
+        if rng.random() < 0.7:
+            w = 0.0 if rng.random() < 0.15 else float(rng.uniform(0.1, 12.0))
+            table[h] = (w, 1 if rng.random() < 0.15 else 0)
+    return table
+
+
+def slot_table(table: dict[int, tuple[float, int]]) -> tuple[np.ndarray, ...]:
+    """The open-addressing weight table the kernels read (service.kernels.simhash.build_hash_table)."""
+    keys = np.array(list(table), dtype=np.uint64)
+    weights = np.array([table[k][0] for k in table], dtype=np.float64)
+    flags = np.array([table[k][1] for k in table], dtype=np.uint8)
+    return tuple(ksim.build_hash_table(keys, weights, flags))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_feature_weights_matches_reference(seed: int) -> None:
+    rng = np.random.default_rng(900 + seed)
+    vocab = random_hashes(rng, 40)
+    table = random_weight_table(rng, vocab)
+    docs = [rng.choice(vocab, size=int(rng.integers(0, 25))).tolist() for _ in range(30)] + [[]]
+    toks, offsets = join_docs(docs, np.uint64)
+    fh, fw, off = ksim.feature_weights(toks, offsets, *slot_table(table), 2.5, 4.0)
+    for d, doc in enumerate(docs):
+        got = list(zip(fh[off[d] : off[d + 1]].tolist(), fw[off[d] : off[d + 1]].tolist(), strict=True))
+        assert got == ref_feature_weights(doc, table, 2.5, 4.0)
+
+
+def test_weight_table_lookup_with_collisions() -> None:
+    """Keys that all share their low bits (one probe chain, wrapping past the last slot), key 0,
+    and absent tokens that land in the middle of the chain."""
+    rng = np.random.default_rng(950)
+    keys = [0, *[(int(v) << 12) | 0xFFF for v in rng.integers(1, 2**40, size=20)]]
+    table = {k: (float(i + 1), i % 2) for i, k in enumerate(keys)}
+    absent = [(int(v) << 12) | 0xFFF for v in rng.integers(2**41, 2**42, size=10)] + [1, 0xFFF]
+    docs = [keys + absent, absent[::-1] + keys[::-1]]
+    toks, offsets = join_docs(docs, np.uint64)
+    fh, fw, off = ksim.feature_weights(toks, offsets, *slot_table(table), 0.75, 4.0)
+    for d, doc in enumerate(docs):
+        got = list(zip(fh[off[d] : off[d + 1]].tolist(), fw[off[d] : off[d + 1]].tolist(), strict=True))
+        assert got == ref_feature_weights(doc, table, 0.75, 4.0)
+    empty = ksim.build_hash_table(np.zeros(0, np.uint64), np.zeros(0), np.zeros(0, np.uint8))
+    fh, fw, _ = ksim.feature_weights(toks, offsets, *empty, 0.75, 4.0)
+    assert fw.tolist() == [0.75] * len(toks)
+
+
+@pytest.mark.parametrize(("seed", "words"), [(0, 1), (1, 1), (2, 2), (3, 2)])
+def test_simhash_batch_matches_reference(seed: int, words: int) -> None:
+    rng = np.random.default_rng(1000 + seed)
+    vocab = random_hashes(rng, 30)
+    table = random_weight_table(rng, vocab)
+    docs = [rng.choice(vocab, size=int(rng.integers(0, 40))).tolist() for _ in range(30)] + [[]]
+    toks, offsets = join_docs(docs, np.uint64)
+    fh, fw, f_off = ksim.feature_weights(toks, offsets, *slot_table(table), 1.5, 4.0)
+    got = ksim.simhash_batch(fh, fw, f_off, words)
+    assert got.shape == (len(docs), words)
+    for d, doc in enumerate(docs):
+        want, margin = ref_simhash(ref_feature_weights(doc, table, 1.5, 4.0), words)
+        for wd in range(words):
+            diff = int(got[d, wd]) ^ want[wd]
+            # a bit whose vote sums to ~0 may round either way; every other bit must agree
+            undecided = sum(1 << bit for bit in range(64) if margin[wd * 64 + bit] < 1e-9)
+            assert diff & ~undecided == 0, (d, wd, hex(diff))
+
+
+def test_simhash_merges_repeats_with_log_tf() -> None:
+    """One feature repeated 3 times weighs w (1 + ln 3) (< 3 w): two other features outvote it."""
+    h1, h2 = 0xFFFFFFFFFFFFFFFF, 0
+    fh = np.array([h1, h1, h1, h2], dtype=np.uint64)
+    fw = np.array([1.0, 1.0, 1.0, 2.5], dtype=np.float64)
+    got = ksim.simhash_batch(fh, fw, np.array([0, 4], dtype=np.int64), 1)
+    assert int(got[0, 0]) == 0  # 1 + ln 3 = 2.0986 < 2.5
+    fw[3] = 2.0
+    got = ksim.simhash_batch(fh, fw, np.array([0, 4], dtype=np.int64), 1)
+    assert int(got[0, 0]) == M64
+
+
+def test_hamming_distances_matches_reference() -> None:
+    rng = np.random.default_rng(1100)
+    for words in (1, 2):
+        fp = random_hashes(rng, words)
+        others = random_hashes(rng, 40 * words).reshape(40, words)
+        others[0] = fp
+        others[1] = ~fp
+        got = ksim.hamming_distances(fp, others)
+        want = [sum(bin(int(x) ^ int(y)).count("1") for x, y in zip(fp.tolist(), row, strict=True))
+                for row in others.tolist()]
+        assert got.tolist() == want
+        assert got[0] == 0 and got[1] == 64 * words
+
+
+# ---------------------------------------------------------------------------------------------
+# known answers: these literals were computed ONCE from the code as of this commit (the pure
+# Python references above agree with them). They pin stored data across machines and releases:
+# if one changes, every stored signature, key and profile is invalid, so bump the format versions.
+# ---------------------------------------------------------------------------------------------
+
+KNOWN_HASH_SPAN = {
+    ("", 0): 0xEFD01F60BA992926,
+    ("a", 0): 0x25AD9D1B70DE62D1,
+    ("hello", 0): 0x3AFF9CFCCE477975,
+    ("批准", 0): 0xB2B697409B4C4F3F,
+    ("hello", 1): 0x5D8F6A78DC6189B7,
+}
+
+
+@pytest.mark.parametrize(("text", "seed"), list(KNOWN_HASH_SPAN))
+def test_hash_span_known_answers(text: str, seed: int) -> None:
+    want = KNOWN_HASH_SPAN[(text, seed)]
+    assert ref_hash_str(text, seed) == want
+    cps = np.array([ord(c) for c in text], dtype=np.uint32)
+    assert int(khash.hash_span(cps, 0, len(text), np.uint64(seed))) == want
+
+
+def test_minhash_permutations_known_answers() -> None:
+    a, b = permutations(128, 1)
+    assert a[:4].tolist() == [1294668924, 1568727337, 401541412, 1503522406]
+    assert b[:4].tolist() == [1667631020, 1371919918, 380574338, 502725525]
+
+
+ZH_SENTENCE = "国务院关于批准《城市规划条例》的通知：各省、自治区、直辖市人民政府，现将有关事项通知如下。"
+EN_SENTENCE = "The central bank said on Tuesday that interest rates will rise by 0.5 percent next month."
+KNOWN_FP = {
+    "zh": (0xB2F247C951490F35, [88685654, 13031328, 82349927, 248687739, 23193507, 257999058, 460897,
+                                162008710]),
+    "en": (0x308A02842A13909D, [95013363, 52630283, 102803641, 149892021, 1609034, 300970977, 262242711,
+                                140328981]),
+}
+
+
+@pytest.fixture(scope="module")
+def fingerprinter() -> Fingerprinter:
+    return Fingerprinter(FingerprintConfig())
+
+
+@pytest.mark.parametrize(("lang", "text"), [("zh", ZH_SENTENCE), ("en", EN_SENTENCE)])
+def test_fingerprint_known_answers(lang: str, text: str, fingerprinter: Fingerprinter) -> None:
+    fps = fingerprinter.fingerprint([text])
+    simhash, first8 = KNOWN_FP[lang]
+    assert fps.langs == [lang]
+    assert int(fps.simhash[0, 0]) == simhash
+    assert fps.signatures[0, :8].tolist() == first8
+
+
+def test_content_hash_known_answer() -> None:
+    assert content_hash("neardup 近似重复 v1").hex() == "27cc598eaa408ab35374cecb68a907ff"
