@@ -26,7 +26,7 @@ from service.kernels import text as ktext
 
 DATA = Path(__file__).resolve().parent / "data"
 TABLE_SIZE = 0x30000  # BMP + SMP + SIP; above that code points pass through unchanged
-TABLE_VERSION = 3
+TABLE_VERSION = 4
 
 # folded after NFKC: CJK and typographic punctuation -> ASCII
 PUNCT_FOLD = {
@@ -76,6 +76,13 @@ def _build_tables(t2s: bool) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint
             unicodedata.combining(ch) != 0
         )
         norm = unicodedata.normalize("NFKC", ch)
+        # a single-character result can still compose with its neighbours: half-width katakana
+        # voiced marks (U+FF9E -> U+3099) and half-width / circled Hangul letters (-> conjoining jamo)
+        composes = composes or any(
+            unicodedata.combining(c) != 0 or unicodedata.category(c).startswith("M")
+            or 0x1100 <= ord(c) <= 0x11FF
+            for c in norm
+        )
         norm = PUNCT_FOLD.get(norm, norm)
         low = norm.lower()
         if len(low) == 1:
