@@ -72,7 +72,9 @@ class AnchorProfiler:
         self.polarity = lex.polarity
         self.neg_zh = set(lex.negators_zh)
         self.neg_en = set(lex.negators_en)
-        zh_terms = sorted({w for w in lex.polarity if not w.isascii()} | self.neg_zh, key=len, reverse=True)
+        self.aff_zh = set(lex.affirmators_zh)
+        zh_terms = sorted({w for w in lex.polarity if not w.isascii()} | self.neg_zh | self.aff_zh,
+                          key=len, reverse=True)
         # longest first: 不予批准 -> 不予 + 批准, 无效 stays one word
         self.zh_re = re.compile(
             "|".join(map(re.escape, zh_terms)) + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}}"
@@ -90,6 +92,9 @@ class AnchorProfiler:
             units.extend(seg)
             tok = m.group()
             neg = negated_at == len(units)
+            if tok in self.aff_zh:
+                pos = m.end()  # 给予 批准 reads as 批准: out of the frame, nothing in the fill
+                continue
             if tok in self.neg_zh:
                 negated_at = len(units)
                 if neg:  # two negators in a row: keep the first as a lone anchor

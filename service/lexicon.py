@@ -35,6 +35,7 @@ class Lexicon:
     stopwords: frozenset[str]
     negators_zh: tuple[str, ...]
     negators_en: tuple[str, ...]
+    affirmators_zh: tuple[str, ...]
     polarity: dict[str, tuple[str, str]]  # word -> (class, sign)
     template_weight: float
     decision_weight: float
@@ -58,6 +59,7 @@ def load_lexicon(path: str | Path | None = None) -> Lexicon:
         stopwords=frozenset(str(w).lower() for w in data.get("stopwords", [])),
         negators_zh=tuple(map(str, neg.get("zh", []))),
         negators_en=tuple(map(str, neg.get("en", []))),
+        affirmators_zh=tuple(map(str, (data.get("affirmators") or {}).get("zh", []))),
         polarity=polarity,
         template_weight=float(weights.get("template", 0.2)),
         decision_weight=float(weights.get("decision", 3.0)),

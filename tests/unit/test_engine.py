@@ -1,0 +1,217 @@
+"""Engine invariants on the embedded store (ARCHITECTURE.md: one test each)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from config import load_settings
+from service.document import Document, InvalidDocument, parse_document
+from service.engine import Engine, decide_all
+from service.policy import HybridPolicy
+from storage.memory import MemoryFingerprintStore
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "sample.jsonl"
+
+NOTICE = (
+    "关于某某公司变更经营范围申请的批复\n各有关单位：经审查，某某公司提交的变更经营范围申请材料齐全，"
+    "符合相关规定。根据《行政许可法》第三十八条的规定，决定给予批准。该公司应当自本批复下达之日起"
+    "三十日内办理变更登记手续，逾期未办理的，本批复自动失效。特此批复。\n二〇二四年三月十五日"
+)
+
+
+def sample_docs(n: int | None = None) -> list[Document]:
+    docs = [parse_document(line) for line in SAMPLE.read_bytes().splitlines() if line.strip()]
+    return docs[:n] if n else docs
+
+
+async def engine(**overrides: Any) -> Engine:
+    overrides.setdefault("store_url", "memory://")
+    settings = load_settings(worker_id="test", **overrides)
+    return await Engine.open(settings)
+
+
+async def test_no_document_is_its_own_duplicate_and_replays_repeat() -> None:
+    eng = await engine()
+    docs = sample_docs()
+    first = await decide_all(eng, docs, 50)
+    assert all(d.duplicate_of != d.doc.id for d in first)
+    again = await decide_all(eng, docs, 50)  # redelivery of everything
+    assert [(d.status, d.duplicate_of) for d in again] == [(d.status, d.duplicate_of) for d in first]
+    assert all(d.evidence.get("replay") for d in again)
+
+
+async def test_batch_equals_one_by_one() -> None:
+    docs = sample_docs(120)
+    whole = await decide_all(await engine(), docs, 1000)
+    single = await decide_all(await engine(), docs, 1)
+    assert [(d.status, d.duplicate_of) for d in whole] == [(d.status, d.duplicate_of) for d in single]
+    assert sum(d.status == "duplicate" for d in whole) > 0
+
+
+async def test_every_duplicate_carries_its_evidence() -> None:
+    decisions = await decide_all(await engine(), sample_docs(), 100)
+    dups = [d for d in decisions if d.status == "duplicate"]
+    assert dups
+    for d in dups:
+        ev = d.evidence
+        assert ev["matched_id"] == d.duplicate_of
+        assert ev["rule"] in {"exact", "jaccard", "simhash", "hybrid", "containment"}
+        assert ev["jaccard"] is not None and ev["hamming"] is not None
+        assert set(ev["thresholds"]) >= {"jaccard_high", "jaccard_low", "hamming_high", "hamming_low"}
+        json.dumps(d.to_record(), ensure_ascii=False)
+
+
+async def test_earlier_document_is_the_original() -> None:
+    a = Document(id="b-later", text=NOTICE, published_at=2000.0, raw={"id": "b-later"})
+    b = Document(id="a-earlier", text=NOTICE + "（转载）", published_at=1000.0, raw={"id": "a-earlier"})
+    out = await (await engine()).decide([a, b])
+    by_id = {d.doc.id: d for d in out}
+    assert by_id["a-earlier"].status == "unique"
+    assert by_id["b-later"].duplicate_of == "a-earlier"
+    assert [d.doc.id for d in out] == ["b-later", "a-earlier"]  # output keeps input order
+
+
+async def test_negation_flip_is_not_a_duplicate_and_names_the_difference() -> None:
+    eng = await engine()
+    original = Document(id="granted", text=NOTICE)
+    flipped = Document(id="refused", text=NOTICE.replace("给予批准", "不予批准"))
+    reprint = Document(id="reprint", text="来源：某某网\n" + NOTICE + "\n责任编辑：王五")
+    out = await eng.decide([original, flipped, reprint])
+    assert out[0].status == "unique"
+    assert out[1].status == "unique"
+    crit = out[1].evidence["critical"]
+    assert crit["kind"] == "polarity" and crit["against"] == "granted"
+    assert "不予批准" in crit["passage"]
+    assert out[2].status == "duplicate" and out[2].duplicate_of == "granted"
+
+
+async def test_changed_figure_is_a_critical_difference() -> None:
+    eng = await engine()
+    out = await eng.decide([Document(id="a", text=NOTICE),
+                            Document(id="b", text=NOTICE.replace("三十日", "六十日"))])
+    assert out[1].status == "unique"
+    assert out[1].evidence["critical"]["kind"] == "figure"
+
+
+async def test_short_texts_only_match_exactly() -> None:
+    eng = await engine()
+    out = await eng.decide([Document(id="s1", text="今天天气很好，适合出门散步。"),
+                            Document(id="s2", text="今天天气很好,适合出门散步. "),
+                            Document(id="s3", text="今天天气很好，适合出门散散步。")])
+    assert out[1].status == "duplicate" and out[1].evidence["reason"] == "exact"  # same after folding
+    assert out[2].status == "unique"  # similar, but too short for an estimate to count
+
+
+async def test_check_stores_nothing() -> None:
+    eng = await engine()
+    await eng.decide([Document(id="a", text=NOTICE)])
+    before = await eng.store.stats()
+    d = await eng.check(Document(id="b", text=NOTICE + " "))
+    assert d.status == "duplicate" and d.duplicate_of == "a"
+    assert await eng.store.stats() == before
+
+
+class InterleavingStore(MemoryFingerprintStore):
+    """Yields to the event loop in every call, so two engines' windows interleave like two workers."""
+
+    async def _yield(self) -> None:
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    async def claim_exact(self, items: Any) -> list[str]:
+        await self._yield()
+        return await super().claim_exact(items)
+
+    async def query(self, keys_per_doc: Any) -> list[set[str]]:
+        await self._yield()
+        return await super().query(keys_per_doc)
+
+    async def add(self, records: Any) -> None:
+        await self._yield()
+        await super().add(records)
+
+    async def fetch(self, doc_ids: Any) -> Any:
+        await self._yield()
+        return await super().fetch(doc_ids)
+
+
+async def test_two_workers_two_near_duplicates_at_once_exactly_one_unique() -> None:
+    store = InterleavingStore()
+    s = load_settings(store_url="memory://")
+    w1 = Engine(s.model_copy(update={"worker_id": "w1"}), store)
+    w2 = Engine(s.model_copy(update={"worker_id": "w2"}), store)
+    for k in range(5):
+        a = Document(id=f"x{k}", text=NOTICE + f"（第{k}批）" * 1, published_at=100.0 + k)
+        b = Document(id=f"y{k}", text="来源：某网\n" + NOTICE + f"（第{k}批）", published_at=100.0 + k + 0.5)
+        d1, d2 = await asyncio.gather(w1.decide([a]), w2.decide([b]))
+        statuses = sorted([d1[0].status, d2[0].status])
+        assert statuses == ["duplicate", "unique"], (d1[0].evidence, d2[0].evidence)
+        assert d2[0].duplicate_of == a.id  # the earlier publish time wins the race
+        assert d2[0].evidence.get("race") is True
+
+
+async def test_ttl_per_content_type() -> None:
+    now = [1_000_000.0]
+    store = MemoryFingerprintStore(clock=lambda: now[0])
+    s = load_settings(store_url="memory://", ttl_seconds={"news": 7 * 86400, "announcement": None})
+    store.ttl = type(store.ttl)(by_type=s.ttl_seconds)
+    eng = Engine(s, store)
+    await eng.decide([Document(id="n", text=NOTICE, type="news"),
+                      Document(id="a", text=sample_docs(1)[0].text, type="announcement")])
+    now[0] += 8 * 86400
+    assert await store.expire() == 1
+    assert set(await store.fetch(["n", "a"])) == {"a"}
+    out = await eng.decide([Document(id="n2", text=NOTICE, type="news")])
+    assert out[0].status == "unique"  # the week-old news item is gone
+
+
+async def test_file_store_second_run_dedups_against_first(tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'store.json'}"
+    docs = sample_docs(60)
+    eng = await engine(store_url=url)
+    first = await decide_all(eng, docs[:30], 100)
+    await eng.close()
+    eng2 = await engine(store_url=url)
+    again = await decide_all(eng2, docs[:30], 100)
+    assert [d.status for d in again] == [d.status for d in first]
+    await eng2.close()
+
+
+def test_invalid_input_has_reasons() -> None:
+    cases = {
+        b"not json": "bad_json",
+        b'{"text": "x"}': "missing_id",
+        b'{"id": "1"}': "missing_text",
+        b'{"id": "1", "text": "   "}': "empty_text",
+        b'{"id": "1", "text": "\xff\xfe"}': "bad_encoding",
+        b"[1, 2]": "bad_schema",
+        b'{"id": "1", "text": "' + b"a" * 2000 + b'"}': "too_large",
+        b'{"id": "1", "text": "ok", "published_at": "yesterday"}': "bad_field",
+    }
+    for raw, reason in cases.items():
+        with pytest.raises(InvalidDocument) as err:
+            parse_document(raw, max_bytes=1000)
+        assert err.value.reason == reason, raw[:40]
+    with pytest.raises(InvalidDocument) as err:
+        parse_document(b"[" * 100_000 + b"]" * 100_000)
+    assert err.value.reason == "bad_json"
+
+
+def test_adaptive_threshold_moves_within_bounds() -> None:
+    s = load_settings()
+    t = s.thresholds.model_copy(update={"adaptive_every": 10, "adaptive_floor": 0.6, "adaptive_ceiling": 0.9})
+    policy = HybridPolicy(t)
+    assert not policy.observe(5, [0.95] * 5)
+    assert policy.observe(5, [0.9, 0.8, 0.85, 0.95, 0.75])
+    assert 0.6 <= policy.jaccard_high <= 0.9
+    low = HybridPolicy(t)
+    low.observe(10, [0.1, 0.9, 0.2, 0.95])
+    assert low.jaccard_high == 0.6  # clamped at the floor
+    off = HybridPolicy(t.model_copy(update={"adaptive": False}))
+    assert not off.observe(100, [0.5] * 100)
