@@ -63,15 +63,11 @@ class Pipeline:
 
     def settings(self, **overrides: Any) -> Any:
         """Settings for in-process CLI calls (publish, tail) against this pipeline."""
-        from config import Settings
+        from config import load_settings
 
-        return Settings(
-            broker_url=self.broker.url,
-            app_id=self.app_id,
-            topics={"raw": self.raw, "unique": self.unique, "duplicate": self.duplicate,
-                    "dead_letter": self.dead_letter, "partitions": self.partitions},
-            **overrides,
-        )  # fmt: skip
+        topics = {"raw": self.raw, "unique": self.unique, "duplicate": self.duplicate,
+                  "dead_letter": self.dead_letter, "partitions": self.partitions}  # fmt: skip
+        return load_settings(broker_url=self.broker.url, app_id=self.app_id, topics=topics, **overrides)
 
     @property
     def outputs(self) -> list[str]:

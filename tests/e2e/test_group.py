@@ -83,7 +83,7 @@ def test_kill_9_mid_stream_loses_nothing(
     for i, recs in by_id.items():
         assert len({(r["status"], r["duplicate_of"]) for r in recs}) == 1, (i, recs)
     redelivered = sum(1 for recs in by_id.values() if len(recs) > 1)
-    by_worker = defaultdict(int)
+    by_worker: defaultdict[str, int] = defaultdict(int)
     for recs in by_id.values():
         for r in recs:
             by_worker[r["evidence"].get("worker_id")] += 1

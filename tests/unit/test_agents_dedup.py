@@ -11,7 +11,7 @@ import pytest
 from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError
 
 from agents.dedup import Backoff, BatchProcessor, Deliverer, InMessage, OutRecord, is_transient, raw_field
-from config import Settings
+from config import Settings, load_settings
 from service.document import Document
 from storage import StoreError
 
@@ -66,7 +66,7 @@ def doc(i: str, text: str) -> bytes:
 
 @pytest.fixture
 def settings() -> Settings:
-    return Settings(store_url="memory://", worker_id="unit")
+    return load_settings(store_url="memory://", worker_id="unit")
 
 
 async def test_one_output_per_input_in_order(settings: Settings) -> None:
