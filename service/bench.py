@@ -168,7 +168,8 @@ def main(args: argparse.Namespace) -> int:
         results["simhash_package_docs_per_s"] = f"failed: {type(exc).__name__}"
     results["ratios"] = {
         "neardup_vs_classic": results["speedup_vs_classic"],
-        "rjieba_vs_jieba_segmentation": round(results["rjieba_segment_mb_per_s"] / results["jieba_segment_mb_per_s"], 1),
+        "rjieba_vs_jieba_segmentation": round(
+            results["rjieba_segment_mb_per_s"] / results["jieba_segment_mb_per_s"], 1),
         "neardup_minhash_vs_datasketch": round(results["neardup_minhash_from_text_docs_per_s"]
                                                / results["datasketch_minhash_docs_per_s"], 1),
     }

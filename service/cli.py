@@ -33,7 +33,7 @@ def _open_out(path: str | None, default: IO[str] | None = None) -> IO[str] | Non
     if path == "-":
         return sys.stdout
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+    return open(path, "w", encoding="utf-8")
 
 
 def _read_lines(path: str) -> Iterator[tuple[int, bytes]]:

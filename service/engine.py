@@ -324,9 +324,9 @@ class Engine:
     # ---------------------------------------------------------------- re-check
     def _candidate(self, rec: FingerprintRecord) -> _Candidate | None:
         try:
-            sig, kind, size, seed = decode_signature(rec.signature)
+            sig, kind, _size, seed = decode_signature(rec.signature)
             profile = decode_profile(rec.profile)
-        except (ValueError, Exception):  # a record from another format version is not comparable
+        except Exception:  # a record from another format version is not comparable
             self.metrics.recheck_rejections.labels("format").inc()
             return None
         if seed != self.settings.fingerprint.seed or sig.shape[0] != self.settings.fingerprint.num_perm:
@@ -347,7 +347,7 @@ class Engine:
         scale = 64.0 / (64 * fps.simhash.shape[1])
         out: list[_Match] = []
         for c, j, h in zip(usable, js.tolist(), hs.tolist(), strict=True):
-            sim = Similarity(round(j, 4), int(round(h * scale)),
+            sim = Similarity(round(j, 4), round(h * scale),
                              round(containment(j, int(fps.shingle_counts[row]), c.shingles), 4))
             out.append(_Match(c, sim, self.policy.rule(sim)))
         return out
@@ -432,7 +432,7 @@ class Engine:
                 if p.clauses.critical_against(m.candidate.profile) is not None:
                     continue
                 other = m.candidate
-                other_first = other.doc_id in decided and decided[other.doc_id].status == UNIQUE or (
+                other_first = (other.doc_id in decided and decided[other.doc_id].status == UNIQUE) or (
                     other.doc_id not in decided and (other.published_at, other.doc_id) < (p.published_at, p.doc.id))
                 if other.doc_id in decided and decided[other.doc_id].status == DUPLICATE:
                     other_first = True  # it is already emitted; chains point at emitted documents

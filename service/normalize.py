@@ -105,7 +105,7 @@ def _build_tables(t2s: bool) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint
             c |= ktext.DIGIT
         if (0x3400 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp < TABLE_SIZE) and ch.isalpha():
             c |= ktext.CJK
-        if "〇" == ch:
+        if ch == "〇":
             c |= ktext.CJK | ktext.ALNUM
         classes[cp] = c
     return table, classes
