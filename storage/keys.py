@@ -35,8 +35,10 @@ key                    type (owner)     value                          expiry
     class is one script call on one slot. Two index keys of one shard with the same check (about
     1e-10 per lookup) would only add a candidate, which the engine re-checks anyway.
 ``B``
-    ``floor(now / W_T)`` in base 36 with ``W_T = max(time_bucket_seconds, ceil(T / 8))``: at most
-    about ten live buckets per class however long its ttl, each expiring as a whole.
+    ``floor(now / W_T)`` in base 36 with ``W_T = max(time_bucket_seconds, ceil(T / 4))``: about five
+    live buckets per class however long its ttl, each expiring as a whole. Wider buckets mean
+    fewer keys per lookup (each is one ZRANGE inside the script, ~1.5 us) but entries that stay in
+    memory up to ``W_T`` past their ttl (their records are gone at the ttl, so queries skip them).
 
 Why sorted sets and shards instead of one set per index key: most LSH band keys are held by one
 document only, and a Redis key costs about 100-150 bytes before its first member, while a listpack
@@ -62,7 +64,7 @@ DOC_DIGEST_BYTES = 8
 CHECK_BYTES = 5
 MEMBER_BYTES = CHECK_BYTES + DOC_DIGEST_BYTES
 DEFAULT_SHARDS = 1 << 19
-MAX_LIVE_BUCKETS = 8  # per TTL class; wider buckets beyond this keep query fan-out bounded
+MAX_LIVE_BUCKETS = 4  # per TTL class: a lookup reads about 5 bucket keys per class, whatever the ttl
 DAY = 86_400
 EXPIRY_MARGIN = 60  # seconds, covers clock skew between workers and servers
 
@@ -166,26 +168,48 @@ class KeyLayout:
         """Absolute expiry of a bucket key: its end plus the ttl, so no entry outlives its key."""
         return (bucket + 1) * self.bucket_width(ttl) + ttl + EXPIRY_MARGIN
 
-    def bucket_key(self, slot: IndexSlot, ttl: int | None, bucket: int | None) -> bytes:
-        key = self.prefix + b"{i%x}" % slot.shard + ttl_class(ttl)
+    def index_tag(self, slot: IndexSlot) -> bytes:
+        return self.prefix + b"{i%x}" % slot.shard
+
+    def _suffix(self, ttl: int | None, bucket: int | None) -> tuple[bytes, int]:
+        """The part of a bucket key after the tag, and its sub-shard count."""
         if bucket is None:
-            return key
-        key += b":" + _b36(bucket)
-        subs = self.sub_shards(ttl)
+            return ttl_class(ttl), 1
+        return ttl_class(ttl) + b":" + _b36(bucket), self.sub_shards(ttl)
+
+    @staticmethod
+    def _with_sub(key: bytes, slot: IndexSlot, subs: int) -> bytes:
         return key if subs == 1 else key + b".%x" % (slot.spread % subs)
 
+    def bucket_key(self, slot: IndexSlot, ttl: int | None, bucket: int | None) -> bytes:
+        suffix, subs = self._suffix(ttl, bucket)
+        return self._with_sub(self.index_tag(slot) + suffix, slot, subs)
+
     def live_buckets(self, ttl: int | None, now: float) -> list[int | None]:
-        """Time buckets of a class whose keys may still exist (one ahead, for clock skew)."""
+        """Time buckets of a class that may hold live entries, allowing EXPIRY_MARGIN of clock skew
+        between the writer and this reader either way."""
         if ttl is None:
             return [None]
         width = self.bucket_width(ttl)
-        # bucket b lives until (b + 1) * width + ttl + margin: the first one still alive
+        # an entry written at t lives until t + ttl, so nothing before now - ttl can be alive
         first = max(0, int((now - ttl - EXPIRY_MARGIN) // width))
-        last = int(now // width) + 1
+        last = int((now + EXPIRY_MARGIN) // width)
         return list(range(first, last + 1))
 
-    def live_bucket_keys(self, slot: IndexSlot, ttls: Iterable[int | None], now: float) -> list[bytes]:
-        return [self.bucket_key(slot, t, b) for t in ttls for b in self.live_buckets(t, now)]
+    def live_suffixes(self, ttls: Iterable[int | None], now: float) -> list[tuple[bytes, int]]:
+        """Computed once per query call, shared by all its index keys."""
+        return [self._suffix(t, b) for t in ttls for b in self.live_buckets(t, now)]
+
+    def live_bucket_keys(
+        self,
+        slot: IndexSlot,
+        ttls: Iterable[int | None],
+        now: float,
+        suffixes: list[tuple[bytes, int]] | None = None,
+    ) -> list[bytes]:
+        tag = self.index_tag(slot)
+        found = self.live_suffixes(ttls, now) if suffixes is None else suffixes
+        return [self._with_sub(tag + suffix, slot, subs) for suffix, subs in found]
 
     @staticmethod
     def member(check: bytes, digest: bytes) -> bytes:

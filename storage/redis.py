@@ -73,13 +73,29 @@ end
 return out
 """
 
+# ZADD members (ARGV[2..], score 0 each) and, unless ARGV[1] is 0, EXPIREAT ARGV[1]: one command
+# per bucket key instead of two, because client-side command cost dominates add().
+_ADD_LUA = b"""
+for i = 2, #ARGV, 200 do
+  local args = {}
+  for j = i, math.min(i + 199, #ARGV) do
+    args[#args + 1] = 0
+    args[#args + 1] = ARGV[j]
+  end
+  redis.call('ZADD', KEYS[1], unpack(args))
+end
+if ARGV[1] ~= '0' then redis.call('EXPIREAT', KEYS[1], ARGV[1]) end
+return 0
+"""
+
 _RELEASE_LUA = b"""
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
 
-_SCRIPTS = {hashlib.sha1(body).hexdigest(): body for body in (_LOOKUP_LUA, _RELEASE_LUA)}
+_SCRIPTS = {hashlib.sha1(body).hexdigest(): body for body in (_LOOKUP_LUA, _ADD_LUA, _RELEASE_LUA)}
 _LOOKUP_SHA = hashlib.sha1(_LOOKUP_LUA).hexdigest()
+_ADD_SHA = hashlib.sha1(_ADD_LUA).hexdigest()
 _RELEASE_SHA = hashlib.sha1(_RELEASE_LUA).hexdigest()
 
 
@@ -355,9 +371,25 @@ class RedisFingerprintStore:
             self._client = aioredis.Redis(connection_pool=pool)
         try:
             await self._run([_Cmd(("PING",))])
+            await self._load_scripts()
         except BaseException:
             await self.close()
             raise
+
+    async def _load_scripts(self) -> None:
+        """Load the scripts everywhere up front; EVALSHA falls back to EVAL where a node lacks them
+        (a replica promoted since, or a restarted node)."""
+
+        async def load() -> None:
+            for body in _SCRIPTS.values():
+                if self.cluster:
+                    await self.client.execute_command(
+                        "SCRIPT LOAD", body, target_nodes=RedisCluster.PRIMARIES
+                    )
+                else:
+                    await self.client.execute_command("SCRIPT LOAD", body)
+
+        await self._retrying(load)
 
     async def close(self) -> None:
         client, self._client = self._client, None
@@ -522,8 +554,9 @@ class RedisFingerprintStore:
         if not lookups:
             return [set() for _ in keys_per_doc]
         cmds = []
+        suffixes = self.layout.live_suffixes(self._ttls, now)
         for slot in lookups:
-            bucket_keys = self.layout.live_bucket_keys(slot, self._ttls, now)
+            bucket_keys = self.layout.live_bucket_keys(slot, self._ttls, now, suffixes)
             lo, hi = self.layout.lex_range(slot.check)
             cmds.append(_Cmd(("EVALSHA", _LOOKUP_SHA, len(bucket_keys), *bucket_keys, lo, hi)))
         found = await self._run(cmds)
@@ -600,14 +633,10 @@ class RedisFingerprintStore:
                     expire_at[bkey] = self.layout.bucket_expire_at(ttl, tb)
         # records before index entries: whoever finds an entry can read its record
         await self._run(writes)
-        index: list[_Cmd] = []
-        for bkey, members in buckets.items():
-            flat: list[Any] = []
-            for m in dict.fromkeys(members):
-                flat += (0, m)
-            index.append(_Cmd(("ZADD", bkey, *flat)))
-            if bkey in expire_at:
-                index.append(_Cmd(("EXPIREAT", bkey, expire_at[bkey])))
+        index = [
+            _Cmd(("EVALSHA", _ADD_SHA, 1, bkey, expire_at.get(bkey, 0), *dict.fromkeys(members)))
+            for bkey, members in buckets.items()
+        ]
         await self._run(index)
 
     async def expire(self, now: float | None = None) -> int:

@@ -62,10 +62,11 @@ def test_index_slot_is_pinned(layout: KeyLayout) -> None:
     slot = layout.index_slot(b"M\x03" + bytes(8))
     assert (slot.shard, slot.check.hex()) == (108206, "021042f4fd")
     assert len(slot.check) == CHECK_BYTES
-    assert layout.bucket_key(slot, 7 * DAY, 20_000) == b"nd:{i1a6ae}t604800:ffk"
-    # 30 days -> 3.75-day buckets, split in four sub-shards
-    assert layout.sub_shards(30 * DAY) == 4
-    assert layout.bucket_key(slot, 30 * DAY, 20_000) == b"nd:{i1a6ae}t2592000:ffk.%d" % (slot.spread % 4)
+    assert layout.bucket_key(slot, 3600, 20_000) == b"nd:{i1a6ae}t3600:ffk"  # one-day buckets
+    # 7 days -> 1.75-day buckets in 2 sub-shards; 30 days -> 7.5-day buckets in 8
+    assert (layout.sub_shards(7 * DAY), layout.sub_shards(30 * DAY)) == (2, 8)
+    assert layout.bucket_key(slot, 7 * DAY, 20_000) == b"nd:{i1a6ae}t604800:ffk.0"
+    assert layout.bucket_key(slot, 30 * DAY, 20_000) == b"nd:{i1a6ae}t2592000:ffk.0"
     assert layout.bucket_key(slot, None, None) == b"nd:{i1a6ae}f"
     assert key_slot(b"nd:{i1a6ae}f") == 11582
 
@@ -76,8 +77,8 @@ def test_time_buckets_of_one_index_key_share_a_slot(layout: KeyLayout) -> None:
     assert ttls == [7 * DAY, 30 * DAY, None]
     for index_key in (b"S\x00\x12\x34", b"M\x1f" + bytes(range(8)), b"", b"{}"):
         keys = layout.live_bucket_keys(layout.index_slot(index_key), ttls, now)
-        # 7 days / 1-day buckets, 30 days / 3.75-day buckets, one forever key
-        assert 9 <= len(keys) <= 24
+        # 7 days / 1.75-day buckets, 30 days / 7.5-day buckets: 5-6 each, and one forever key
+        assert 11 <= len(keys) <= 13
         assert len({key_slot(k) for k in keys}) == 1, index_key
         assert len(set(keys)) == len(keys)
 
@@ -91,7 +92,7 @@ def test_bucket_write_is_among_live_buckets_and_expires_after_its_entries(layout
             assert tb in layout.live_buckets(ttl, now)
             # still looked at for as long as the key lives
             assert tb in layout.live_buckets(ttl, layout.bucket_expire_at(ttl, tb) - 1)
-        assert len(layout.live_buckets(ttl, 1_767_225_600.0)) <= 11  # bounded query fan-out
+        assert len(layout.live_buckets(ttl, 1_767_225_600.0)) <= 6  # bounded query fan-out
     assert layout.time_bucket(None, 1e9) is None
     assert layout.live_buckets(None, 1e9) == [None]
 
