@@ -59,7 +59,7 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     rex.TryAgainError,
     rex.AskError,  # includes MovedError
     rex.ReadOnlyError,
-    rex.SlotNotCoveredError,
+    rex.RedisClusterException,  # includes SlotNotCoveredError; "no reachable node" while one restarts
     OSError,
     asyncio.TimeoutError,
 )
@@ -172,6 +172,13 @@ def encode_record(rec: FingerprintRecord) -> bytes:
 
 
 def decode_record(data: bytes) -> FingerprintRecord:
+    try:
+        return _decode_record(data)
+    except (IndexError, ValueError, struct.error) as exc:  # UnicodeDecodeError is a ValueError
+        raise StoreError(f"stored record is corrupt: {type(exc).__name__}") from exc
+
+
+def _decode_record(data: bytes) -> FingerprintRecord:
     r = _Reader(data)
     if r.uvarint() != RECORD_VERSION:
         raise StoreError("stored record has an unknown format version")
@@ -225,6 +232,13 @@ def encode_decision(d: DecisionRecord) -> bytes:
 
 
 def decode_decision(data: bytes) -> DecisionRecord:
+    try:
+        return _decode_decision(data)
+    except (IndexError, ValueError) as exc:
+        raise StoreError(f"stored decision is corrupt: {type(exc).__name__}") from exc
+
+
+def _decode_decision(data: bytes) -> DecisionRecord:
     r = _Reader(data)
     if r.uvarint() != DECISION_VERSION:
         raise StoreError("stored decision has an unknown format version")
@@ -383,9 +397,7 @@ class RedisFingerprintStore:
         async def load() -> None:
             for body in _SCRIPTS.values():
                 if self.cluster:
-                    await self.client.execute_command(
-                        "SCRIPT LOAD", body, target_nodes=RedisCluster.PRIMARIES
-                    )
+                    await self.client.execute_command("SCRIPT LOAD", body, target_nodes=RedisCluster.PRIMARIES)
                 else:
                     await self.client.execute_command("SCRIPT LOAD", body)
 
@@ -490,8 +502,7 @@ class RedisFingerprintStore:
             cmds.append(_Cmd(args, {"get": True}))
         out = await self._run(cmds)
         return [
-            doc_id if held is None else held.decode("utf-8")
-            for (_, doc_id, _), held in zip(items, out, strict=True)
+            doc_id if held is None else held.decode("utf-8") for (_, doc_id, _), held in zip(items, out, strict=True)
         ]
 
     async def _claim_two_step(self, items: Sequence[tuple[bytes, str, str]]) -> list[str]:
@@ -521,9 +532,7 @@ class RedisFingerprintStore:
         return [o or "" for o in owners]
 
     async def release_exact(self, items: Sequence[tuple[bytes, str]]) -> None:
-        await self._run(
-            [_Cmd(("EVALSHA", _RELEASE_SHA, 1, self.layout.claim_key(h), doc_id)) for h, doc_id in items]
-        )
+        await self._run([_Cmd(("EVALSHA", _RELEASE_SHA, 1, self.layout.claim_key(h), doc_id)) for h, doc_id in items])
 
     async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
         ids = list(dict.fromkeys(doc_ids))
@@ -591,9 +600,7 @@ class RedisFingerprintStore:
             else:
                 longer.append((d, got))
         if longer:
-            tails = await self._run(
-                [_Cmd(("GETRANGE", self.layout.record_key(d), 0, n - 1)) for d, n in longer]
-            )
+            tails = await self._run([_Cmd(("GETRANGE", self.layout.record_key(d), 0, n - 1)) for d, n in longer])
             for (d, _), head in zip(longer, tails, strict=True):
                 if head and isinstance(name := record_id(head), str):
                     ids[d] = name

@@ -148,9 +148,7 @@ async def test_concurrent_claims_from_two_clients_have_one_owner(backend: Backen
     async def claim(store: Any, who: str) -> list[str]:
         out: list[str] = []
         for i in range(0, len(hashes), 20):  # many small batches interleave the two clients
-            out += await store.claim_exact(
-                [(x, f"{who}{i + j}", "news") for j, x in enumerate(hashes[i : i + 20])]
-            )
+            out += await store.claim_exact([(x, f"{who}{i + j}", "news") for j, x in enumerate(hashes[i : i + 20])])
         return out
 
     a, b = await asyncio.gather(claim(s1, "a"), claim(s2, "b"))
@@ -192,9 +190,7 @@ async def test_decisions_expire_per_content_type(backend: Backend) -> None:
 # -- records and the index -----------------------------------------------------------------------
 async def test_add_query_fetch_round_trip(backend: Backend) -> None:
     s = await backend.open()
-    k = [b"S\x00" + bytes([i, 7]) for i in range(4)] + [
-        b"M" + bytes([i]) + h(f"band{i}", 8) for i in range(20)
-    ]
+    k = [b"S\x00" + bytes([i, 7]) for i in range(4)] + [b"M" + bytes([i]) + h(f"band{i}", 8) for i in range(20)]
     r1 = make_record("doc-1", tuple(k[:12]))
     r2 = make_record("doc-2", tuple(k[8:20]), content_type="announcement", published_at=1.5e9 + 0.25)
     r3 = make_record("doc-3", (k[0], b"\x00", b"{}}{", b""), content_type="other")
@@ -331,9 +327,7 @@ async def test_redis_two_step_claims_match_set_nx_get(redis_server: str) -> None
     await s.open()
     try:
         s._set_get = False  # type: ignore[attr-defined]
-        assert await s.claim_exact(
-            [(h("l1"), "a", "news"), (h("l1"), "b", "news"), (h("l2"), "b", "news")]
-        ) == [
+        assert await s.claim_exact([(h("l1"), "a", "news"), (h("l1"), "b", "news"), (h("l2"), "b", "news")]) == [
             "a",
             "a",
             "b",
@@ -407,3 +401,31 @@ async def test_cluster_rides_out_a_master_failover() -> None:
             await s.close()
         finally:
             cluster.stop()
+
+
+def test_packed_values_round_trip_edge_cases() -> None:
+    """The Redis value formats keep every field exactly, including odd ones the engine may send."""
+    from storage.redis import decode_decision, decode_record, encode_decision, encode_record, record_id
+
+    odd = FingerprintRecord(
+        doc_id="",
+        content_type="",
+        published_at=-1.5e-300,
+        content_hash=b"",
+        simhash=b"\x00" * 16,
+        signature=bytes(range(256)) * 40,
+        profile=b"",
+        shingles=-(2**62),
+        length=2**62,
+        index_keys=(b"", b"\xff" * 300),
+    )
+    data = encode_record(odd)
+    assert decode_record(data) == odd
+    assert record_id(data) == "" and record_id(encode_record(make_record("ab", ()))) == "ab"
+    assert record_id(encode_record(make_record("i" * 200, ()))[:80]) == 2 + 1 + 200  # needs more bytes
+    d = DecisionRecord("é", "duplicate", "", "", "")
+    assert decode_decision(encode_decision(d)) == d
+    with pytest.raises(StoreError):
+        decode_record(data[:40])
+    with pytest.raises(StoreError):
+        decode_decision(b"\x01\x05ab")
