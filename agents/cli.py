@@ -77,6 +77,22 @@ def publish(
     progress: bool = True,
     skip_invalid: bool = False,
     idempotent: bool = True,
+) -> int:
+    """``neardup publish``: :func:`publish_file`, a summary on stderr; returns the exit code (0)."""
+    name = resolve_topic(settings, topic or "raw")
+    n = publish_file(settings, path, topic=name, progress=progress, skip_invalid=skip_invalid, idempotent=idempotent)
+    print(f"published {n} messages to {name}", file=sys.stderr)
+    return 0
+
+
+def publish_file(
+    settings: Settings,
+    path: str | Path,
+    *,
+    topic: str | None = None,
+    progress: bool = True,
+    skip_invalid: bool = False,
+    idempotent: bool = True,
     max_in_flight: int = 10_000,
 ) -> int:
     """Send a JSONL file (``-`` for stdin) to the raw topic, one message per non-blank line.
@@ -84,18 +100,10 @@ def publish(
     Each line's bytes go out unchanged, keyed by the document id. Lines that are not JSON objects
     with an id are sent without a key (the workers dead-letter them), or skipped with
     ``skip_invalid``. Waits for every broker ack; returns the number of messages sent.
+    ``idempotent=False`` is for brokers without idempotent producers.
     """
-    return asyncio.run(
-        _publish(
-            settings,
-            path,
-            resolve_topic(settings, topic or "raw"),
-            progress,
-            skip_invalid,
-            idempotent,
-            max_in_flight,
-        )
-    )
+    name = resolve_topic(settings, topic or "raw")
+    return asyncio.run(_publish(settings, path, name, progress, skip_invalid, idempotent, max_in_flight))
 
 
 async def _publish(
@@ -192,14 +200,24 @@ def _render(msg: Any, meta: bool) -> str:
             "timestamp": msg.timestamp,
             "value": value,
         }
-    return (
-        encode_json(value).decode("utf-8")
-        if isinstance(value, dict)
-        else json.dumps(value, ensure_ascii=False)
-    )
+    return encode_json(value).decode("utf-8") if isinstance(value, dict) else json.dumps(value, ensure_ascii=False)
 
 
 def tail(
+    settings: Settings,
+    topic: str,
+    *,
+    from_beginning: bool = False,
+    max_messages: int | None = None,
+    timeout: float | None = None,
+    meta: bool = False,
+) -> int:
+    """``neardup tail``: :func:`tail_records` to stdout; returns the exit code (0)."""
+    tail_records(settings, topic, from_beginning=from_beginning, max_messages=max_messages, timeout=timeout, meta=meta)
+    return 0
+
+
+def tail_records(
     settings: Settings,
     topic: str,
     *,
@@ -214,20 +232,12 @@ def tail(
     ``topic`` is a logical name (raw, unique, duplicate, dead-letter) or a literal topic name.
     Reads all partitions without a consumer group (commits nothing). Stops after ``max_messages``,
     or once ``timeout`` seconds pass without a new record; otherwise runs until interrupted.
-    ``meta`` wraps each value with topic, partition, offset, key and timestamp.
+    ``meta`` wraps each value with topic, partition, offset, key and timestamp. Values that are
+    not JSON are printed as ``{"_raw": text-or-base64, "_encoding": ...}``.
     """
+    name = resolve_topic(settings, topic)
     try:
-        return asyncio.run(
-            _tail(
-                settings,
-                resolve_topic(settings, topic),
-                from_beginning,
-                max_messages,
-                timeout,
-                meta,
-                out or sys.stdout,
-            )
-        )
+        return asyncio.run(_tail(settings, name, from_beginning, max_messages, timeout, meta, out or sys.stdout))
     except KeyboardInterrupt:
         return 0
 
@@ -321,16 +331,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--meta", action="store_true", help="wrap values with partition, offset and key")
 
     args = parser.parse_args(argv)
+    # the engine's numba kernels cache their compiled code here (same default as service.cli)
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "neardup" / "numba"))
     settings = load_settings(args.config)
     if args.command == "worker":
         return run_worker(settings, web_bind=args.web_bind, loglevel=args.loglevel)
     logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        level=settings.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if args.command == "publish":
-        n = publish(
+        return publish(
             settings,
             args.path,
             topic=args.topic,
@@ -338,9 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             skip_invalid=args.skip_invalid,
             idempotent=not args.no_idempotence,
         )
-        print(f"published {n} messages", file=sys.stderr)
-        return 0
-    tail(
+    return tail(
         settings,
         args.topic,
         from_beginning=args.from_beginning,
@@ -348,7 +356,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         timeout=args.timeout,
         meta=args.meta,
     )
-    return 0
 
 
 if __name__ == "__main__":
