@@ -185,9 +185,7 @@ class BatchProcessor:
         if self.engine_metrics is not None and not cut:
             self.engine_metrics.dead_letters.labels(reason).inc()
         if not cut:
-            log.info(
-                "dead-letter %s:%d@%d reason=%s %s", msg.topic, msg.partition, msg.offset, reason, error[:200]
-            )
+            log.info("dead-letter %s:%d@%d reason=%s %s", msg.topic, msg.partition, msg.offset, reason, error[:200])
         return OutRecord("dead_letter", key, encode_json(record), msg, reason, error, doc_id, cut)
 
     def decision_record(self, msg: InMessage, doc: Document, decision: Any) -> OutRecord:
@@ -243,9 +241,7 @@ class BatchProcessor:
             if self.metrics is not None:
                 self.metrics.poison_batches.inc()
             if len(docs) > 1:
-                log.warning(
-                    "window of %d failed (%s: %s); retrying one by one", len(docs), type(exc).__name__, exc
-                )
+                log.warning("window of %d failed (%s: %s); retrying one by one", len(docs), type(exc).__name__, exc)
             else:
                 return [exc]
         results: list[Any] = []
@@ -322,22 +318,16 @@ class Deliverer:
                 elif out.output != "dead_letter":
                     # the decision is stored, but its record cannot be carried: say so on dead-letter
                     error = f"{out.output} record of {len(out.value)} bytes: {res!r}"
-                    retry.append(
-                        self.processor.dead_letter(out.source, "output_too_large", error, _doc_id(out))
-                    )
+                    retry.append(self.processor.dead_letter(out.source, "output_too_large", error, _doc_id(out)))
                 elif not out.raw_cut:
-                    retry.append(
-                        self.processor.dead_letter(out.source, out.reason, out.error, out.doc_id, cut=True)
-                    )
+                    retry.append(self.processor.dead_letter(out.source, out.reason, out.error, out.doc_id, cut=True))
                 else:
                     log.error("dropping dead-letter record of %s:%d@%d: %r even with a cut raw copy",
                               out.source.topic, out.source.partition, out.source.offset, res)  # fmt: skip
             if retry:
                 if self.metrics is not None:
                     self.metrics.produce_retries.inc(len(retry))
-                log.warning(
-                    "%d output records not acknowledged; re-sending in %.1fs", len(retry), backoff.current
-                )
+                log.warning("%d output records not acknowledged; re-sending in %.1fs", len(retry), backoff.current)
                 await backoff.sleep()
             pending = retry
 
@@ -378,9 +368,7 @@ def attach_dedup_agent(app: faust.App, runtime: Runtime) -> Any:
     async def dedup(stream: Any) -> None:
         # the engine is opened by NeardupApp.on_start, before the consumer; this only guards restarts
         await runtime.engine_open.wait()
-        processor = BatchProcessor(
-            runtime.engine, settings, runtime.metrics, on_degraded=runtime.set_degraded
-        )
+        processor = BatchProcessor(runtime.engine, settings, runtime.metrics, on_degraded=runtime.set_degraded)
         deliverer = Deliverer(faust_sender(runtime), processor, runtime.metrics)
         events: list[EventT]
         async for events in stream.noack_take(window.max_count, within=window.max_age_seconds):
@@ -391,8 +379,19 @@ def attach_dedup_agent(app: faust.App, runtime: Runtime) -> Any:
             if processor.engine_metrics is not None:
                 reason = "count" if len(msgs) >= window.max_count else "age"
                 processor.engine_metrics.window_closed.labels(reason).inc()
-            outs = await processor.process(msgs)
-            await deliverer.deliver(outs)
+            backoff = Backoff(1.0, 30.0)
+            while True:
+                try:
+                    outs = await processor.process(msgs)
+                    await deliverer.deliver(outs)
+                    break
+                except Exception:
+                    # a bug of ours, not of one document: never ack the window, never let the agent
+                    # die (Faust would keep the worker up with nothing consuming); retry, /ready says so
+                    log.exception("window of %d messages failed; retrying in %.0fs", len(msgs), backoff.current)
+                    runtime.set_degraded("agent error: see the worker log")
+                    await backoff.sleep()
+            runtime.set_degraded(None)
             # every output of the window is acknowledged: now its offsets may be committed
             for event in events:
                 await stream.ack(event)
