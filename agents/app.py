@@ -59,9 +59,7 @@ class AgentMetrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         p = "neardup_agent_"
-        self.messages_in = Counter(
-            p + "messages_in_total", "raw messages taken from Kafka", registry=registry
-        )
+        self.messages_in = Counter(p + "messages_in_total", "raw messages taken from Kafka", registry=registry)
         self.outputs = Counter(
             p + "outputs_total", "records produced and acknowledged, by output", ["output"], registry=registry
         )
@@ -90,9 +88,7 @@ class AgentMetrics:
             registry=registry,
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
         )
-        self.ready = Gauge(
-            p + "ready", "1 when the engine is open and partitions are assigned", registry=registry
-        )
+        self.ready = Gauge(p + "ready", "1 when the engine is open and partitions are assigned", registry=registry)
         self.assigned_partitions = Gauge(p + "assigned_partitions", "raw partitions held", registry=registry)
 
 
@@ -292,9 +288,7 @@ def register_views(app: faust.App, runtime: Runtime) -> None:
         """Prometheus text: the engine's collectors and the agent's, one registry."""
 
         async def get(self, request: Request) -> Response:
-            return self.bytes(
-                generate_latest(runtime.registry), content_type=CONTENT_TYPE_LATEST.split(";")[0]
-            )
+            return self.bytes(generate_latest(runtime.registry), content_type=CONTENT_TYPE_LATEST.split(";")[0])
 
     @app.page("/check")
     class Check(WebView):
@@ -319,9 +313,7 @@ def register_views(app: faust.App, runtime: Runtime) -> None:
                 return _json_response(self, {"reason": exc.reason, "error": str(exc)}, 400)
             except Exception as exc:
                 log.exception("check failed for %r", doc.id)
-                return _json_response(
-                    self, {"reason": "engine_error", "error": f"{type(exc).__name__}: {exc}"}, 500
-                )
+                return _json_response(self, {"reason": "engine_error", "error": f"{type(exc).__name__}: {exc}"}, 500)
             return _json_response(self, record)
 
         async def get(self, request: Request) -> Response:

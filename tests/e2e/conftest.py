@@ -89,9 +89,7 @@ class WorkerProcess:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def http(
-        self, method: str, path: str, body: bytes | None = None, timeout: float = 10.0
-    ) -> tuple[int, bytes]:
+    def http(self, method: str, path: str, body: bytes | None = None, timeout: float = 10.0) -> tuple[int, bytes]:
         req = urllib.request.Request(self.base + path, data=body, method=method)
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:
@@ -108,9 +106,7 @@ class WorkerProcess:
         last: Any = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise AssertionError(
-                    f"worker {self.name} exited with {self.proc.returncode}:\n{self.log_tail()}"
-                )
+                raise AssertionError(f"worker {self.name} exited with {self.proc.returncode}:\n{self.log_tail()}")
             with contextlib.suppress(OSError, ValueError):
                 status, last = self.json("GET", "/ready")
                 if status == 200:

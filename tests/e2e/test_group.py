@@ -111,9 +111,7 @@ def test_near_duplicates_racing_on_two_partitions(
         text = base["text"]
         # even pairs: exact copies; odd pairs: a near-duplicate with a short line added at the end
         other = (
-            text
-            if i % 2 == 0
-            else text + ("\n责任编辑：王小明" if base.get("lang") == "zh" else "\nEditor: J. Smith")
+            text if i % 2 == 0 else text + ("\n责任编辑：王小明" if base.get("lang") == "zh" else "\nEditor: J. Smith")
         )
         lefts.append((f"race-{i}-a", json.dumps({"id": f"race-{i}-a", "text": text}, ensure_ascii=False)))
         rights.append((f"race-{i}-b", json.dumps({"id": f"race-{i}-b", "text": other}, ensure_ascii=False)))

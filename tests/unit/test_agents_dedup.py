@@ -42,9 +42,7 @@ class FakeEngine:
         out = []
         for d in docs:
             first = self.seen.setdefault(d.text, d.id)
-            out.append(
-                FakeDecision(d, "unique" if first == d.id else "duplicate", None if first == d.id else first)
-            )
+            out.append(FakeDecision(d, "unique" if first == d.id else "duplicate", None if first == d.id else first))
         return out
 
     async def check(self, doc: Document) -> FakeDecision:
