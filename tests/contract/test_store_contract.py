@@ -429,3 +429,60 @@ def test_packed_values_round_trip_edge_cases() -> None:
         decode_record(data[:40])
     with pytest.raises(StoreError):
         decode_decision(b"\x01\x05ab")
+
+
+def _make_tls_files(tmp: Path) -> tuple[Path, Path, Path]:
+    """A throwaway CA and a server certificate for 127.0.0.1 (subjectAltName IP)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl not on PATH")
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True, timeout=60)
+
+    (tmp / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    ca = ["-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=neardup-test-ca"]
+    run("req", "-x509", *ca, "-days", "2")
+    srv = ["-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]
+    run("req", *srv)
+    sign = ["-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt"]
+    run("x509", "-req", *sign, "-days", "2", "-extfile", "san.ext")
+    return tmp / "ca.crt", tmp / "server.crt", tmp / "server.key"
+
+
+@pytest.mark.integration
+async def test_redis_tls_with_ca_file() -> None:
+    from tests.fixtures.redis_servers import free_port
+
+    with tempfile.TemporaryDirectory(prefix="neardup-redis-tls-") as tmp:
+        ca, cert, key = _make_tls_files(Path(tmp))
+        tls_port = free_port()
+        server = start_redis(
+            Path(tmp) / "data",
+            "--tls-port",
+            str(tls_port),
+            "--tls-cert-file",
+            str(cert),
+            "--tls-key-file",
+            str(key),
+            "--tls-ca-cert-file",
+            str(ca),
+            "--tls-auth-clients",
+            "no",
+        )
+        try:
+            for url, opts in (
+                (f"rediss://127.0.0.1:{tls_port}", {"tls_ca_file": str(ca)}),
+                (f"redis://127.0.0.1:{tls_port}", {"tls": True, "tls_ca_file": str(ca)}),
+            ):
+                s = open_store(url, ttl=TTL, **opts, **_redis_opts())
+                await s.open()
+                assert await s.claim_exact([(h("tls"), "t", "news")]) == ["t"]
+                await s.close()
+            untrusted = open_store(f"rediss://127.0.0.1:{tls_port}", ttl=TTL, retry_seconds=0.5, **_redis_opts())
+            with pytest.raises(StoreError):
+                await untrusted.open()
+        finally:
+            server.stop()
