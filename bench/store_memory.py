@@ -139,7 +139,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
     store = RedisFingerprintStore(
-        f"redis://127.0.0.1:{port}", TTLPolicy(by_type=TTL), index_shards=args.shards, max_connections=8
+        f"redis://127.0.0.1:{port}",
+        TTLPolicy(by_type=TTL),
+        index_shards=args.shards,
+        max_connections=8,
+        keep_index_keys=not args.drop_index_keys,
     )
     await store.open()
     client = store.client
@@ -211,6 +215,7 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
         "signature_bytes": args.signature_bytes,
         "profile_bytes": args.profile_bytes,
         "dup_rate": args.dup_rate,
+        "records_keep_index_keys": not args.drop_index_keys,
         "index_shards": args.shards,
         "bytes_per_doc": round(per_doc, 1),  # records + index: the 400-byte target
         "record_bytes_per_doc": round(per_record, 1),
@@ -249,6 +254,7 @@ def main(argv: list[str] | None = None) -> None:
         help="index_shards; 0: sized as an operator would for N documents a day (~64-128 per key)",
     )
     p.add_argument("--batch", type=int, default=1000)
+    p.add_argument("--drop-index-keys", action="store_true", help="store records without their index keys")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--progress", action="store_true")
     args = p.parse_args(argv)

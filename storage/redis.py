@@ -155,7 +155,7 @@ class _Reader:
         return float(x)
 
 
-def encode_record(rec: FingerprintRecord) -> bytes:
+def encode_record(rec: FingerprintRecord, keep_index_keys: bool = True) -> bytes:
     """Version byte, then the id (first, so a short GETRANGE reads it), then the rest."""
     out = bytearray((RECORD_VERSION,))
     _put_bytes(out, rec.doc_id.encode("utf-8"))
@@ -165,8 +165,9 @@ def encode_record(rec: FingerprintRecord) -> bytes:
     _put_int(out, rec.length)
     for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile):
         _put_bytes(out, part)
-    _put_uvarint(out, len(rec.index_keys))
-    for key in rec.index_keys:
+    keys = rec.index_keys if keep_index_keys else ()
+    _put_uvarint(out, len(keys))
+    for key in keys:
         _put_bytes(out, key)
     return bytes(out)
 
@@ -312,6 +313,7 @@ class RedisFingerprintStore:
         key_prefix: str = "nd",
         time_bucket_seconds: int = 86_400,
         index_shards: int | None = None,
+        keep_index_keys: bool = True,
         retry_seconds: float = 30.0,
         socket_timeout: float = 5.0,
         **unknown: Any,
@@ -341,6 +343,9 @@ class RedisFingerprintStore:
         self._sem = asyncio.Semaphore(max(1, max_connections // 2))
         self._client: Any = None
         self._set_get = True  # SET NX GET needs Redis >= 7.0; switched off on a syntax error
+        # False: records are stored without their index keys (fetch returns index_keys=()), which
+        # saves ~11 bytes per key per document; the engine never reads them back
+        self._keep_index_keys = keep_index_keys
 
     def __repr__(self) -> str:
         return f"RedisFingerprintStore({self.url!r})"
@@ -626,7 +631,7 @@ class RedisFingerprintStore:
         expire_at: dict[bytes, int] = {}
         for rec in records:
             digest = doc_digest(rec.doc_id)
-            args: tuple[Any, ...] = ("SET", self.layout.record_key(digest), encode_record(rec))
+            args: tuple[Any, ...] = ("SET", self.layout.record_key(digest), encode_record(rec, self._keep_index_keys))
             ttl = self.ttl.ttl(rec.content_type)
             if ttl is not None:
                 args += ("EX", ttl)

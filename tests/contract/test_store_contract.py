@@ -486,3 +486,18 @@ async def test_redis_tls_with_ca_file() -> None:
                 await untrusted.open()
         finally:
             server.stop()
+
+
+@pytest.mark.integration
+async def test_redis_records_without_index_keys(redis_server: str) -> None:
+    """keep_index_keys=False (memory saver): the index still works, fetch omits the keys."""
+    s = open_store(redis_server, ttl=TTL, keep_index_keys=False, **_redis_opts())
+    await s.open()
+    try:
+        rec = make_record("lean", (b"k1", b"k2"))
+        await s.add([rec])
+        assert await s.query([[b"k2"]]) == [{"lean"}]
+        got = (await s.fetch(["lean"]))["lean"]
+        assert got.index_keys == () and got.signature == rec.signature
+    finally:
+        await s.close()
