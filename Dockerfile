@@ -1,0 +1,84 @@
+# neardup worker image.
+#
+#   docker build -t neardup .                       # runtime dependencies only
+#   docker build --build-arg EXTRAS=bench -t neardup:bench .   # + the bench peers (neardup bench)
+#   docker run --rm neardup dedup - < docs.jsonl    # any subcommand; the default is `worker`
+#
+# Every Python package comes pinned from requirements.lock (used as constraints, so the image gets
+# the runtime subset of the lock). All but jieba install from wheels; jieba is a pure-Python sdist
+# and builds without a compiler.
+
+ARG PYTHON_IMAGE=python:3.11-slim
+
+# ------------------------------------------------------------------------------------------ build
+FROM ${PYTHON_IMAGE} AS build
+
+ARG UV_VERSION=0.13.8
+ARG EXTRAS=""
+ENV UV_NO_CACHE=1 \
+    UV_COMPILE_BYTECODE=1 \
+    UV_PYTHON_DOWNLOADS=never \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1
+
+RUN pip install "uv==${UV_VERSION}" \
+ && uv venv --python /usr/local/bin/python /opt/neardup
+
+WORKDIR /src
+
+# dependencies first: this layer changes only with the lock or pyproject.toml
+COPY pyproject.toml requirements.lock ./
+RUN extras=""; \
+    for e in $(echo "${EXTRAS}" | tr ',' ' '); do extras="${extras} --extra ${e}"; done; \
+    uv pip install --python /opt/neardup/bin/python -r pyproject.toml ${extras} -c requirements.lock
+
+COPY config ./config
+COPY storage ./storage
+COPY service ./service
+COPY agents ./agents
+RUN uv pip install --python /opt/neardup/bin/python --no-deps . \
+ && /opt/neardup/bin/neardup --help > /dev/null
+
+# ---------------------------------------------------------------------------------------- runtime
+FROM ${PYTHON_IMAGE}
+
+LABEL org.opencontainers.image.title="neardup" \
+      org.opencontainers.image.description="Streaming near-duplicate detection for crawled text" \
+      org.opencontainers.image.licenses="Apache-2.0"
+
+RUN groupadd --system --gid 10001 neardup \
+ && useradd --system --uid 10001 --gid neardup --home-dir /home/neardup --create-home \
+            --shell /usr/sbin/nologin neardup \
+ && mkdir -p /var/cache/neardup/numba \
+ && chown -R neardup:neardup /var/cache/neardup
+
+COPY --from=build /opt/neardup /opt/neardup
+
+# NEARDUP_CACHE_DIR holds the normalisation and weight tables, NUMBA_CACHE_DIR the compiled
+# kernels: both must be writable by the (non-root) user; mount a volume there to keep them.
+ENV PATH=/opt/neardup/bin:${PATH} \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    NEARDUP_CACHE_DIR=/var/cache/neardup \
+    NUMBA_CACHE_DIR=/var/cache/neardup/numba \
+    NEARDUP_WEB_PORT=6066 \
+    NEARDUP_METRICS_PORT=9100
+
+USER neardup:neardup
+WORKDIR /home/neardup
+
+# smoke test, and it fills the caches above so a worker starts without compiling its kernels
+RUN printf '%s\n' \
+      '{"id":"warm-1","text":"国家统计局今天发布了十月份国民经济运行数据，规模以上工业增加值同比增长百分之四点六，社会消费品零售总额同比增长。"}' \
+      '{"id":"warm-2","text":"国家统计局今天公布了十月份国民经济运行数据，规模以上工业增加值同比增长百分之四点六，社会消费品零售总额同比增长。"}' \
+      '{"id":"warm-3","text":"The statistics bureau published the October figures today: industrial output grew 4.6 percent year on year and retail sales rose."}' \
+    | neardup dedup - -q -o /dev/null
+
+EXPOSE 6066 9100
+
+# liveness of the worker's web server (NEARDUP_WEB_PORT, 6066)
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:6066/health', timeout=4)"]
+
+ENTRYPOINT ["neardup"]
+CMD ["worker"]
