@@ -11,26 +11,29 @@ deleted sentences, synonym edits nearby) are ignored, and so is one-sided surplu
 context (a deleted occurrence); only a *replacement* counts: each side has a fill the other lacks.
 
 Profile byte format v1 (what the store keeps): b"NP" + version (1 B) + count (2 B) + count x
-(context hash uint32, fill hash uint16), big-endian, repeats kept. The fill hash is 8 bits of the
-polarity part then 8 bits of the figure part, so the kind of a difference is known from hashes.
+(context hash uint32, fill hash uint16), big-endian, sorted, repeats kept. The fill hash is 8 bits
+of the polarity part then 8 bits of the figure part, so the kind of a difference is known from
+the hashes alone.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 import mmh3
+import numpy as np
+import numpy.typing as npt
 
+from service.kernels.profile import replaced_context
 from service.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
 PROFILE_VERSION = 1
 HEAD = struct.Struct(">2sBH")
-ENTRY = struct.Struct(">IH")
+ENTRY_DTYPE = np.dtype([("context", ">u4"), ("fill", ">u2")])
 MAX_ENTRIES = 0xFFFF
 
 ZH_CONTEXT = 5  # characters each side
@@ -40,18 +43,7 @@ NON_ALNUM = re.compile(r"[\W_]+")
 EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+)?%?")
 EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": ["will", "not"],
                    "shan't": ["shall", "not"]}
-PLACEHOLDER = "\ue000"
-
-
-@dataclass(frozen=True, slots=True)
-class Anchor:
-    context: str
-    fill: str  # "approval+", "N approval+", "#3.5%", "N" (a lone negator)
-    text: str  # the words around it, for evidence
-
-    @property
-    def is_figure(self) -> bool:
-        return self.fill.startswith("#")
+FIGURE_MARK = "\ue0fe"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +51,69 @@ class CriticalDifference:
     kind: str  # "polarity" | "figure"
     text: str  # the passage of the document being decided
     fill: str
-    other_fill_differs: bool = True
 
     def as_evidence(self) -> dict[str, object]:
         return {"kind": self.kind, "passage": self.text[:200], "term": self.fill}
+
+
+@lru_cache(maxsize=65536)
+def fill_hash(fill: str) -> int:
+    """8 bits of the polarity part (class, sign, negation), 8 bits of the figure."""
+    if fill.startswith("N #"):
+        polarity, figure = "N", fill[2:]
+    elif fill.startswith("#"):
+        polarity, figure = "", fill
+    else:
+        polarity, figure = fill, ""
+    return (mmh3.hash(polarity, 0x0F11, signed=False) & 0xFF) << 8 | (mmh3.hash(figure, 0x0F12, signed=False) & 0xFF)
+
+
+def _context_hash(context: str) -> int:
+    return mmh3.hash(context, 0x0F4A, signed=False)
+
+
+@dataclass(slots=True)
+class Profile:
+    """The anchors of one document: sorted entries plus, for evidence, where each came from."""
+
+    entries: npt.NDArray[np.uint64]  # sorted (context << 16 | fill)
+    fills: list[str]  # in entry order
+    positions: list[int]  # text offsets, in entry order
+    text: str
+
+    def encode(self) -> bytes:
+        n = min(len(self.entries), MAX_ENTRIES)
+        packed = np.empty(n, dtype=ENTRY_DTYPE)
+        packed["context"] = (self.entries[:n] >> np.uint64(16)).astype(np.uint32)
+        packed["fill"] = (self.entries[:n] & np.uint64(0xFFFF)).astype(np.uint16)
+        return HEAD.pack(PROFILE_MAGIC, PROFILE_VERSION, n) + packed.tobytes()
+
+    def critical_against(self, theirs: npt.NDArray[np.uint64]) -> CriticalDifference | None:
+        """The first shared context whose fills were replaced (each side has one the other lacks)."""
+        if len(self.entries) == 0 or len(theirs) == 0:
+            return None
+        i = int(replaced_context(self.entries, theirs))
+        if i < 0:
+            return None
+        mine = int(self.entries[i])
+        ctx = mine >> 16
+        lo, hi = np.searchsorted(theirs, [ctx << 16, (ctx << 16) | 0xFFFF], side="left")
+        their_fills = {int(x) & 0xFFFF for x in theirs[lo : hi + 1] if int(x) >> 16 == ctx}
+        other = next(iter(their_fills - {mine & 0xFFFF}), mine & 0xFFFF)
+        kind = "polarity" if (mine >> 8 & 0xFF) != (other >> 8 & 0xFF) else "figure"
+        at = self.positions[i]
+        return CriticalDifference(kind, self.text[max(0, at - 12) : at + 16], self.fills[i])
+
+
+def decode_profile(data: bytes) -> npt.NDArray[np.uint64]:
+    """Sorted (context << 16 | fill) entries of a stored profile."""
+    magic, version, count = HEAD.unpack_from(data)
+    if magic != PROFILE_MAGIC or version != PROFILE_VERSION:
+        raise ValueError("not a neardup v1 critical-difference profile")
+    packed = np.frombuffer(data, dtype=ENTRY_DTYPE, count=count, offset=HEAD.size)
+    out = (packed["context"].astype(np.uint64) << np.uint64(16)) | packed["fill"].astype(np.uint64)
+    out.sort()
+    return out
 
 
 class AnchorProfiler:
@@ -79,45 +130,49 @@ class AnchorProfiler:
         self.zh_re = re.compile(
             "|".join(map(re.escape, zh_terms)) + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}}"
         )
-        self.class_mark = {cls: PLACEHOLDER + cls[:3] for cls, _ in lex.polarity.values()}
+        classes = sorted({cls for cls, _ in lex.polarity.values()})
+        self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
+        self.en_class_word = {cls: "<" + cls + ">" for cls in classes}
 
-    # one pass: frame units (letters or words) with anchors as placeholders
-    def _zh_units(self, text: str) -> tuple[list[str], list[tuple[int, str, int]]]:
-        units: list[str] = []
-        anchors: list[tuple[int, str, int]] = []  # (unit index, fill, text position)
+    def _zh(self, text: str) -> tuple[str, list[tuple[int, str, int]]]:
+        """Frame string (one character a unit) and anchors (frame offset, fill, text offset)."""
+        pieces: list[str] = []
+        anchors: list[tuple[int, str, int]] = []
+        length = 0
         pos = 0
-        negated_at = -1  # units length when the last negator ended
+        negated_at = -1  # frame length when the last negator ended
+        polarity = self.polarity
         for m in self.zh_re.finditer(text):
             seg = NON_ALNUM.sub("", text[pos : m.start()])
-            units.extend(seg)
-            tok = m.group()
-            neg = negated_at == len(units)
-            if tok in self.aff_zh:
-                pos = m.end()  # 给予 批准 reads as 批准: out of the frame, nothing in the fill
-                continue
-            if tok in self.neg_zh:
-                negated_at = len(units)
-                if neg:  # two negators in a row: keep the first as a lone anchor
-                    anchors.append((len(units), "N", m.start()))
-                pos = m.end()
-                continue
-            if neg:
-                negated_at = -1
-            if tok in self.polarity:
-                cls, sign = self.polarity[tok]
-                anchors.append((len(units), ("N " if neg else "") + cls + sign, m.start()))
-                units.append(self.class_mark[cls])
-            else:
-                anchors.append((len(units), ("N " if neg else "") + "#" + tok, m.start()))
-                units.append(PLACEHOLDER + "#")
+            pieces.append(seg)
+            length += len(seg)
             pos = m.end()
-        units.extend(NON_ALNUM.sub("", text[pos:]))
-        return units, anchors
+            tok = m.group()
+            if tok in self.aff_zh:
+                continue  # 给予 批准 reads as 批准: out of the frame, nothing in the fill
+            neg = negated_at == length
+            if tok in self.neg_zh:
+                if neg:  # two negators in a row: the first stands alone
+                    anchors.append((length, "N", m.start()))
+                negated_at = length
+                continue
+            negated_at = -1
+            hit = polarity.get(tok)
+            if hit is not None:
+                anchors.append((length, ("N " if neg else "") + hit[0] + hit[1], m.start()))
+                pieces.append(self.class_mark[hit[0]])
+            else:
+                anchors.append((length, ("N " if neg else "") + "#" + tok, m.start()))
+                pieces.append(FIGURE_MARK)
+            length += 1
+        pieces.append(NON_ALNUM.sub("", text[pos:]))
+        return "".join(pieces), anchors
 
-    def _en_units(self, text: str) -> tuple[list[str], list[tuple[int, str, int]]]:
+    def _en(self, text: str) -> tuple[list[str], list[tuple[int, str, int]]]:
         units: list[str] = []
         anchors: list[tuple[int, str, int]] = []
         pending_neg = False
+        polarity = self.polarity
         for m in EN_WORD.finditer(text):
             raw = m.group()
             words = EN_CONTRACTIONS.get(raw)
@@ -131,13 +186,13 @@ class AnchorProfiler:
                     else:
                         pending_neg = True
                     continue
-                if w in self.polarity:
-                    cls, sign = self.polarity[w]
-                    anchors.append((len(units), ("N " if pending_neg else "") + cls + sign, m.start()))
-                    units.append(self.class_mark[cls])
+                hit = polarity.get(w)
+                if hit is not None:
+                    anchors.append((len(units), ("N " if pending_neg else "") + hit[0] + hit[1], m.start()))
+                    units.append(self.en_class_word[hit[0]])
                 elif w[0].isdigit():
                     anchors.append((len(units), ("N " if pending_neg else "") + "#" + w, m.start()))
-                    units.append(PLACEHOLDER + "#")
+                    units.append("#")
                 else:
                     if pending_neg:
                         anchors.append((len(units), "N", m.start()))
@@ -145,79 +200,28 @@ class AnchorProfiler:
                 pending_neg = False
         return units, anchors
 
-    def anchors(self, text: str, lang: str) -> list[Anchor]:
-        zh = lang == "zh"
-        units, found = self._zh_units(text) if zh else self._en_units(text)
-        k = ZH_CONTEXT if zh else EN_CONTEXT
-        sep = "" if zh else " "
-        out: list[Anchor] = []
-        for idx, fill, at in found:
-            lone = fill == "N"
-            left = units[max(0, idx - k) : idx]
-            right = units[idx + (0 if lone else 1) : idx + (0 if lone else 1) + k]
-            context = sep.join(left) + "|" + sep.join(right)
-            out.append(Anchor(context, fill, text[max(0, at - 12) : at + 16]))
-        return out
-
-
-def _context_hash(context: str) -> int:
-    return mmh3.hash(context, 0x0F4A, signed=False)
-
-
-def _fill_hash(anchor: Anchor) -> int:
-    polarity, figure = ("", anchor.fill) if anchor.is_figure else (anchor.fill, "")
-    if anchor.fill.startswith("N #"):
-        polarity, figure = "N", anchor.fill[2:]
-    return (mmh3.hash(polarity, 0x0F11, signed=False) & 0xFF) << 8 | (mmh3.hash(figure, 0x0F12, signed=False) & 0xFF)
-
-
-def encode_profile(anchors: list[Anchor]) -> bytes:
-    entries = sorted((_context_hash(a.context), _fill_hash(a)) for a in anchors)[:MAX_ENTRIES]
-    return HEAD.pack(PROFILE_MAGIC, PROFILE_VERSION, len(entries)) + b"".join(ENTRY.pack(*e) for e in entries)
-
-
-def decode_profile(data: bytes) -> dict[int, Counter[int]]:
-    """context hash -> fill hashes (with repeats) of a stored document."""
-    magic, version, count = HEAD.unpack_from(data)
-    if magic != PROFILE_MAGIC or version != PROFILE_VERSION:
-        raise ValueError("not a neardup v1 critical-difference profile")
-    out: dict[int, Counter[int]] = {}
-    for i in range(count):
-        context, fill = ENTRY.unpack_from(data, HEAD.size + i * ENTRY.size)
-        out.setdefault(context, Counter())[fill] += 1
-    return out
-
-
-@dataclass(slots=True)
-class AnchorIndex:
-    """All anchors of the document being decided, by context hash."""
-
-    by_context: dict[int, list[tuple[int, Anchor]]]
-
-    @classmethod
-    def build(cls, anchors: list[Anchor]) -> AnchorIndex:
-        by_context: dict[int, list[tuple[int, Anchor]]] = {}
-        for a in anchors:
-            by_context.setdefault(_context_hash(a.context), []).append((_fill_hash(a), a))
-        return cls(by_context)
-
-    def critical_against(self, stored: dict[int, Counter[int]]) -> CriticalDifference | None:
-        """The first shared context whose fills were replaced (each side has one the other lacks)."""
-        for context, fills in stored.items():
-            mine = self.by_context.get(context)
-            if not mine:
-                continue
-            my_fills = Counter(f for f, _ in mine)
-            only_mine = my_fills - fills
-            only_theirs = fills - my_fills
-            if not only_mine or not only_theirs:
-                continue
-            fill_hash = next(iter(only_mine))
-            anchor = next(a for f, a in mine if f == fill_hash)
-            theirs = next(iter(only_theirs))
-            kind = "polarity" if (fill_hash >> 8) != (theirs >> 8) else "figure"
-            return CriticalDifference(kind, anchor.text, anchor.fill)
-        return None
+    def profile(self, text: str, lang: str) -> Profile:
+        if lang == "zh":
+            frame, found = self._zh(text)
+            k = ZH_CONTEXT
+            contexts = [
+                frame[max(0, i - k) : i] + "|" + (frame[i : i + k] if fill == "N" else frame[i + 1 : i + 1 + k])
+                for i, fill, _ in found
+            ]
+        else:
+            units, found = self._en(text)
+            k = EN_CONTEXT
+            contexts = [
+                " ".join(units[max(0, i - k) : i]) + "|"
+                + " ".join(units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k])
+                for i, fill, _ in found
+            ]
+        keys = np.fromiter(((_context_hash(c) << 16) | fill_hash(f) for c, (_, f, _) in zip(contexts, found,
+                                                                                           strict=True)),
+                           dtype=np.uint64, count=len(found))
+        order = np.argsort(keys, kind="stable")
+        return Profile(keys[order], [found[j][1] for j in order.tolist()],
+                       [found[j][2] for j in order.tolist()], text)
 
 
 @lru_cache(maxsize=4)

@@ -32,7 +32,7 @@ import numpy.typing as npt
 from rbloom import Bloom
 
 from config.settings import Settings
-from service.differences import AnchorIndex, CriticalDifference, decode_profile, encode_profile, profiler
+from service.differences import CriticalDifference, Profile, decode_profile, profiler
 from service.document import Document
 from service.fingerprint import (
     FingerprintConfig,
@@ -81,7 +81,7 @@ class _Candidate:
     shingles: int
     length: int
     content_hash: bytes
-    profile: dict[int, set[int]]
+    profile: npt.NDArray[np.uint64]
     published_at: float
 
 
@@ -102,7 +102,7 @@ class _Prepared:
     published_at: float
     keys: list[bytes] = field(default_factory=list)
     record: FingerprintRecord | None = None
-    clauses: AnchorIndex | None = None
+    clauses: Profile | None = None
     decision: Decision | None = None
     seen: set[str] = field(default_factory=set)
 
@@ -189,7 +189,8 @@ class Engine:
 
         # 1. replays, and repeated ids inside the window
         first_of: dict[str, int] = {}
-        stored = {} if dry_run else await self._store(
+        # a dry run reads decisions too: checking an id that was already decided returns that decision
+        stored = await self._store(
             "get_decisions", lambda: self.store.get_decisions(list({d.id for d in docs})))
         fresh: list[int] = []
         for i, doc in enumerate(docs):
@@ -237,21 +238,9 @@ class Engine:
         order = sorted(fresh, key=lambda i: (docs[i].published_at if docs[i].published_at is not None
                                              else math.inf, i))
         batch = [docs[i] for i in order]
-        fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
-        band_keys = self.layout.band_keys(fps.signatures)
-        preps: list[_Prepared] = []
-        for row, doc in enumerate(batch):
-            p = _Prepared(doc, row, doc.published_at if doc.published_at is not None else t0)
-            p.keys = self.layout.simhash_keys(fps.simhash[row]) + band_keys[row]
-            clauses = self.profiler.anchors(fps.texts[row], fps.langs[row])
-            p.clauses = AnchorIndex.build(clauses)
-            p.record = FingerprintRecord(
-                doc_id=doc.id, content_type=doc.type, published_at=p.published_at,
-                content_hash=fps.content_hashes[row], simhash=encode_simhash(fps.simhash[row]),
-                signature=self.fingerprinter.encode_signature(fps, row), profile=encode_profile(clauses),
-                shingles=int(fps.shingle_counts[row]), length=fps.lengths[row], index_keys=tuple(p.keys),
-            )
-            preps.append(p)
+        # the CPU-bound part runs in a thread so that the event loop (Kafka heartbeats, web
+        # probes) stays responsive during a large window
+        fps, preps = await asyncio.to_thread(self._prepare, batch, t0)
 
         # 3. exact path
         owners: list[str]
@@ -320,6 +309,23 @@ class Engine:
                 for p in preps if p.decision is not None]))
         for p, i in zip(preps, order, strict=True):
             results[i] = p.decision
+
+    def _prepare(self, batch: list[Document], t0: float) -> tuple[Fingerprints, list[_Prepared]]:
+        fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
+        band_keys = self.layout.band_keys(fps.signatures)
+        preps: list[_Prepared] = []
+        for row, doc in enumerate(batch):
+            p = _Prepared(doc, row, doc.published_at if doc.published_at is not None else t0)
+            p.keys = self.layout.simhash_keys(fps.simhash[row]) + band_keys[row]
+            p.clauses = self.profiler.profile(fps.texts[row], fps.langs[row])
+            p.record = FingerprintRecord(
+                doc_id=doc.id, content_type=doc.type, published_at=p.published_at,
+                content_hash=fps.content_hashes[row], simhash=encode_simhash(fps.simhash[row]),
+                signature=self.fingerprinter.encode_signature(fps, row), profile=p.clauses.encode(),
+                shingles=int(fps.shingle_counts[row]), length=fps.lengths[row], index_keys=tuple(p.keys),
+            )
+            preps.append(p)
+        return fps, preps
 
     # ---------------------------------------------------------------- re-check
     def _candidate(self, rec: FingerprintRecord) -> _Candidate | None:

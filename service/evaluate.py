@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from config.settings import Settings
-from service.differences import AnchorIndex, decode_profile, encode_profile
+from service.differences import decode_profile
 from service.document import parse_document
 from service.engine import Engine, decide_all
 from service.kernels.minhash import jaccard_estimates
@@ -27,7 +27,7 @@ def pair_features(engine: Engine, docs: list[Any], pairs: list[dict[str, Any]]) 
     """Jaccard, Hamming, containment and critical flag of every labelled pair."""
     fp = engine.fingerprinter.fingerprint([d.text for d in docs], [d.lang for d in docs])
     row = {d.id: i for i, d in enumerate(docs)}
-    anchors = [engine.profiler.anchors(fp.texts[i], fp.langs[i]) for i in range(len(docs))]
+    profiles = [engine.profiler.profile(fp.texts[i], fp.langs[i]) for i in range(len(docs))]
     j = np.zeros(len(pairs))
     h = np.zeros(len(pairs))
     c = np.zeros(len(pairs))
@@ -37,7 +37,7 @@ def pair_features(engine: Engine, docs: list[Any], pairs: list[dict[str, Any]]) 
         j[k] = jaccard_estimates(fp.signatures[a], fp.signatures[b][None, :])[0]
         h[k] = hamming_distances(fp.simhash[a], fp.simhash[b][None, :])[0] * 64 / (64 * fp.simhash.shape[1])
         c[k] = containment(j[k], int(fp.shingle_counts[a]), int(fp.shingle_counts[b]))
-        crit[k] = AnchorIndex.build(anchors[b]).critical_against(decode_profile(encode_profile(anchors[a]))) is not None
+        crit[k] = profiles[b].critical_against(decode_profile(profiles[a].encode())) is not None
     labels = np.array([p["label"] for p in pairs])
     return {"jaccard": j, "hamming": h, "containment": c, "critical": crit, "label": labels}
 

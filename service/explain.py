@@ -8,7 +8,7 @@ import numpy as np
 import rjieba
 
 from config.settings import Settings
-from service.differences import AnchorIndex, decode_profile, encode_profile
+from service.differences import decode_profile
 from service.document import parse_document
 from service.engine import Engine
 from service.kernels.minhash import jaccard_estimates
@@ -58,9 +58,9 @@ async def explain_pair(settings: Settings, a: dict[str, Any], b: dict[str, Any])
         cfg = engine.fingerprinter.config
         sa = _shingles(fp.texts[0], fp.langs[0], cfg.zh_shingle, cfg.en_shingle)
         sb = _shingles(fp.texts[1], fp.langs[1], cfg.zh_shingle, cfg.en_shingle)
-        anchors_a = engine.profiler.anchors(fp.texts[0], fp.langs[0])
-        anchors_b = engine.profiler.anchors(fp.texts[1], fp.langs[1])
-        critical = AnchorIndex.build(anchors_b).critical_against(decode_profile(encode_profile(anchors_a)))
+        profile_a = engine.profiler.profile(fp.texts[0], fp.langs[0])
+        critical = engine.profiler.profile(fp.texts[1], fp.langs[1]).critical_against(
+            decode_profile(profile_a.encode()))
         rule = engine.policy.rule(Similarity(j, h * 64 // (64 * fp.simhash.shape[1]), c))
         await engine.decide([da])
         decision = await engine.check(db)

@@ -115,6 +115,8 @@ async def test_check_stores_nothing() -> None:
     d = await eng.check(Document(id="b", text=NOTICE + " "))
     assert d.status == "duplicate" and d.duplicate_of == "a"
     assert await eng.store.stats() == before
+    again = await eng.check(Document(id="a", text=NOTICE))  # an id already decided: its decision
+    assert again.status == "unique" and again.evidence.get("replay") is True
 
 
 class InterleavingStore(MemoryFingerprintStore):
