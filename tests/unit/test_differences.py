@@ -1,0 +1,322 @@
+"""The critical-difference check on real development documents.
+
+A document and its copy with one polarity word flipped (批准 -> 不予批准, rose -> fell, was -> was
+not) or one figure changed must be told apart (kind "polarity" / "figure"); a copy with added
+boilerplate, a deleted sentence, other punctuation or other line breaks must not. Both texts go
+through normalize_text first and the stored side through its profile bytes, as in the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from service.differences import EN_WORD, CriticalDifference, decode_profile, profiler
+from service.normalize import normalize_text
+
+P = profiler()
+LEX = P.lexicon
+# an auxiliary already negated as the profiler reads it (punctuation and quotes are skipped)
+NEGATED_EN = re.compile(r"[\W_]+(?:" + "|".join(LEX.negators_en) + r")\b|n't\b", re.IGNORECASE)
+PLAIN_NOT = re.compile(r" (?:not|never)\b|n't\b")
+
+
+def critical(decided: str, stored: str, lang: str) -> CriticalDifference | None:
+    """The engine's check: ``decided`` against the stored profile bytes of ``stored``."""
+    a, b = normalize_text(decided), normalize_text(stored)
+    return P.profile(a, lang).critical_against(decode_profile(P.profile(b, lang).encode()))
+
+
+def both_ways(a: str, b: str, lang: str) -> tuple[CriticalDifference | None, CriticalDifference | None]:
+    return critical(a, b, lang), critical(b, a, lang)
+
+
+@pytest.fixture(scope="module")
+def dev_docs(datasets_dir: Path) -> list[dict[str, str]]:
+    with open(datasets_dir / "docs.jsonl", encoding="utf-8") as fh:
+        return sorted((json.loads(line) for line in fh), key=lambda d: d["id"])
+
+
+# --------------------------------------------------------------------------------------------
+# where a flip can go: tokens of the raw text as the profiler reads them
+# --------------------------------------------------------------------------------------------
+
+def tokens(raw: str, lang: str) -> list[tuple[int, int, str]]:
+    """(start, end, token) of polarity words and figures, positions in ``raw``."""
+    if lang == "zh":
+        found = [(m.start(), m.end(), m.group()) for m in P.zh_re.finditer(raw)]
+    else:
+        low = raw.lower()
+        if len(low) != len(raw):
+            return []
+        found = [(m.start(), m.end(), m.group()) for m in EN_WORD.finditer(low)]
+    out = []
+    for s, e, tok in found:
+        if raw[max(0, s - 2) : s] == "&#" or raw[e : e + 1] == ";":
+            continue  # inside an HTML character reference: not text
+        if tok in LEX.polarity or tok[0].isdigit():
+            out.append((s, e, tok))
+    return out
+
+
+def first_doc_with(docs: list[dict[str, str]], lang: str, word: str, *,
+                   skip: int = 0) -> tuple[dict[str, str], int, int]:
+    """The first development document with ``word`` as a plain (un-negated) polarity token."""
+    for d in docs:
+        if d["lang"] != lang:
+            continue
+        raw = d["text"]
+        for s, e, tok in tokens(raw, lang):
+            if tok != word:
+                continue
+            if lang == "zh" and any(raw[:s].endswith(n) for n in LEX.negators_zh):
+                continue
+            if lang == "en" and NEGATED_EN.match(raw, e):
+                continue
+            if skip:
+                skip -= 1
+                break
+            return d, s, e
+    pytest.skip(f"no development document with {word!r}")
+
+
+POLARITY_FLIPS = [
+    ("zh", "批准", "不予批准"),
+    ("zh", "可以", "不得"),
+    ("zh", "上涨", "下跌"),
+    ("zh", "增加", "减少"),
+    ("zh", "同意", "不同意"),
+    ("en", "rose", "fell"),
+    ("en", "will", "will not"),
+    ("en", "was", "was not"),
+    ("en", "increased", "decreased"),
+    ("en", "won", "lost"),
+]
+
+
+@pytest.mark.parametrize("skip", [0, 1, 2])
+@pytest.mark.parametrize(("lang", "old", "new"), POLARITY_FLIPS)
+def test_polarity_flip_is_found(dev_docs: list[dict[str, str]], lang: str, old: str, new: str,
+                                skip: int) -> None:
+    d, s, e = first_doc_with(dev_docs, lang, old, skip=skip)
+    raw = d["text"]
+    flipped = raw[:s] + (new if raw[s:e].islower() or lang == "zh" else new.capitalize()) + raw[e:]
+    for got in both_ways(flipped, raw, lang):
+        assert got is not None, f"{d['id']}: {old} -> {new} not found near {raw[max(0, s - 20) : e + 20]!r}"
+        assert got.kind == "polarity", (d["id"], got)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_figure_change_is_found(dev_docs: list[dict[str, str]], lang: str) -> None:
+    rng = random.Random(31)
+    checked = 0
+    for d in (d for d in dev_docs if d["lang"] == lang):
+        figures = [t for t in tokens(d["text"], lang) if t[2][0].isdigit()]
+        if not figures:
+            continue
+        s, e, tok = rng.choice(figures)
+        i = rng.choice([j for j, ch in enumerate(tok) if ch.isdigit()])
+        new = tok[:i] + str((int(tok[i]) + 1) % 10) + tok[i + 1 :]
+        raw = d["text"]
+        for got in both_ways(raw[:s] + new + raw[e:], raw, lang):
+            assert got is not None and got.kind == "figure", (d["id"], tok, new, got)
+        checked += 1
+        if checked == 15:
+            break
+    assert checked == 15
+
+
+def test_figure_and_negation_examples() -> None:
+    base = "第十四条 国务院有关部门应当自受理申请之日起60日内作出批准或者不予批准的决定。"
+    cases = [
+        (base.replace("60日", "30日"), "figure"),
+        (base.replace("第十四条", "第十五条"), "figure"),
+        (base.replace("作出批准", "作出驳回"), "polarity"),
+        (base.replace("应当自", "可以自"), None),  # 应当 and 可以 are both modal+: same fill
+    ]
+    for text, kind in cases:
+        for got in both_ways(text, base, "zh"):
+            assert (got.kind if got else None) == kind, (text, got)
+    en = "The company said profits rose 12% to $3.5bn and the deal was approved by regulators."
+    for text, kind in [(en.replace("rose", "fell"), "polarity"), (en.replace("12%", "21%"), "figure"),
+                       (en.replace("was approved", "was not approved"), "polarity"),
+                       (en.replace("$3.5bn", "$3.6bn"), "figure"), (en.replace("said", "stated"), None)]:
+        for got in both_ways(text, en, "en"):
+            assert (got.kind if got else None) == kind, (text, got)
+
+
+# --------------------------------------------------------------------------------------------
+# edits that keep the meaning: never a critical difference
+# --------------------------------------------------------------------------------------------
+
+BOILERPLATE = {
+    "zh": ["责任编辑：王明　来源：新华网", "（本文来自澎湃新闻，更多原创资讯请下载“澎湃新闻”APP）",
+           "点击进入专题>>> 相关阅读：2010年最受欢迎的十大新闻", "【免责声明】本文仅代表作者本人观点，与本网无关。"],
+    "en": ["Click here to subscribe to our newsletter.", "Share this article: Facebook | Twitter | Email",
+           "Read more: the 10 most popular stories of 2005", "Copyright 2005 BBC. All rights reserved.",
+           "Advertisement"],
+}
+SENTENCE_END = {"zh": re.compile(r"(?<=[。！？])"), "en": re.compile(r"(?<=[.!?])\s+(?=[A-Z\"])")}
+
+
+def add_boilerplate(raw: str, lang: str, rng: random.Random) -> str:
+    snippet = rng.choice(BOILERPLATE[lang])
+    return rng.choice([snippet + "\n" + raw, raw + "\n" + snippet, snippet + "\n" + raw + "\n" + snippet])
+
+
+ARTICLE_HEAD = re.compile(r"\s*第[零〇一二两三四五六七八九十百千万0-9]+条")
+
+
+def delete_sentence(raw: str, lang: str, rng: random.Random) -> str:
+    """Delete one sentence, not a whole numbered article (see test_deleting_a_numbered_article)."""
+    parts = [p for p in SENTENCE_END[lang].split(raw) if p.strip()]
+    deletable = [i for i, p in enumerate(parts) if not ARTICLE_HEAD.match(p)]
+    if len(parts) < 3 or not deletable:
+        return raw
+    del parts[rng.choice(deletable)]
+    return ("" if lang == "zh" else " ").join(parts)
+
+
+PUNCT_SWAPS = {"zh": [("，", "、"), ("。", "！"), ("：", "，"), ("“", "「"), ("”", "」"), ("；", "。")],
+               "en": [(", ", "; "), (". ", "! "), ('"', "'"), (" - ", ", "), (": ", " - ")]}
+
+
+def change_punctuation(raw: str, lang: str, rng: random.Random) -> str:
+    old, new = rng.choice([p for p in PUNCT_SWAPS[lang] if p[0] in raw] or PUNCT_SWAPS[lang])
+    positions = [m.start() for m in re.finditer(re.escape(old), raw)]
+    for pos in rng.sample(positions, min(len(positions), 3))[::-1]:
+        raw = raw[:pos] + new + raw[pos + len(old) :]
+    return raw
+
+
+def change_line_breaks(raw: str, lang: str, rng: random.Random) -> str:
+    joined = raw.replace("\n", "" if lang == "zh" else " ") if rng.random() < 0.5 else raw
+    ends = [m.end() for m in re.finditer(r"[。！？.!?]", joined)]
+    for pos in sorted(rng.sample(ends, min(len(ends), 4)), reverse=True):
+        joined = joined[:pos] + rng.choice(["\n", "\n\n", "\r\n", "<br>"]) + joined[pos:]
+    return joined
+
+
+Edit = Callable[[str, str, random.Random], str]
+
+
+@pytest.mark.parametrize("edit", [add_boilerplate, delete_sentence, change_punctuation, change_line_breaks],
+                         ids=lambda f: f.__name__)
+def test_benign_edit_is_not_critical(dev_docs: list[dict[str, str]], edit: Edit) -> None:
+    rng = random.Random(zlib.crc32(edit.__name__.encode()))
+    sample = rng.sample(dev_docs, 120)
+    flagged = []
+    for d in sample:
+        edited = edit(d["text"], d["lang"], rng)
+        for got in both_ways(edited, d["text"], d["lang"]):
+            if got is not None:
+                flagged.append((d["id"], got.kind, got.fill, got.text))
+    assert not flagged, f"{len(flagged)} of {2 * len(sample)} checks flagged: {flagged[:5]}"
+
+
+def test_identical_and_self(dev_docs: list[dict[str, str]]) -> None:
+    for d in dev_docs[:50]:
+        assert critical(d["text"], d["text"], d["lang"]) is None
+
+
+# --------------------------------------------------------------------------------------------
+# random flips on random documents
+# --------------------------------------------------------------------------------------------
+
+ZH_NEGATOR_FOR = {"approval": "不予", "direction": "未", "outcome": "未", "modal": "不"}
+ZH_NEGATABLE_MODALS = {"可以", "应当", "应"}  # 不可以 / 不应当 / 不应 are Chinese; 不必须 is not
+
+
+def opposites(tok: str) -> list[str]:
+    cls, sign = LEX.polarity[tok]
+    return [w for w, (c, s) in LEX.polarity.items()
+            if c == cls and s != sign and w.isascii() == tok.isascii()]
+
+
+def random_flip(raw: str, lang: str, rng: random.Random) -> tuple[str, str, str] | None:
+    """One natural single edit at a random token: (flipped text, kind, description)."""
+    cands = tokens(raw, lang)
+    if not cands:
+        return None
+    s, e, tok = rng.choice(cands)
+    if tok[0].isdigit():
+        i = rng.choice([j for j, ch in enumerate(tok) if ch.isdigit()])
+        new = tok[:i] + str((int(tok[i]) + rng.randint(1, 9)) % 10) + tok[i + 1 :]
+        return raw[:s] + new + raw[e:], "figure", f"{tok} -> {new}"
+    cls, _ = LEX.polarity[tok]
+    if lang == "en" and cls == "auxiliary":
+        m = PLAIN_NOT.match(raw, e)
+        if m:  # was not -> was
+            return raw[:e] + raw[m.end() :], "polarity", f"{tok} not -> {tok}"
+        if NEGATED_EN.match(raw, e):
+            return None  # negated some other way (was "not ...", was never): no single-word flip
+        return raw[:e] + " not" + raw[e:], "polarity", f"{tok} -> {tok} not"
+    opp = opposites(tok)
+    negated = lang == "zh" and any(raw[:s].endswith(n) for n in LEX.negators_zh)
+    if lang == "en" or negated or rng.random() < 0.5 or (cls == "modal" and tok not in ZH_NEGATABLE_MODALS):
+        if not opp:
+            return None
+        new = rng.choice(opp)
+    else:
+        new = ZH_NEGATOR_FOR[cls] + tok
+    if lang == "en" and raw[s:e] != tok:
+        new = new.capitalize()
+    return raw[:s] + new + raw[e:], "polarity", f"{tok} -> {new}"
+
+
+def known_gap(raw: str, flipped: str) -> bool:
+    """不应当: the longest-match tokeniser reads the modal 不应 + 当, so 应当 <-> 不应当 shifts the
+    right-hand context and the flip goes unseen (see test_bu_ying_dang_is_found)."""
+    return raw.count("不应当") != flipped.count("不应当")
+
+
+def test_random_single_flips_found(dev_docs: list[dict[str, str]]) -> None:
+    rng = random.Random(20261202)
+    outcomes: Counter[tuple[str, str, bool]] = Counter()
+    misses = []
+    gaps = 0
+    for d in rng.sample(dev_docs, 500):
+        raw, lang = d["text"], d["lang"]
+        flip = random_flip(raw, lang, rng)
+        if flip is None:
+            continue
+        flipped, kind, what = flip
+        if known_gap(raw, flipped):
+            gaps += 1
+            continue
+        got = both_ways(flipped, raw, lang)
+        ok = all(g is not None and g.kind == kind for g in got)
+        outcomes[(lang, kind, ok)] += 1
+        if not ok:
+            misses.append((d["id"], what, [g.kind if g else None for g in got]))
+    total = sum(outcomes.values())
+    rate = sum(v for (_, _, ok), v in outcomes.items() if ok) / total
+    assert total >= 400
+    assert rate >= 0.95, (f"found {rate:.1%} of {total} single flips (skipped {gaps} on the 不应当 gap); "
+                          f"misses: {misses[:10]}")
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: 不应当 is tokenised as the modal 不应 + 当 (lexicon "
+                   "modal '-' has 不应 but not 不应当), so 应当 -> 不应当 changes the right context")
+def test_bu_ying_dang_is_found(dev_docs: list[dict[str, str]]) -> None:
+    d, s, e = first_doc_with(dev_docs, "zh", "应当")
+    raw = d["text"]
+    for got in both_ways(raw[:s] + "不应当" + raw[e:], raw, "zh"):
+        assert got is not None and got.kind == "polarity"
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: when a whole numbered article is deleted, the next "
+                   "article's heading (第十八条 + the same first words) takes over the deleted heading's "
+                   "5-character context, so 十七 -> 十八 reads as a changed figure")
+def test_deleting_a_numbered_article_is_not_critical() -> None:
+    law = ("第十六条 农民专业合作社应当依法登记。第十七条 农民专业合作社应当按照国家有关规定建立财务制度。"
+           "第十八条 农民专业合作社可以依法向公司等企业投资。")
+    deleted = law.replace("第十七条 农民专业合作社应当按照国家有关规定建立财务制度。", "")
+    assert both_ways(deleted, law, "zh") == (None, None)
