@@ -320,3 +320,16 @@ def test_deleting_a_numbered_article_is_not_critical() -> None:
            "第十八条 农民专业合作社可以依法向公司等企业投资。")
     deleted = law.replace("第十七条 农民专业合作社应当按照国家有关规定建立财务制度。", "")
     assert both_ways(deleted, law, "zh") == (None, None)
+
+
+def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
+    for d in dev_docs[:40]:
+        prof = P.profile(normalize_text(d["text"]), d["lang"])
+        data = prof.encode()
+        assert data[:3] == b"NP\x01" and len(data) == 5 + 6 * len(prof.entries)
+        back = decode_profile(data)
+        assert back.tolist() == prof.entries.tolist() == sorted(prof.entries.tolist())
+        assert prof.critical_against(back) is None
+    for bad in (b"XP\x01\x00\x00", b"NP\x02\x00\x00"):
+        with pytest.raises(ValueError):
+            decode_profile(bad)

@@ -9,6 +9,7 @@ between machines, Python versions or releases (stored signatures and keys depend
 from __future__ import annotations
 
 import math
+from collections import Counter
 from itertools import groupby
 
 import numpy as np
@@ -26,6 +27,7 @@ from service.fingerprint import (
 )
 from service.kernels import hashing as khash
 from service.kernels import minhash as kmin
+from service.kernels import profile as kprof
 from service.kernels import simhash as ksim
 from service.kernels import text as ktext
 from service.normalize import tables
@@ -548,6 +550,59 @@ def test_hamming_distances_matches_reference() -> None:
                 for row in others.tolist()]
         assert got.tolist() == want
         assert got[0] == 0 and got[1] == 64 * words
+
+
+# ---------------------------------------------------------------------------------------------
+# critical-difference profiles
+# ---------------------------------------------------------------------------------------------
+
+def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
+    """Cancel equal entries pairwise (first occurrences first); the first entry of ``mine`` left
+    over whose context (entry >> 16) also has a leftover in ``theirs``; -1 when none."""
+    left_theirs = Counter(theirs) - Counter(mine)
+    their_contexts = {v >> 16 for v in left_theirs}
+    budget = Counter(theirs)
+    for i, v in enumerate(mine):
+        if budget[v] > 0:
+            budget[v] -= 1
+            continue
+        if v >> 16 in their_contexts:
+            return i
+    return -1
+
+
+def random_profile(rng: np.random.Generator, n: int, contexts: int, fills: int) -> list[int]:
+    ctx = rng.integers(0, contexts, size=n)
+    fill = rng.integers(0, fills, size=n)
+    return sorted(int(c) << 16 | int(f) for c, f in zip(ctx, fill, strict=True))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_replaced_context_matches_reference(seed: int) -> None:
+    rng = np.random.default_rng(1200 + seed)
+    for _ in range(300):
+        contexts, fills = int(rng.integers(1, 8)), int(rng.integers(1, 4))
+        mine = random_profile(rng, int(rng.integers(0, 12)), contexts, fills)
+        theirs = random_profile(rng, int(rng.integers(0, 12)), contexts, fills)
+        if rng.random() < 0.3:  # mostly shared, as for near-duplicates
+            theirs = sorted(mine[: int(rng.integers(0, len(mine) + 1))] + theirs[:2])
+        got = kprof.replaced_context(np.array(mine, dtype=np.uint64), np.array(theirs, dtype=np.uint64))
+        assert int(got) == ref_replaced_context(mine, theirs), (mine, theirs)
+
+
+def test_replaced_context_cases() -> None:
+    def run(mine: list[int], theirs: list[int]) -> int:
+        return int(kprof.replaced_context(np.array(mine, dtype=np.uint64), np.array(theirs, dtype=np.uint64)))
+
+    c = 7 << 16
+    assert run([c | 1], [c | 2]) == 0  # replaced fill
+    assert run([c | 1, c | 2], [c | 1]) == -1  # surplus on one side only (added occurrence)
+    assert run([c | 1], [c | 1, c | 1]) == -1  # deleted repeat
+    assert run([c | 1, c | 1], [c | 1, c | 2]) == 1  # repeat replaced: the second one is left over
+    assert run([(1 << 16) | 3, c | 1], [(2 << 16) | 3, c | 2]) == 1  # other contexts only one-sided
+    assert run([], [c]) == -1 and run([c], []) == -1
+    top = (0xFFFFFFFF << 16)
+    assert run([top | 0xFFFF], [top | 0xFFFE]) == 0
 
 
 # ---------------------------------------------------------------------------------------------

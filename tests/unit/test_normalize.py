@@ -170,5 +170,14 @@ def test_explicit_cases(raw: str, want: str) -> None:
     assert reference(raw) == want
 
 
+@pytest.mark.parametrize("wrap", ["{}", "a{}中"])
+def test_every_code_point_of_the_table(wrap: str) -> None:
+    """Each code point below TABLE_SIZE alone and between neighbours, in one window."""
+    texts = [wrap.format(chr(cp)) for cp in range(TABLE_SIZE) if not 0xD800 <= cp <= 0xDFFF]
+    got = normalize_batch(texts, html_strip=False).texts
+    bad = [(ascii(t), ascii(g)) for t, g in zip(texts, got, strict=True) if g != reference(t)]
+    assert not bad, f"{len(bad)} code points differ, e.g. {bad[:5]}"
+
+
 def test_html_strip_can_be_switched_off() -> None:
     assert normalize_text("<b>x</b>", html_strip=False) == "<b>x</b>"
