@@ -42,6 +42,9 @@ class IndexSettings(BaseModel):
     lsh_fp_weight: float = Field(0.5, ge=0.0, le=1.0)
     lsh_fn_weight: float = Field(0.5, ge=0.0, le=1.0)
     max_candidates: int = Field(50, ge=1, description="re-check at most this many candidates per document")
+    race_wait_seconds: float = Field(
+        5.0, ge=0.0, le=300.0, description="how long an earlier document waits for a racing later one's decision"
+    )
 
 
 class ThresholdSettings(BaseModel):

@@ -412,6 +412,16 @@ class Engine:
             "decided_at": round(time.time(), 3),
         }
 
+    async def _await_decision(self, doc_id: str) -> DecisionRecord | None:
+        """Poll for another worker's decision; None when it does not come in time (that worker
+        died: its redelivered document will see ours in the store)."""
+        deadline = time.monotonic() + self.settings.index.race_wait_seconds
+        while True:
+            found = await self._store("get_decisions", lambda: self.store.get_decisions([doc_id]))
+            if doc_id in found or time.monotonic() >= deadline:
+                return found.get(doc_id)
+            await asyncio.sleep(0.02)
+
     async def _resolve_races(self, preps: list[_Prepared], fps: Fingerprints, window_id: str) -> None:
         """Re-query after our insert: a near-duplicate stored meanwhile by another worker."""
         uniques = [p for p in preps if p.decision is not None and p.decision.status == UNIQUE]
@@ -438,10 +448,16 @@ class Engine:
                 if p.clauses.critical_against(m.candidate.profile) is not None:
                     continue
                 other = m.candidate
-                other_first = (other.doc_id in decided and decided[other.doc_id].status == UNIQUE) or (
-                    other.doc_id not in decided and (other.published_at, other.doc_id) < (p.published_at, p.doc.id))
-                if other.doc_id in decided and decided[other.doc_id].status == DUPLICATE:
-                    other_first = True  # it is already emitted; chains point at emitted documents
+                theirs = decided.get(other.doc_id)
+                if theirs is None and (other.published_at, other.doc_id) < (p.published_at, p.doc.id):
+                    other_first = True  # both in flight and it is earlier: we yield at once
+                else:
+                    if theirs is None:
+                        # we are earlier, but the other may have re-checked before our insert and
+                        # missed us: its decision (written right after its re-check) tells
+                        theirs = await self._await_decision(other.doc_id)
+                    # decided, so possibly emitted: a unique one wins; one that names us does not
+                    other_first = theirs is not None and theirs.status == UNIQUE
                 if other_first:
                     s = m.similarity
                     p.decision = Decision(p.doc, DUPLICATE, other.doc_id, {

@@ -143,19 +143,53 @@ class InterleavingStore(MemoryFingerprintStore):
         return await super().fetch(doc_ids)
 
 
-async def test_two_workers_two_near_duplicates_at_once_exactly_one_unique() -> None:
-    store = InterleavingStore()
+def _pair(k: int) -> tuple[Document, Document]:
+    a = Document(id=f"x{k}", text=NOTICE + f"（第{k}批）", published_at=100.0 + k)
+    b = Document(id=f"y{k}", text="来源：某网\n" + NOTICE + f"（第{k}批）", published_at=100.0 + k + 0.5)
+    return a, b
+
+
+def _two_workers(store: MemoryFingerprintStore) -> tuple[Engine, Engine]:
     s = load_settings(store_url="memory://")
-    w1 = Engine(s.model_copy(update={"worker_id": "w1"}), store)
-    w2 = Engine(s.model_copy(update={"worker_id": "w2"}), store)
+    return (Engine(s.model_copy(update={"worker_id": "w1"}), store),
+            Engine(s.model_copy(update={"worker_id": "w2"}), store))
+
+
+async def test_two_workers_two_near_duplicates_at_once_exactly_one_unique() -> None:
+    w1, w2 = _two_workers(InterleavingStore())
     for k in range(5):
-        a = Document(id=f"x{k}", text=NOTICE + f"（第{k}批）" * 1, published_at=100.0 + k)
-        b = Document(id=f"y{k}", text="来源：某网\n" + NOTICE + f"（第{k}批）", published_at=100.0 + k + 0.5)
+        a, b = _pair(k)
         d1, d2 = await asyncio.gather(w1.decide([a]), w2.decide([b]))
-        statuses = sorted([d1[0].status, d2[0].status])
-        assert statuses == ["duplicate", "unique"], (d1[0].evidence, d2[0].evidence)
-        assert d2[0].duplicate_of == a.id  # the earlier publish time wins the race
-        assert d2[0].evidence.get("race") is True
+        (unique,) = [d for d in (d1[0], d2[0]) if d.status == "unique"]
+        (dup,) = [d for d in (d1[0], d2[0]) if d.status == "duplicate"]
+        assert dup.duplicate_of == unique.doc.id, (d1[0].evidence, d2[0].evidence)
+
+
+class BarrierStore(MemoryFingerprintStore):
+    """Holds both workers at ``add`` until both arrive: both first passes see an empty store, so
+    only the re-check after insert can keep the pair from coming out unique twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_barrier = asyncio.Barrier(2)
+
+    async def add(self, records: Any) -> None:
+        await self.add_barrier.wait()
+        await super().add(records)
+
+
+async def test_race_both_missed_in_first_pass_exactly_one_unique() -> None:
+    store = BarrierStore()
+    w1, w2 = _two_workers(store)
+    for k in range(4):
+        a, b = _pair(k)
+        # either worker may hold either document, and either may re-check first
+        first, second = (w1, w2) if k % 2 == 0 else (w2, w1)
+        da, db = await asyncio.gather(first.decide([a]), second.decide([b]))
+        (unique,) = [d for d in (da[0], db[0]) if d.status == "unique"]
+        (dup,) = [d for d in (da[0], db[0]) if d.status == "duplicate"]
+        assert dup.duplicate_of == unique.doc.id
+        assert dup.evidence.get("race") is True
 
 
 async def test_ttl_per_content_type() -> None:
