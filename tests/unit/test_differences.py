@@ -303,8 +303,6 @@ def test_random_single_flips_found(dev_docs: list[dict[str, str]]) -> None:
                           f"misses: {misses[:10]}")
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: 不应当 is tokenised as the modal 不应 + 当 (lexicon "
-                   "modal '-' has 不应 but not 不应当), so 应当 -> 不应当 changes the right context")
 def test_bu_ying_dang_is_found(dev_docs: list[dict[str, str]]) -> None:
     d, s, e = first_doc_with(dev_docs, "zh", "应当")
     raw = d["text"]
@@ -314,7 +312,9 @@ def test_bu_ying_dang_is_found(dev_docs: list[dict[str, str]]) -> None:
 
 @pytest.mark.xfail(strict=True, reason="known gap: when a whole numbered article is deleted, the next "
                    "article's heading (第十八条 + the same first words) takes over the deleted heading's "
-                   "5-character context, so 十七 -> 十八 reads as a changed figure")
+                   "5-character context, so 十七 -> 十八 reads as a changed figure; treating 第N条 as "
+                   "structure instead fixes it but lets amended versions through (amended_version FPR "
+                   "13% -> 33% on the development set)")
 def test_deleting_a_numbered_article_is_not_critical() -> None:
     law = ("第十六条 农民专业合作社应当依法登记。第十七条 农民专业合作社应当按照国家有关规定建立财务制度。"
            "第十八条 农民专业合作社可以依法向公司等企业投资。")
