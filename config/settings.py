@@ -56,6 +56,10 @@ class ThresholdSettings(BaseModel):
     hamming_low: int = Field(12, ge=0, le=64, description="SimHash support for jaccard_low")
     containment_high: float = Field(0.85, gt=0.0, le=1.0, description="truncations and excerpts")
     short_text_chars: int = Field(50, ge=0, description="below this, only exact matches count")
+    reversal_margin: float = Field(
+        0.4, ge=0.0, le=1.0,
+        description="a critical difference with the nearest candidate vetoes matches this much less similar",
+    )
     adaptive: bool = True
     adaptive_every: int = Field(1000, ge=10)
     adaptive_floor: float = Field(0.6, gt=0.0, le=1.0)

@@ -181,8 +181,8 @@ class AnchorProfiler:
             for w in words:
                 if w in self.neg_en:
                     last = anchors[-1] if anchors else None
-                    if last is not None and last[0] == len(units) - 1 and last[1].startswith("auxiliary"):
-                        anchors[-1] = (last[0], "N " + last[1], last[2])  # was not, will not
+                    if last is not None and last[0] == len(units) - 1 and last[1].lstrip("N ").startswith("auxiliary"):
+                        anchors[-1] = (last[0], "N " + last[1], last[2])  # was not, was not not
                     else:
                         pending_neg = True
                     continue

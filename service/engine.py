@@ -379,6 +379,11 @@ class Engine:
                 critical.append(m)
                 continue
             s = m.similarity
+            if critical and critical[0].similarity.jaccard - s.jaccard > self.settings.thresholds.reversal_margin:
+                # the nearest document says the opposite; a much looser match must not pull this
+                # reversal into that document's cluster through a third one
+                self.metrics.recheck_rejections.labels("reversal_nearer").inc()
+                break
             return Decision(p.doc, DUPLICATE, m.candidate.doc_id, self._evidence(
                 "near", window_id, matched=m.candidate.doc_id, jaccard=s.jaccard, hamming=s.hamming,
                 containment=s.containment, rule=m.rule, candidates=len(cands)))
