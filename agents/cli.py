@@ -39,6 +39,15 @@ def run_worker(settings: Settings, *, web_bind: str | None = None, loglevel: str
     from agents.app import create_app
 
     app = create_app(settings, web_bind=web_bind)
+    if settings.metrics_port and settings.metrics_port != settings.web_port:
+        # Prometheus scrapes its own port (deploy/ and the compose file use it); /metrics on the
+        # web port serves the same registry
+        from prometheus_client import start_http_server
+
+        try:
+            start_http_server(settings.metrics_port, addr=web_bind or "0.0.0.0", registry=app.runtime.registry)
+        except OSError as exc:  # a taken port must not stop the worker: /metrics on the web port remains
+            logging.getLogger("neardup.worker").error("metrics port %d: %s", settings.metrics_port, exc)
     worker = faust.Worker(app, loglevel=(loglevel or settings.log_level).lower(), quiet=True)
     try:
         worker.execute_from_commandline()

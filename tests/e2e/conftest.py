@@ -80,6 +80,7 @@ class WorkerProcess:
     port: int
     proc: subprocess.Popen[bytes]
     log_path: Path
+    metrics_port: int = 0
 
     @property
     def pid(self) -> int:
@@ -160,11 +161,13 @@ def start_worker(pipeline: Pipeline, tmp_path: Path) -> Iterator[Callable[..., W
 
     def start(name: str = "w1", store_url: str = "memory://", **env: str) -> WorkerProcess:
         port = free_port()
+        metrics_port = free_port()
         full_env = {
             **os.environ,
             **pipeline.env(),
             "NEARDUP_STORE_URL": store_url,
             "NEARDUP_WEB_PORT": str(port),
+            "NEARDUP_METRICS_PORT": str(metrics_port),
             "NEARDUP_WORKER_ID": f"{pipeline.app_id}-{name}",
             "NEARDUP_WINDOW__MAX_COUNT": "100",
             "NEARDUP_WINDOW__MAX_AGE_SECONDS": "0.5",
@@ -178,7 +181,7 @@ def start_worker(pipeline: Pipeline, tmp_path: Path) -> Iterator[Callable[..., W
                 cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,
             )  # fmt: skip
-        w = WorkerProcess(name, port, proc, log_path)
+        w = WorkerProcess(name, port, proc, log_path, metrics_port)
         started.append(w)
         return w
 

@@ -104,6 +104,12 @@ def test_worker_end_to_end(
     assert "neardup_documents_total" in text and "neardup_agent_outputs_total" in text
     assert 'neardup_dead_letter_total{reason="bad_json"} 1.0' in text
     assert f"neardup_agent_messages_in_total {float(total)}" in text
+    # the same registry on the dedicated metrics port that Prometheus scrapes
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{worker.metrics_port}/metrics", timeout=5) as resp:
+        scraped = resp.read().decode()
+    assert 'neardup_dead_letter_total{reason="bad_json"} 1.0' in scraped
 
     probe = json.loads(docs[0])
     probe["id"] = "check-only-probe"
