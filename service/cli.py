@@ -119,9 +119,9 @@ async def _dedup(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
         await engine.close()
-        for fh in (uniq, dups, rejects):
-            if fh is not None:
-                fh.close()
+        for extra in (uniq, dups, rejects):
+            if extra is not None:
+                extra.close()
         if out is not None and out is not sys.stdout:
             out.close()
     elapsed = time.perf_counter() - started

@@ -65,7 +65,7 @@ class Decision:
     evidence: dict[str, Any]
 
     def to_record(self) -> dict[str, Any]:
-        out = dict(self.doc.raw) if self.doc.raw else {"id": self.doc.id, "text": self.doc.text}
+        out: dict[str, Any] = dict(self.doc.raw) if self.doc.raw else {"id": self.doc.id, "text": self.doc.text}
         out["status"] = self.status
         out["duplicate_of"] = self.duplicate_of
         out["evidence"] = self.evidence
@@ -271,8 +271,11 @@ class Engine:
             p.seen = set(sorted(ids)[:cap])
             wanted |= p.seen
         records = await self._store("fetch", lambda: self.store.fetch(sorted(wanted))) if wanted else {}
-        stored_cands = {i: self._candidate(r) for i, r in records.items()}
-        stored_cands = {i: c for i, c in stored_cands.items() if c is not None}
+        stored_cands: dict[str, _Candidate] = {}
+        for i, r in records.items():
+            cand = self._candidate(r)
+            if cand is not None:
+                stored_cands[i] = cand
 
         local_index: dict[bytes, list[int]] = {}
         local: list[_Candidate] = []
@@ -307,8 +310,8 @@ class Engine:
                 DecisionRecord(p.doc.id, p.decision.status, p.decision.duplicate_of,
                                json.dumps(p.decision.evidence, ensure_ascii=False), p.doc.type)
                 for p in preps if p.decision is not None]))
-        for p, i in zip(preps, order, strict=True):
-            results[i] = p.decision
+        for p, pos in zip(preps, order, strict=True):
+            results[pos] = p.decision
 
     def _prepare(self, batch: list[Document], t0: float) -> tuple[Fingerprints, list[_Prepared]]:
         fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,12 @@ from service.policy import HybridPolicy, Similarity, containment
 from service.scoring import UnionFind, score
 
 
-def _load_jsonl(path: Path) -> list[dict[str, Any]]:
+def _load_jsonl(path: Path) -> list[Mapping[str, Any]]:
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def pair_features(engine: Engine, docs: list[Any], pairs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]]) -> dict[str, np.ndarray]:
     """Jaccard, Hamming, containment and critical flag of every labelled pair."""
     fp = engine.fingerprinter.fingerprint([d.text for d in docs], [d.lang for d in docs])
     row = {d.id: i for i, d in enumerate(docs)}

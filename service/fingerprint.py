@@ -158,8 +158,9 @@ class Fingerprinter:
         batch = normalize_batch(texts, t2s=cfg.t2s, html_strip=cfg.strip_html)
         n = len(texts)
         detected = ktext.detect_lang(batch.cps, batch.offsets, self.classes)
-        lang_list = [
-            (langs[i] if langs and langs[i] in LANG_CODES else LANG_CODES[int(detected[i])])
+        lang_list: list[str] = [
+            str(given) if (given := (langs[i] if langs else None)) in LANG_CODES
+            else LANG_CODES[int(detected[i])]
             for i in range(n)
         ]
         simhash = np.zeros((n, self.words), dtype=np.uint64)
@@ -177,16 +178,20 @@ class Fingerprinter:
             else:
                 starts, ends, tok_off = ktext.word_spans(cps, offsets, self.classes)
             tok_hashes = hash_spans(cps, starts, ends, TOKEN_SEED)
+            slot_keys, slot_weights, slot_flags, slot_used = self.slots
             fh, fw, f_off = ksim.feature_weights(
-                tok_hashes, tok_off, *self.slots, self.weights.default_weight, self.weights.negation_weight,
+                tok_hashes, tok_off, slot_keys, slot_weights, slot_flags, slot_used,
+                self.weights.default_weight, self.weights.negation_weight,
             )
             sh = ksim.simhash_batch(fh, fw, f_off, self.words)
             if is_zh:
                 shingles, s_off = ktext.char_shingle_hashes(cps, offsets, self.classes, cfg.zh_shingle, SHINGLE_SEED)
             else:
                 shingles, s_off = ktext.word_shingle_hashes(tok_hashes, tok_off, cfg.en_shingle, SHINGLE_SEED)
+            # MinHash is a function of the shingle *set*: hash each distinct shingle once
+            shingles, s_off = ktext.distinct_per_doc(shingles, s_off)
             sg = kmin.minhash_batch(shingles, s_off, self.a, self.b)
-            ct = ktext.distinct_counts(shingles, s_off)
+            ct = s_off[1:] - s_off[:-1]
             rows = np.asarray(idx, dtype=np.int64)
             simhash[rows] = sh
             sigs[rows] = sg

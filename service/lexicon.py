@@ -75,7 +75,8 @@ def hash_words(words: list[str]) -> npt.NDArray[np.uint64]:
     ends = np.cumsum(lengths)
     starts = ends - lengths
     cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
-    return hash_spans(cps, starts, ends, TOKEN_SEED)  # type: ignore[no-any-return]
+    out: npt.NDArray[np.uint64] = hash_spans(cps, starts, ends, TOKEN_SEED)
+    return out
 
 
 def read_idf(path: str | Path) -> dict[str, float]:

@@ -17,7 +17,7 @@ GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(uint64(uint64), cache=True, inline="always")
-def fmix64(h):  # type: ignore[no-untyped-def]
+def fmix64(h):
     h ^= h >> np.uint64(33)
     h *= C1
     h ^= h >> np.uint64(33)
@@ -27,7 +27,7 @@ def fmix64(h):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def hash_span(cps, start, end, seed):  # type: ignore[no-untyped-def]
+def hash_span(cps, start, end, seed):
     h = FNV_OFFSET ^ (np.uint64(seed) * GOLDEN)
     for i in range(start, end):
         h ^= np.uint64(cps[i])
@@ -36,13 +36,13 @@ def hash_span(cps, start, end, seed):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, inline="always")
-def combine(h, x):  # type: ignore[no-untyped-def]
+def combine(h, x):
     """Order-dependent combination of two 64-bit hashes."""
     return fmix64((h * GOLDEN) ^ (x + np.uint64(0x632BE59BD9B4E019)))
 
 
 @njit(cache=True)
-def hash_spans(cps, starts, ends, seed):  # type: ignore[no-untyped-def]
+def hash_spans(cps, starts, ends, seed):
     n = starts.shape[0]
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):

@@ -16,7 +16,7 @@ EMPTY = np.uint32(0xFFFFFFFF)
 
 
 @njit(cache=True, inline="always")
-def _mod_p31(v):  # type: ignore[no-untyped-def]
+def _mod_p31(v):
     v = (v & P31) + (v >> np.uint64(31))
     v = (v & P31) + (v >> np.uint64(31))
     if v >= P31:
@@ -25,7 +25,7 @@ def _mod_p31(v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def minhash_batch(shingles, doc_offsets, a, b):  # type: ignore[no-untyped-def]
+def minhash_batch(shingles, doc_offsets, a, b):
     """uint32 signatures, one row per document; a document without shingles is all EMPTY."""
     n = doc_offsets.shape[0] - 1
     num_perm = a.shape[0]
@@ -51,7 +51,7 @@ def minhash_batch(shingles, doc_offsets, a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def jaccard_estimates(sig, others):  # type: ignore[no-untyped-def]
+def jaccard_estimates(sig, others):
     """Share of equal positions between ``sig`` and each row of ``others``."""
     m = others.shape[0]
     k = sig.shape[0]
@@ -66,7 +66,7 @@ def jaccard_estimates(sig, others):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def band_hashes(sigs, bands, rows, seed):  # type: ignore[no-untyped-def]
+def band_hashes(sigs, bands, rows, seed):
     """One 64-bit hash per (document, band) over that band's rows."""
     n = sigs.shape[0]
     out = np.empty((n, bands), dtype=np.uint64)

@@ -10,7 +10,7 @@ from numba import njit
 
 
 @njit(cache=True)
-def replaced_context(mine, theirs):  # type: ignore[no-untyped-def]
+def replaced_context(mine, theirs):
     """Index in ``mine`` of the first entry whose context has, after cancelling equal entries
     pairwise, a fill left on both sides (a replacement); -1 when there is none."""
     n = mine.shape[0]

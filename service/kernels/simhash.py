@@ -20,7 +20,7 @@ HI_SALT = np.uint64(0xA0761D6478BD642F)
 
 
 @njit(cache=True)
-def build_hash_table(keys, weights, flags):  # type: ignore[no-untyped-def]
+def build_hash_table(keys, weights, flags):
     """Open-addressing table (load <= 0.5, linear probing) of distinct non-zero uint64 keys."""
     size = 1
     while size < 2 * keys.shape[0] + 2:
@@ -44,7 +44,7 @@ def build_hash_table(keys, weights, flags):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def feature_weights(token_hashes, doc_offsets, slot_keys, slot_weights, slot_flags, slot_used,
-                    default_weight, neg_weight):  # type: ignore[no-untyped-def]
+                    default_weight, neg_weight):
     """Look each token up in the weight table (see build_hash_table) and emit (feature hash,
     weight) per doc, adding negation features. flags: 1 = negator."""
     n = doc_offsets.shape[0] - 1
@@ -80,48 +80,66 @@ def feature_weights(token_hashes, doc_offsets, slot_keys, slot_weights, slot_fla
 
 
 @njit(cache=True)
-def simhash_batch(feature_hashes, feature_weights_, doc_offsets, words):  # type: ignore[no-untyped-def]
-    """``words`` = 1 (64-bit) or 2 (128-bit). Returns uint64 array (n, words)."""
+def simhash_batch(feature_hashes, feature_weights_, doc_offsets, words):
+    """``words`` = 1 (64-bit) or 2 (128-bit). Returns uint64 array (n, words).
+
+    Equal features are merged first (an open-addressing table counting tf), then each distinct
+    feature votes w * (1 + ln tf) on every bit, branch-free. Votes are fixed point (1/1024) in
+    int64, so the sum is exact and independent of the order features arrive in."""
     n = doc_offsets.shape[0] - 1
     out = np.zeros((n, words), dtype=np.uint64)
-    acc = np.zeros(64 * words, dtype=np.float64)
+    acc = np.zeros(64 * words, dtype=np.int64)
+    longest = 1
+    for d in range(n):
+        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
+    size = 1
+    while size < 2 * longest:
+        size *= 2
+    mask = np.uint64(size - 1)
+    slot_h = np.zeros(size, dtype=np.uint64)
+    slot_w = np.zeros(size, dtype=np.float64)
+    slot_tf = np.zeros(size, dtype=np.int64)
+    touched = np.empty(longest, dtype=np.int64)
     for d in range(n):
         lo = doc_offsets[d]
         hi = doc_offsets[d + 1]
         if hi == lo:
             continue
-        order = np.argsort(feature_hashes[lo:hi]) + lo
-        acc[:] = 0.0
-        i = 0
-        m = hi - lo
-        while i < m:
-            h = feature_hashes[order[i]]
-            wsum = feature_weights_[order[i]]
-            tf = 1
-            j = i + 1
-            while j < m and feature_hashes[order[j]] == h:
-                tf += 1
-                j += 1
-            wsum = wsum * (1.0 + math.log(tf))
+        c = 0
+        for s in range(lo, hi):
+            h = feature_hashes[s]
+            i = np.int64(h & mask)
+            while slot_tf[i] > 0 and slot_h[i] != h:
+                i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
+            if slot_tf[i] == 0:
+                slot_h[i] = h
+                slot_w[i] = feature_weights_[s]  # the first occurrence's weight, as when sorted
+                touched[c] = i
+                c += 1
+            slot_tf[i] += 1
+        acc[:] = 0
+        for t in range(c):
+            i = touched[t]
+            h = slot_h[i]
+            vote = np.int64(round(slot_w[i] * (1.0 + math.log(slot_tf[i])) * 1024.0))
+            slot_tf[i] = 0
             for wd in range(words):
                 hh = h if wd == 0 else fmix64(h ^ HI_SALT)
+                base = wd * 64
                 for bit in range(64):
-                    if (hh >> np.uint64(bit)) & np.uint64(1):
-                        acc[wd * 64 + bit] += wsum
-                    else:
-                        acc[wd * 64 + bit] -= wsum
-            i = j
+                    sign = np.int64((hh >> np.uint64(bit)) & np.uint64(1)) * 2 - 1
+                    acc[base + bit] += sign * vote
         for wd in range(words):
             v = np.uint64(0)
             for bit in range(64):
-                if acc[wd * 64 + bit] > 0.0:
+                if acc[wd * 64 + bit] > 0:
                     v |= np.uint64(1) << np.uint64(bit)
             out[d, wd] = v
     return out
 
 
 @njit(cache=True)
-def popcount64(x):  # type: ignore[no-untyped-def]
+def popcount64(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -129,7 +147,7 @@ def popcount64(x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def hamming_distances(fp, others):  # type: ignore[no-untyped-def]
+def hamming_distances(fp, others):
     """Bits that differ between fingerprint ``fp`` (words,) and each row of ``others``."""
     m = others.shape[0]
     out = np.empty(m, dtype=np.int64)

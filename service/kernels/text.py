@@ -21,7 +21,7 @@ DROP = -2  # control and zero-width characters
 
 
 @njit(cache=True)
-def normalize_batch(cps, offsets, table, classes):  # type: ignore[no-untyped-def]
+def normalize_batch(cps, offsets, table, classes):
     """Map every code point through ``table``; collapse whitespace runs to one space, drop it
     between two CJK characters and at both ends. Returns (out, out_offsets, slow_flags)."""
     n = offsets.shape[0] - 1
@@ -62,7 +62,7 @@ def normalize_batch(cps, offsets, table, classes):  # type: ignore[no-untyped-de
 
 
 @njit(cache=True)
-def detect_lang(cps, offsets, classes):  # type: ignore[no-untyped-def]
+def detect_lang(cps, offsets, classes):
     """0 = zh (Han-dominated), 1 = en (Latin letters), 2 = other."""
     n = offsets.shape[0] - 1
     out = np.empty(n, dtype=np.int8)
@@ -86,7 +86,7 @@ def detect_lang(cps, offsets, classes):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def word_spans(cps, offsets, classes):  # type: ignore[no-untyped-def]
+def word_spans(cps, offsets, classes):
     """Maximal runs of non-CJK letters/digits, per document. Returns (starts, ends, doc_offsets)."""
     n = offsets.shape[0] - 1
     starts = np.empty(cps.shape[0] // 2 + n + 1, dtype=np.int64)
@@ -117,7 +117,7 @@ def word_spans(cps, offsets, classes):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def char_shingle_hashes(cps, offsets, classes, k, seed):  # type: ignore[no-untyped-def]
+def char_shingle_hashes(cps, offsets, classes, k, seed):
     """Hashes of k-grams over each document's letters and digits (spaces and punctuation are
     skipped, so width, punctuation and line-break changes do not move a shingle). A document
     with fewer than k such characters yields one shingle of all of them (none if it has none)."""
@@ -150,7 +150,7 @@ def char_shingle_hashes(cps, offsets, classes, k, seed):  # type: ignore[no-unty
 
 
 @njit(cache=True)
-def word_shingle_hashes(token_hashes, doc_offsets, k, seed):  # type: ignore[no-untyped-def]
+def word_shingle_hashes(token_hashes, doc_offsets, k, seed):
     """Hashes of k consecutive tokens per document (one shingle of all tokens when fewer)."""
     n = doc_offsets.shape[0] - 1
     out = np.empty(token_hashes.shape[0] + n, dtype=np.uint64)
@@ -173,10 +173,10 @@ def word_shingle_hashes(token_hashes, doc_offsets, k, seed):  # type: ignore[no-
 
 
 @njit(cache=True)
-def distinct_counts(hashes, doc_offsets):  # type: ignore[no-untyped-def]
-    """Number of distinct values per document (open-addressing set, reused across documents)."""
+def distinct_per_doc(hashes, doc_offsets):
+    """Each document's distinct values, first occurrence order kept (open-addressing set,
+    reused across documents). Returns (values, offsets); offsets[d+1]-offsets[d] is the count."""
     n = doc_offsets.shape[0] - 1
-    out = np.zeros(n, dtype=np.int64)
     longest = 1
     for d in range(n):
         longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
@@ -187,6 +187,9 @@ def distinct_counts(hashes, doc_offsets):  # type: ignore[no-untyped-def]
     slots = np.zeros(size, dtype=np.uint64)
     used = np.zeros(size, dtype=np.bool_)
     touched = np.empty(longest, dtype=np.int64)
+    out = np.empty(hashes.shape[0], dtype=np.uint64)
+    off = np.zeros(n + 1, dtype=np.int64)
+    w = 0
     for d in range(n):
         c = 0
         for s in range(doc_offsets[d], doc_offsets[d + 1]):
@@ -199,7 +202,16 @@ def distinct_counts(hashes, doc_offsets):  # type: ignore[no-untyped-def]
                 slots[i] = h
                 touched[c] = i
                 c += 1
+                out[w] = h
+                w += 1
         for t in range(c):
             used[touched[t]] = False
-        out[d] = c
-    return out
+        off[d + 1] = w
+    return out[:w], off
+
+
+@njit(cache=True)
+def distinct_counts(hashes, doc_offsets):
+    """Number of distinct values per document."""
+    _, off = distinct_per_doc(hashes, doc_offsets)
+    return off[1:] - off[:-1]

@@ -202,21 +202,22 @@ def ref_feature_weights(tokens: list[int], table: dict[int, tuple[float, int]], 
 
 def ref_simhash(features: list[tuple[int, float]], words: int) -> tuple[list[int], list[float]]:
     """(fingerprint words, |accumulator| per bit). Equal hashes merge into one feature of weight
-    w * (1 + ln tf); each feature votes +w / -w per bit; a bit is set when its sum is > 0."""
+    w * (1 + ln tf), rounded to 1/1024 (exact integer sums); each feature votes +w / -w per bit;
+    a bit is set when its sum is > 0."""
     tf: dict[int, int] = {}
     weight: dict[int, float] = {}
     for h, w in features:
         tf[h] = tf.get(h, 0) + 1
         weight.setdefault(h, w)
-    acc = [0.0] * (64 * words)
+    acc = [0] * (64 * words)
     for h in sorted(tf):
-        w = weight[h] * (1.0 + math.log(tf[h]))
+        w = round(weight[h] * (1.0 + math.log(tf[h])) * 1024.0)
         for wd in range(words):
             hh = h if wd == 0 else ref_fmix64(h ^ HI_SALT)
             for bit in range(64):
                 acc[wd * 64 + bit] += w if (hh >> bit) & 1 else -w
-    fp = [sum(1 << bit for bit in range(64) if acc[wd * 64 + bit] > 0.0) for wd in range(words)]
-    return fp, [abs(v) for v in acc]
+    fp = [sum(1 << bit for bit in range(64) if acc[wd * 64 + bit] > 0) for wd in range(words)]
+    return fp, [abs(v) / 1024.0 for v in acc]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -639,7 +640,7 @@ EN_SENTENCE = "The central bank said on Tuesday that interest rates will rise by
 KNOWN_FP = {
     "zh": (0xB2F247C951490F35, [88685654, 13031328, 82349927, 248687739, 23193507, 257999058, 460897,
                                 162008710]),
-    "en": (0x308A02842A13909D, [95013363, 52630283, 102803641, 149892021, 1609034, 300970977, 262242711,
+    "en": (0x308A02042A12909D, [95013363, 52630283, 102803641, 149892021, 1609034, 300970977, 262242711,
                                 140328981]),
 }
 
