@@ -34,6 +34,9 @@ class FingerprintSettings(BaseModel):
     seed: int = Field(1, ge=0, description="seed of the MinHash permutation parameters")
     idf_path: str | None = Field(None, description="IDF table 'word idf' per line; default: jieba's")
     domain_weights_path: str | None = Field(None, description="YAML/TOML domain weights; default: bundled")
+    segment_hmm: bool = Field(
+        False, description="jieba HMM for words missing from the dictionary (off: same quality, faster)"
+    )
 
 
 class IndexSettings(BaseModel):

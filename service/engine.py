@@ -122,7 +122,7 @@ class Engine:
             simhash_bits=fp.simhash_bits, num_perm=fp.num_perm, zh_shingle=fp.zh_shingle,
             en_shingle=fp.en_shingle, seed=fp.seed, t2s=settings.normalize.traditional_to_simplified,
             strip_html=settings.normalize.strip_html, idf_path=fp.idf_path,
-            lexicon_path=fp.domain_weights_path,
+            lexicon_path=fp.domain_weights_path, segment_hmm=fp.segment_hmm,
         ))
         self.layout = IndexLayout.create(fp.simhash_bits, settings.index.hamming_radius, fp.num_perm,
                                          settings.index.lsh_threshold, settings.index.lsh_fp_weight,

@@ -94,6 +94,7 @@ class FingerprintConfig:
     strip_html: bool = True
     idf_path: str | None = None
     lexicon_path: str | None = None
+    segment_hmm: bool = False
 
 
 @dataclass(slots=True)
@@ -125,12 +126,12 @@ def _take(batch: NormalizedBatch, idx: list[int]) -> tuple[npt.NDArray[np.uint32
     return cps, offsets
 
 
-def _zh_token_spans(texts: list[str], offsets: npt.NDArray[np.int64]) -> tuple[
+def _zh_token_spans(texts: list[str], offsets: npt.NDArray[np.int64], hmm: bool = True) -> tuple[
         npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     starts: list[npt.NDArray[np.int64]] = []
     doc_off = np.zeros(len(texts) + 1, dtype=np.int64)
     for d, text in enumerate(texts):
-        toks = rjieba.cut(text)
+        toks = rjieba.cut(text, hmm)
         lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
         ends = np.cumsum(lengths) + offsets[d]
         starts.append(np.stack([ends - lengths, ends]))
@@ -174,7 +175,7 @@ class Fingerprinter:
                 continue
             cps, offsets = _take(batch, idx)
             if is_zh:
-                starts, ends, tok_off = _zh_token_spans([batch.texts[i] for i in idx], offsets)
+                starts, ends, tok_off = _zh_token_spans([batch.texts[i] for i in idx], offsets, cfg.segment_hmm)
             else:
                 starts, ends, tok_off = ktext.word_spans(cps, offsets, self.classes)
             tok_hashes = hash_spans(cps, starts, ends, TOKEN_SEED)
