@@ -126,9 +126,12 @@ class AnchorProfiler:
         self.aff_zh = set(lex.affirmators_zh)
         zh_terms = sorted({w for w in lex.polarity if not w.isascii()} | self.neg_zh | self.aff_zh,
                           key=len, reverse=True)
-        # longest first: 不予批准 -> 不予 + 批准, 无效 stays one word
+        # longest first: 不予批准 -> 不予 + 批准, 无效 stays one word. The lookahead on the first
+        # characters lets the scan skip most positions at once (re tries every alternative otherwise)
+        starts = "".join(sorted({w[0] for w in zh_terms})) + "0-9" + ZH_NUMERALS
         self.zh_re = re.compile(
-            "|".join(map(re.escape, zh_terms)) + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}}"
+            f"(?=[{starts}])(?:" + "|".join(map(re.escape, zh_terms))
+            + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}})"
         )
         classes = sorted({cls for cls, _ in lex.polarity.values()})
         self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
