@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from config.settings import Settings, load_settings
+from service.window import Window
 
 log = logging.getLogger("neardup")
 
@@ -73,11 +74,13 @@ async def _dedup(args: argparse.Namespace) -> int:
             total = sum(1 for line in fh if line.strip())
     bar = _progress(total, sys.stderr.isatty() and not args.quiet)
     started = time.perf_counter()
-    window: list[Any] = []
+    window: Window[Any] = Window(settings.window.max_count, settings.window.max_age_seconds)
     n_docs = 0
 
-    async def flush() -> None:
-        decisions = await engine.decide(window)
+    async def flush(reason: str) -> None:
+        docs = window.drain()
+        engine.metrics.window_closed.labels(reason).inc()
+        decisions = await engine.decide(docs)
         for d in decisions:
             rec = json.dumps(d.to_record(), ensure_ascii=False)
             assert out is not None
@@ -91,14 +94,13 @@ async def _dedup(args: argparse.Namespace) -> int:
             elif d.evidence.get("critical"):
                 counts["unique:critical_difference"] += 1
         if bar is not None:
-            bar.update(len(window))
-        window.clear()
+            bar.update(len(docs))
 
     try:
         for line_no, raw in _read_lines(args.input):
             try:
-                window.append(parse_document(raw, max_bytes=settings.normalize.max_bytes,
-                                             max_id_length=settings.normalize.max_id_length))
+                doc = parse_document(raw, max_bytes=settings.normalize.max_bytes,
+                                     max_id_length=settings.normalize.max_id_length)
             except InvalidDocument as exc:
                 counts["rejected"] += 1
                 counts[f"rejected:{exc.reason}"] += 1
@@ -111,10 +113,11 @@ async def _dedup(args: argparse.Namespace) -> int:
                     bar.update(1)
                 continue
             n_docs += 1
-            if len(window) >= settings.window.max_count:
-                await flush()
-        if window:
-            await flush()
+            # a window closes at max_count documents, or once it is max_age old (slow stdin)
+            if window.add(doc) or window.expired():
+                await flush("count" if len(window) >= window.max_count else "age")
+        if len(window):
+            await flush("end")
     finally:
         if bar is not None:
             bar.close()

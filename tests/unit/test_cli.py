@@ -1,0 +1,99 @@
+"""The batch front door: neardup dedup | explain | eval | idf build, run as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "sample.jsonl"
+PAIRS = ROOT / "samples" / "pairs.jsonl"
+
+
+def neardup(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "service.cli", *args], cwd=ROOT, input=stdin,
+                          capture_output=True, env=full_env, timeout=300, check=False)
+
+
+def read_jsonl(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_dedup_splits_rejects_and_summarises(tmp_path: Path) -> None:
+    lines = SAMPLE.read_bytes().splitlines()[:60]
+    bad = [b"not json", b'{"text": "no id"}', b'{"id": "x", "text": ""}']
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"\n".join(lines[:30] + bad + lines[30:]) + b"\n")
+    out, uniq, dups, rej = (tmp_path / n for n in ("all.jsonl", "u.jsonl", "d.jsonl", "r.jsonl"))
+    res = neardup("dedup", str(src), "-o", str(out), "--unique", str(uniq), "--duplicates", str(dups),
+                  "--rejects", str(rej), "-q")
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    decided = read_jsonl(out)
+    assert [d["id"] for d in decided] == [json.loads(x)["id"] for x in lines]  # each once, in order
+    assert len(read_jsonl(uniq)) + len(read_jsonl(dups)) == 60
+    assert all(d["status"] == "duplicate" and d["duplicate_of"] for d in read_jsonl(dups))
+    reasons = sorted(str(r["reason"]) for r in read_jsonl(rej))
+    assert reasons == ["bad_json", "empty_text", "missing_id"]
+    summary = json.loads(res.stderr.decode().strip().splitlines()[-1])
+    assert summary["documents"] == 63 and summary["rejected"] == 3
+    assert summary["unique"] + summary["duplicate"] == 60
+
+
+def test_dedup_reads_stdin_and_file_store_remembers(tmp_path: Path) -> None:
+    data = SAMPLE.read_bytes()
+    store = f"file://{tmp_path / 'store.json'}"
+    first = neardup("dedup", "-", "--store", store, "-q", stdin=data)
+    assert first.returncode == 0, first.stderr.decode()[-2000:]
+    again = neardup("dedup", "-", "--store", store, "-q", stdin=data)
+    one = [json.loads(x) for x in first.stdout.splitlines()]
+    two = [json.loads(x) for x in again.stdout.splitlines()]
+    assert [(d["status"], d["duplicate_of"]) for d in one] == [(d["status"], d["duplicate_of"]) for d in two]
+    assert all(d["evidence"].get("replay") for d in two)  # answered from the persisted store
+
+
+def test_explain_names_the_critical_difference() -> None:
+    a = "国务院关于同意设立某某经济开发区的批复。经研究，决定给予批准，请按规定办理相关手续，并于三十日内报送材料。"
+    b = a.replace("给予批准", "不予批准")
+    res = neardup("explain", a, b, "--json")
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    report = json.loads(res.stdout)
+    assert report["critical_difference"]["kind"] == "polarity"
+    assert report["decision_for_b_after_a"]["status"] == "unique"
+    assert report["jaccard_estimate"] > 0.5 and report["shared_shingles"] > 10
+    text = neardup("explain", a, a + "。").stdout.decode()
+    assert "similarity rule: jaccard" in text and "decision for B after A: duplicate" in text
+
+
+def test_eval_writes_plots_and_metrics(tmp_path: Path) -> None:
+    res = neardup("eval", "--docs", str(SAMPLE), "--pairs", str(PAIRS), "--report", str(tmp_path))
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    out = res.stdout.decode()
+    assert "precision" in out and "negation_flip" in out and "recommended thresholds" in out
+    for name in ("similarity_histograms.png", "roc.png", "confusion_matrix.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert 0.0 <= metrics["precision"] <= 1.0 and metrics["pairs"] == len(read_jsonl(PAIRS))
+
+
+def test_idf_build_and_use(tmp_path: Path) -> None:
+    idf = tmp_path / "idf.txt"
+    res = neardup("idf", "build", str(SAMPLE), "-o", str(idf), "--min-df", "2")
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    rows = [line.split() for line in idf.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) > 100 and all(len(r) == 2 and float(r[1]) > 0 for r in rows)
+    weights = {w: float(v) for w, v in rows}
+    assert weights["规定"] < max(weights.values())  # a word in many documents weighs less
+    used = neardup("dedup", str(SAMPLE), "-q", "-o", str(tmp_path / "out.jsonl"),
+                   env={"NEARDUP_FINGERPRINT__IDF_PATH": str(idf)})
+    assert used.returncode == 0, used.stderr.decode()[-2000:]
+
+
+def test_bad_config_is_a_clear_error() -> None:
+    res = neardup("dedup", str(SAMPLE), "-q", env={"NEARDUP_THRESHOLDS__JACCARD_LOW": "0.9",
+                                                   "NEARDUP_THRESHOLDS__JACCARD_HIGH": "0.5"})
+    assert res.returncode != 0
+    assert b"jaccard_low must not exceed" in res.stderr
