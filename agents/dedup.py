@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -87,7 +89,19 @@ def decode_document(value: bytes | str | None, settings: Settings) -> Document:
     if value is None:
         raise InvalidDocument("empty_message", "the message has no value (tombstone)")
     n = settings.normalize
-    return parse_document(value, max_bytes=n.max_bytes, max_id_length=n.max_id_length)
+    doc = parse_document(value, max_bytes=n.max_bytes, max_id_length=n.max_id_length)
+    # JSON may escape an unpaired UTF-16 surrogate (\ud800) into any string; parse_document checks
+    # only the text. Anywhere else (id, title, extra fields) it would reach the store and then make
+    # the output record unencodable, failing the whole window again and again.
+    if isinstance(value, str) or _SURROGATE_ESCAPE.search(value):
+        try:
+            json.dumps(doc.raw, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidDocument("bad_encoding", "a string holds an unpaired UTF-16 surrogate") from exc
+    return doc
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def is_transient(exc: BaseException) -> bool:
