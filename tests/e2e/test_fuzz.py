@@ -236,7 +236,7 @@ def build_messages(docs: list[dict[str, Any]]) -> list[Msg]:
         kind = categories[len(msgs) % len(categories)] if i < len(categories) * 2 else rng.choice(categories)
         value = getattr(fz, kind)()
         r = rng.random()  # keys: mostly readable, some absent, some not UTF-8, some long
-        if r < 0.1:
+        if r < 0.1 and value is not None:  # a tombstone needs a key
             key = None
         elif r < 0.15:
             key = b"\xff\xfe-%d" % i
