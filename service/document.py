@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 KNOWN_LANGS = {"zh", "en", "other"}
+# JSON may escape an unpaired UTF-16 surrogate; such a string cannot be written out as UTF-8
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 TEXT_FIELDS = ("title", "url", "source", "type", "lang")
 
 
@@ -41,6 +44,8 @@ def _parse_time(value: Any) -> float | None:
     if isinstance(value, bool):
         raise InvalidDocument("bad_field", "published_at must be a number or an ISO-8601 string")
     if isinstance(value, int | float):
+        if isinstance(value, int) and abs(value) > 10**15:
+            raise InvalidDocument("bad_field", "published_at is out of range")
         if not math.isfinite(value):
             raise InvalidDocument("bad_field", "published_at is not finite")
         # milliseconds are common in crawlers' payloads
@@ -48,14 +53,23 @@ def _parse_time(value: Any) -> float | None:
     if isinstance(value, str):
         try:
             return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError as exc:
+        except (ValueError, OverflowError, OSError) as exc:
             raise InvalidDocument("bad_field", f"published_at {value[:40]!r} is not ISO-8601") from exc
     raise InvalidDocument("bad_field", "published_at must be a number or an ISO-8601 string")
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_000_000,
                    max_id_length: int = 512) -> Document:
     """Validate one input record (bytes, JSON text or a mapping) into a :class:`Document`."""
+    from_bytes = isinstance(raw, bytes | bytearray | memoryview)
     if isinstance(raw, bytes | bytearray | memoryview):
         data = bytes(raw)
         if len(data) > max_bytes * 2 + 4096:
@@ -64,7 +78,10 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
             raw = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidDocument("bad_encoding", f"not valid UTF-8 at byte {exc.start}") from exc
+    check_encoding = not isinstance(raw, str | bytes | bytearray | memoryview)
     if isinstance(raw, str):
+        # decoded bytes hold no surrogates; escapes in the JSON (or a str given directly) may
+        check_encoding = bool(SURROGATE_ESCAPE.search(raw)) or (not from_bytes and _has_surrogate(raw))
         try:
             obj = json.loads(raw)
         except RecursionError as exc:
@@ -75,6 +92,11 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
         obj = raw
     if not isinstance(obj, Mapping):
         raise InvalidDocument("bad_schema", f"expected a JSON object, got {type(obj).__name__}")
+    if check_encoding:
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except (UnicodeEncodeError, TypeError, ValueError) as exc:
+            raise InvalidDocument("bad_encoding", f"a field is not encodable as UTF-8 JSON: {exc}") from exc
     doc_id = obj.get("id")
     if isinstance(doc_id, int) and not isinstance(doc_id, bool):
         doc_id = str(doc_id)

@@ -251,3 +251,17 @@ def test_adaptive_threshold_moves_within_bounds() -> None:
     assert low.jaccard_high == 0.6  # clamped at the floor
     off = HybridPolicy(t.model_copy(update={"adaptive": False}))
     assert not off.observe(100, [0.5] * 100)
+
+
+def test_unencodable_fields_and_absurd_times_are_rejected() -> None:
+    for raw in (b'{"id": "a\\ud800", "text": "ok"}', b'{"id": "a", "text": "ok", "title": "\\udfff"}',
+                b'{"id": "a", "text": "ok", "extra": {"deep": ["\\ud83d"]}}'):
+        with pytest.raises(InvalidDocument) as err:
+            parse_document(raw)
+        assert err.value.reason == "bad_encoding", raw
+    ok = parse_document(b'{"id": "a", "text": "\\ud83d\\ude00 ok"}')  # a proper pair is fine
+    assert ok.text.startswith("\U0001f600")
+    for when in ("1" + "0" * 400, '"9999-12-31T23:59:59+99:00"'):
+        with pytest.raises(InvalidDocument) as err:
+            parse_document(b'{"id": "a", "text": "ok", "published_at": ' + when.encode() + b"}")
+        assert err.value.reason == "bad_field"
