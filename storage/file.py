@@ -41,9 +41,7 @@ def _unexp(x: float | None) -> float:
 
 
 class FileFingerprintStore(MemoryFingerprintStore):
-    def __init__(
-        self, path: str | Path, ttl: TTLPolicy | None = None, clock: Callable[[], float] = time.time
-    ) -> None:
+    def __init__(self, path: str | Path, ttl: TTLPolicy | None = None, clock: Callable[[], float] = time.time) -> None:
         super().__init__(url=f"file://{path}", ttl=ttl, clock=clock)
         self.path = Path(path)
 
