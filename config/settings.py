@@ -34,9 +34,25 @@ class FingerprintSettings(BaseModel):
     seed: int = Field(1, ge=0, description="seed of the MinHash permutation parameters")
     idf_path: str | None = Field(None, description="IDF table 'word idf' per line; default: jieba's")
     domain_weights_path: str | None = Field(None, description="YAML/TOML domain weights; default: bundled")
+    signature_bits: int = Field(
+        8, description="bits kept per MinHash value in the store (b-bit MinHash: 8, 16 or 32 = full)"
+    )
     segment_hmm: bool = Field(
         False, description="jieba HMM for words missing from the dictionary (off: same quality, faster)"
     )
+
+
+    @field_validator("signature_bits")
+    @classmethod
+    def _bits(cls, v: int) -> int:
+        if v not in (8, 16, 32):
+            raise ValueError("fingerprint.signature_bits must be 8, 16 or 32")
+        return v
+
+    @field_validator("simhash_bits", mode="before")
+    @classmethod
+    def _simhash_bits(cls, v: object) -> object:
+        return int(v) if isinstance(v, str) and v.isdigit() else v  # env values arrive as text
 
 
 class IndexSettings(BaseModel):

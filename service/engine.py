@@ -38,9 +38,11 @@ from service.fingerprint import (
     FingerprintConfig,
     Fingerprinter,
     Fingerprints,
+    corrected_jaccard,
     decode_signature,
     decode_simhash,
     encode_simhash,
+    truncate_signature,
 )
 from service.index import IndexLayout
 from service.kernels.minhash import jaccard_estimates
@@ -75,7 +77,8 @@ class Decision:
 @dataclass(slots=True)
 class _Candidate:
     doc_id: str
-    signature: npt.NDArray[np.uint32]
+    signature: npt.NDArray[np.uint32]  # the stored (possibly b-bit) values
+    sig_bits: int
     sig_kind: bytes
     simhash: npt.NDArray[np.uint64]
     shingles: int
@@ -122,7 +125,7 @@ class Engine:
             simhash_bits=fp.simhash_bits, num_perm=fp.num_perm, zh_shingle=fp.zh_shingle,
             en_shingle=fp.en_shingle, seed=fp.seed, t2s=settings.normalize.traditional_to_simplified,
             strip_html=settings.normalize.strip_html, idf_path=fp.idf_path,
-            lexicon_path=fp.domain_weights_path, segment_hmm=fp.segment_hmm,
+            lexicon_path=fp.domain_weights_path, segment_hmm=fp.segment_hmm, signature_bits=fp.signature_bits,
         ))
         self.layout = IndexLayout.create(fp.simhash_bits, settings.index.hamming_radius, fp.num_perm,
                                          settings.index.lsh_threshold, settings.index.lsh_fp_weight,
@@ -333,7 +336,7 @@ class Engine:
     # ---------------------------------------------------------------- re-check
     def _candidate(self, rec: FingerprintRecord) -> _Candidate | None:
         try:
-            sig, kind, _size, seed = decode_signature(rec.signature)
+            sig, kind, _size, seed, bits = decode_signature(rec.signature)
             profile = decode_profile(rec.profile)
         except Exception:  # a record from another format version is not comparable
             self.metrics.recheck_rejections.labels("format").inc()
@@ -341,7 +344,7 @@ class Engine:
         if seed != self.settings.fingerprint.seed or sig.shape[0] != self.settings.fingerprint.num_perm:
             self.metrics.recheck_rejections.labels("format").inc()
             return None
-        return _Candidate(rec.doc_id, sig, kind, decode_simhash(rec.simhash), rec.shingles, rec.length,
+        return _Candidate(rec.doc_id, sig, bits, kind, decode_simhash(rec.simhash), rec.shingles, rec.length,
                           rec.content_hash, profile, rec.published_at)
 
     def _similarities(self, row: int, fps: Fingerprints, cands: list[_Candidate]) -> list[_Match]:
@@ -351,7 +354,11 @@ class Engine:
             self.metrics.recheck_rejections.labels("language").inc(len(cands) - len(usable))
         if not usable:
             return []
-        js = jaccard_estimates(fps.signatures[row], np.stack([c.signature for c in usable]))
+        # compare at the coarsest precision among the pair's signatures (b-bit MinHash)
+        bits = min(c.sig_bits for c in usable)
+        raw = jaccard_estimates(truncate_signature(fps.signatures[row], bits),
+                                np.stack([truncate_signature(c.signature, bits) for c in usable]))
+        js = np.array([corrected_jaccard(float(j), bits) for j in raw])
         hs = hamming_distances(fps.simhash[row], np.stack([c.simhash for c in usable]))
         scale = 64.0 / (64 * fps.simhash.shape[1])
         out: list[_Match] = []

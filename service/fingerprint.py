@@ -2,17 +2,20 @@
 
 Byte formats (all big-endian, versioned; the store keeps them opaque):
 - SimHash: 8 bytes (64-bit) or 16 bytes (128-bit), most significant word first.
-- MinHash signature v1: b"NM" + version (1 B) + shingle kind (b"c" chars / b"w" words) + shingle
-  size (1 B) + num_perm (2 B) + seed (4 B) + num_perm x uint32. The header pins the hash family,
-  so a signature made with other parameters is refused instead of compared.
+- MinHash signature v2: b"NM" + version (1 B) + shingle kind (b"c" chars / b"w" words) + shingle
+  size (1 B) + num_perm (2 B) + seed (4 B) + bits (1 B: 8, 16 or 32) + num_perm values of the
+  low ``bits`` bits (b-bit MinHash: two different minima agree by chance with probability 2^-bits,
+  which the Jaccard estimate corrects for). v1 is the same without the bits byte, 32-bit values.
+  The header pins the hash family, so a signature made with other parameters is refused instead
+  of compared.
 """
 
 from __future__ import annotations
 
 import struct
-from itertools import chain
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 import mmh3
 import numpy as np
@@ -29,8 +32,10 @@ from service.normalize import NormalizedBatch, normalize_batch, tables
 MASK64 = (1 << 64) - 1
 P31 = (1 << 31) - 1
 SIG_MAGIC = b"NM"
-SIG_VERSION = 1
-SIG_HEADER = struct.Struct(">2sBcBHI")
+SIG_VERSION = 2
+SIG_HEADER_V1 = struct.Struct(">2sBcBHI")
+SIG_HEADER = struct.Struct(">2sBcBHIB")
+SIG_DTYPES = {8: ">u1", 16: ">u2", 32: ">u4"}
 SHINGLE_SEED = 0x5EED
 LANG_CODES = ("zh", "en", "other")
 
@@ -57,18 +62,40 @@ def permutations(num_perm: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.
     return a, b
 
 
-def encode_signature(sig: npt.NDArray[np.uint32], kind: bytes, size: int, seed: int) -> bytes:
-    head = SIG_HEADER.pack(SIG_MAGIC, SIG_VERSION, kind, size, sig.shape[0], seed)
-    return head + sig.astype(">u4").tobytes()
+def truncate_signature(sig: npt.NDArray[np.uint32], bits: int) -> npt.NDArray[np.uint32]:
+    return sig if bits >= 32 else sig & np.uint32((1 << bits) - 1)
 
 
-def decode_signature(data: bytes) -> tuple[npt.NDArray[np.uint32], bytes, int, int]:
-    """(signature, kind, shingle size, seed); raises ValueError on an unknown format."""
-    magic, version, kind, size, num_perm, seed = SIG_HEADER.unpack_from(data)
-    if magic != SIG_MAGIC or version != SIG_VERSION:
-        raise ValueError("not a neardup v1 MinHash signature")
-    body = np.frombuffer(data, dtype=">u4", offset=SIG_HEADER.size, count=num_perm)
-    return body.astype(np.uint32), kind, size, seed
+def encode_signature(sig: npt.NDArray[np.uint32], kind: bytes, size: int, seed: int, bits: int = 32) -> bytes:
+    if bits not in SIG_DTYPES:
+        raise ValueError(f"signature bits must be one of {sorted(SIG_DTYPES)}, not {bits}")
+    head = SIG_HEADER.pack(SIG_MAGIC, SIG_VERSION, kind, size, sig.shape[0], seed, bits)
+    return head + truncate_signature(sig, bits).astype(SIG_DTYPES[bits]).tobytes()
+
+
+def decode_signature(data: bytes) -> tuple[npt.NDArray[np.uint32], bytes, int, int, int]:
+    """(signature, kind, shingle size, seed, bits); raises ValueError on an unknown format."""
+    magic, version = data[:2], data[2] if len(data) > 2 else 0
+    if magic != SIG_MAGIC or version not in (1, 2):
+        raise ValueError("not a neardup v1/v2 MinHash signature")
+    if version == 1:
+        _, _, kind, size, num_perm, seed = SIG_HEADER_V1.unpack_from(data)
+        bits, offset = 32, SIG_HEADER_V1.size
+    else:
+        _, _, kind, size, num_perm, seed, bits = SIG_HEADER.unpack_from(data)
+        offset = SIG_HEADER.size
+    if bits not in SIG_DTYPES:
+        raise ValueError(f"signature with {bits}-bit values")
+    body = np.frombuffer(data, dtype=SIG_DTYPES[bits], offset=offset, count=num_perm)
+    return body.astype(np.uint32), kind, size, seed, bits
+
+
+def corrected_jaccard(raw: float, bits: int) -> float:
+    """Unbiased Jaccard from the share of equal b-bit values (Li & König, b-bit MinHash)."""
+    if bits >= 32:
+        return raw
+    chance = 2.0 ** -bits
+    return max(0.0, (raw - chance) / (1.0 - chance))
 
 
 def encode_simhash(words: npt.NDArray[np.uint64]) -> bytes:
@@ -96,6 +123,7 @@ class FingerprintConfig:
     idf_path: str | None = None
     lexicon_path: str | None = None
     segment_hmm: bool = False
+    signature_bits: int = 8
 
 
 @dataclass(slots=True)
@@ -222,4 +250,4 @@ class Fingerprinter:
     def encode_signature(self, fps: Fingerprints, i: int) -> bytes:
         kind = fps.shingle_kind[i]
         size = self.config.zh_shingle if kind == b"c" else self.config.en_shingle
-        return encode_signature(fps.signatures[i], kind, size, self.config.seed)
+        return encode_signature(fps.signatures[i], kind, size, self.config.seed, self.config.signature_bits)

@@ -22,10 +22,12 @@ from service.fingerprint import (
     FingerprintConfig,
     Fingerprinter,
     Fingerprints,
+    corrected_jaccard,
     decode_signature,
     decode_simhash,
     encode_signature,
     encode_simhash,
+    truncate_signature,
 )
 from service.index import IndexLayout, candidate_probability, optimal_bands
 from service.kernels import minhash as kmin
@@ -192,14 +194,29 @@ def test_reordering_bound(fp64: Fingerprinter, en_long_docs: list[dict[str, str]
 
 @FAST
 @given(hnp.arrays(np.uint32, st.integers(1, 300)), st.sampled_from([b"c", b"w"]), st.integers(1, 255),
-       st.integers(0, 2**32 - 1))
-def test_signature_round_trip(sig: np.ndarray, kind: bytes, size: int, seed: int) -> None:
-    data = encode_signature(sig, kind, size, seed)
-    assert len(data) == SIG_HEADER.size + 4 * sig.shape[0]
+       st.integers(0, 2**32 - 1), st.sampled_from([8, 16, 32]))
+def test_signature_round_trip(sig: np.ndarray, kind: bytes, size: int, seed: int, bits: int) -> None:
+    data = encode_signature(sig, kind, size, seed, bits)
+    assert len(data) == SIG_HEADER.size + bits // 8 * sig.shape[0]
     assert data[:2] == SIG_MAGIC and data[2] == SIG_VERSION
-    back, k, s, sd = decode_signature(data)
-    assert back.dtype == np.uint32 and back.tolist() == sig.tolist()
-    assert (k, s, sd) == (kind, size, seed)
+    back, k, s, sd, b = decode_signature(data)
+    assert back.dtype == np.uint32 and back.tolist() == (sig & np.uint32((1 << bits) - 1)).tolist()
+    assert (k, s, sd, b) == (kind, size, seed, bits)
+
+
+def test_b_bit_jaccard_estimates_agree_with_full_signatures() -> None:
+    rng = np.random.default_rng(7)
+    fp = Fingerprinter(FingerprintConfig())
+    base = [f"w{int(x)}" for x in rng.integers(0, 10**9, 400)]
+    texts = [" ".join(base)] + [" ".join(base[: int(len(base) * f)] + [f"z{i}" for i in range(int(400 * (1 - f)))])
+                                for f in (0.95, 0.8, 0.6, 0.4, 0.2)]
+    fps = fp.fingerprint(texts)
+    full = [float(np.mean(fps.signatures[0] == fps.signatures[i])) for i in range(1, len(texts))]
+    for bits in (8, 16):
+        a = truncate_signature(fps.signatures[0], bits)
+        est = [corrected_jaccard(float(np.mean(a == truncate_signature(fps.signatures[i], bits))), bits)
+               for i in range(1, len(texts))]
+        assert max(abs(x - y) for x, y in zip(est, full, strict=True)) < (0.03 if bits == 8 else 0.01)
 
 
 @FAST
@@ -208,8 +225,8 @@ def test_signature_rejects_wrong_header(sig: np.ndarray, magic: bytes, version: 
     data = bytearray(encode_signature(sig, b"w", 3, 1))
     data[:2] = magic
     data[2] = version
-    if magic == SIG_MAGIC and version == SIG_VERSION:
-        decode_signature(bytes(data))
+    if magic == SIG_MAGIC and version in (1, SIG_VERSION):
+        decode_signature(bytes(data))  # v1 (no bits byte) is still read
     else:
         with pytest.raises(ValueError):
             decode_signature(bytes(data))
@@ -226,9 +243,9 @@ def test_signature_rejects_truncated_data() -> None:
 def test_fingerprinter_signature_header(fp64: Fingerprinter) -> None:
     fps = fp64.fingerprint(["国务院关于批准城市规划的通知", "The bank raised interest rates today."])
     for i, (kind, size) in enumerate([(b"c", 5), (b"w", 3)]):
-        sig, k, s, seed = decode_signature(fp64.encode_signature(fps, i))
-        assert (k, s, seed) == (kind, size, 1)
-        assert sig.tolist() == fps.signatures[i].tolist()
+        sig, k, s, seed, bits = decode_signature(fp64.encode_signature(fps, i))
+        assert (k, s, seed, bits) == (kind, size, 1, 8)
+        assert sig.tolist() == (fps.signatures[i] & np.uint32(0xFF)).tolist()
 
 
 @FAST
