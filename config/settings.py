@@ -132,6 +132,13 @@ class RedisSettings(BaseModel):
     max_connections: int = Field(64, ge=1)
     key_prefix: str = "nd"
     time_bucket_seconds: int = Field(DAY, ge=60, description="width of the time buckets of index keys")
+    index_shards: int = Field(
+        1 << 19, ge=1, description="index bucket shards: about documents per day x index keys per document / 64"
+    )
+    keep_index_keys: bool = Field(
+        False, description="also keep each record's index keys (the engine never reads them back)"
+    )
+    retry_seconds: float = Field(30.0, ge=0.0, description="how long a store call retries a failing cluster")
 
 
 def _default_ttl() -> dict[str, int | None]:

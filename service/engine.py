@@ -149,7 +149,8 @@ class Engine:
                     "password": r.password.get_secret_value() if r.password else None,
                     "username": r.username, "tls": r.tls, "tls_ca_file": r.tls_ca_file,
                     "max_connections": r.max_connections, "key_prefix": r.key_prefix,
-                    "time_bucket_seconds": r.time_bucket_seconds,
+                    "time_bucket_seconds": r.time_bucket_seconds, "index_shards": r.index_shards,
+                    "keep_index_keys": r.keep_index_keys, "retry_seconds": r.retry_seconds,
                 }
             store = open_store(settings.store_url, ttl=settings.ttl_seconds, **options)
         await store.open()

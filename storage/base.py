@@ -25,7 +25,9 @@ class FingerprintRecord:
     profile: bytes  # critical-difference profile in its versioned byte format
     shingles: int  # distinct shingles (for containment estimates)
     length: int  # characters after normalisation
-    index_keys: tuple[bytes, ...] = field(default=())  # bucket keys this record is filed under
+    # bucket keys this record is filed under; a backend may return () from fetch (they are only
+    # needed to file the record, and Redis saves memory by not keeping them)
+    index_keys: tuple[bytes, ...] = field(default=())
 
 
 @dataclass(frozen=True, slots=True)
