@@ -204,6 +204,7 @@ class Fingerprinter:
             cps, offsets = _take(batch, idx)
             if is_zh:
                 starts, ends, tok_off = _zh_token_spans([batch.texts[i] for i in idx], offsets, cfg.segment_hmm)
+                starts, ends, tok_off = ktext.keep_word_spans(cps, starts, ends, tok_off, self.classes)
             else:
                 starts, ends, tok_off = ktext.word_spans(cps, offsets, self.classes)
             tok_hashes = hash_spans(cps, starts, ends, TOKEN_SEED)

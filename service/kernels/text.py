@@ -215,3 +215,29 @@ def distinct_counts(hashes, doc_offsets):
     """Number of distinct values per document."""
     _, off = distinct_per_doc(hashes, doc_offsets)
     return off[1:] - off[:-1]
+
+
+@njit(cache=True)
+def keep_word_spans(cps, starts, ends, doc_offsets, classes):
+    """Drop spans with no letter or digit (punctuation, spaces): they carry no content, and as
+    weighted features they would pull every document's SimHash the same way."""
+    n = doc_offsets.shape[0] - 1
+    out_s = np.empty_like(starts)
+    out_e = np.empty_like(ends)
+    off = np.zeros(n + 1, dtype=np.int64)
+    limit = classes.shape[0]
+    w = 0
+    for d in range(n):
+        for t in range(doc_offsets[d], doc_offsets[d + 1]):
+            keep = False
+            for i in range(starts[t], ends[t]):
+                cp = cps[i]
+                if cp >= limit or classes[cp] & ALNUM:
+                    keep = True
+                    break
+            if keep:
+                out_s[w] = starts[t]
+                out_e[w] = ends[t]
+                w += 1
+        off[d + 1] = w
+    return out_s[:w], out_e[:w], off
