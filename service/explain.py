@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import rjieba
 
 from config.settings import Settings
 from service.differences import decode_profile
@@ -15,10 +14,11 @@ from service.kernels.minhash import jaccard_estimates
 from service.kernels.simhash import hamming_distances
 from service.lexicon import hash_words
 from service.policy import Similarity, containment
+from service.segment import segmenter
 
 
 def _weighted_tokens(engine: Engine, text: str, lang: str, top: int = 15) -> list[tuple[str, float]]:
-    toks = rjieba.cut(text) if lang == "zh" else text.split()
+    toks = segmenter().cut(text) if lang == "zh" else text.split()
     toks = [t for t in toks if any(ch.isalnum() for ch in t)]
     if not toks:
         return []

@@ -28,6 +28,7 @@ from service.kernels import text as ktext
 from service.kernels.hashing import hash_spans
 from service.lexicon import TOKEN_SEED, WeightTable, weight_table
 from service.normalize import NormalizedBatch, normalize_batch, tables
+from service.segment import segmenter
 
 MASK64 = (1 << 64) - 1
 P31 = (1 << 31) - 1
@@ -179,6 +180,7 @@ class Fingerprinter:
         self.table, self.classes = tables(config.t2s)
         self.weights: WeightTable = weight_table(config.idf_path, config.lexicon_path)
         self.slots = ksim.build_hash_table(self.weights.keys, self.weights.weights, self.weights.flags)
+        self.segmenter = segmenter()
         self.a, self.b = permutations(config.num_perm, config.seed)
         self.words = 2 if config.simhash_bits == 128 else 1
 
@@ -203,7 +205,10 @@ class Fingerprinter:
                 continue
             cps, offsets = _take(batch, idx)
             if is_zh:
-                starts, ends, tok_off = _zh_token_spans([batch.texts[i] for i in idx], offsets, cfg.segment_hmm)
+                if cfg.segment_hmm:  # jieba's HMM for unknown words needs the Rust segmenter
+                    starts, ends, tok_off = _zh_token_spans([batch.texts[i] for i in idx], offsets, True)
+                else:  # jieba's dictionary cut, in a kernel: the same tokens, no Python object per token
+                    starts, ends, tok_off = self.segmenter.spans(cps, offsets)
                 starts, ends, tok_off = ktext.keep_word_spans(cps, starts, ends, tok_off, self.classes)
             else:
                 starts, ends, tok_off = ktext.word_spans(cps, offsets, self.classes)

@@ -8,14 +8,14 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import rjieba
-
 from service.normalize import normalize_batch
+from service.segment import segmenter
 
 EN_WORD = re.compile(r"[a-z0-9]+")
 
 
 def build_idf(corpus: Path, output: Path, min_df: int = 2, window: int = 1000) -> int:
+    seg = segmenter()
     df: Counter[str] = Counter()
     n_docs = 0
     batch: list[str] = []
@@ -24,7 +24,7 @@ def build_idf(corpus: Path, output: Path, min_df: int = 2, window: int = 1000) -
         nonlocal n_docs
         for text in normalize_batch(batch).texts:
             cjk = sum(1 for ch in text[:500] if "\u4e00" <= ch <= "\u9fff")
-            words = rjieba.cut(text) if cjk * 4 >= len(text[:500]) // 4 else EN_WORD.findall(text)
+            words = seg.cut(text) if cjk * 4 >= len(text[:500]) // 4 else EN_WORD.findall(text)
             df.update({w for w in words if any(c.isalnum() for c in w)})
             n_docs += 1
         batch.clear()

@@ -1,0 +1,192 @@
+"""jieba's dictionary segmentation (no HMM) over code points, emitting token spans.
+
+The algorithm is jieba's ``cut(HMM=False)``: text splits into blocks of
+``[\u4E00-\u9FD5a-zA-Z0-9+#&._%-]`` and the rest; inside a block every position gets the dictionary
+words starting there (its DAG, found through a prefix table), the best route maximises the sum of
+log word frequencies (ties to the longer word), and runs of single ASCII letters or digits merge
+into one token; outside blocks ``\\r\\n`` is one token and every other character its own.
+
+The prefix table maps hash_span(prefix) -> frequency (0 for a prefix that is not a word), in an
+open-addressing table; prefixes are hashed incrementally with the same FNV-1a/fmix64 as
+service/kernels/hashing.py, so no string is ever built.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from service.kernels.hashing import FNV_OFFSET, FNV_PRIME, fmix64
+
+
+@njit(cache=True, inline="always")
+def _in_block(cp):
+    return (
+        (cp >= 0x4E00 and cp <= 0x9FD5)
+        or (cp >= 97 and cp <= 122)
+        or (cp >= 65 and cp <= 90)
+        or (cp >= 48 and cp <= 57)
+        or cp == 43 or cp == 35 or cp == 38 or cp == 46 or cp == 95 or cp == 37 or cp == 45
+    )
+
+
+@njit(cache=True, inline="always")
+def _is_ascii_alnum(cp):
+    return (cp >= 97 and cp <= 122) or (cp >= 65 and cp <= 90) or (cp >= 48 and cp <= 57)
+
+
+@njit(cache=True)
+def build_prefix_table(word_cps, word_offsets, freqs):
+    """(table, max word length) from dictionary words in file order. ``table`` is (size, 2) uint64:
+    column 0 the prefix hash (0 = empty slot), column 1 its frequency; key and value share a cache
+    line, so a probe costs one memory access."""
+    n = word_offsets.shape[0] - 1
+    total_prefixes = word_offsets[n]
+    size = 1
+    while size < 2 * total_prefixes + 2:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.zeros((size, 2), dtype=np.uint64)
+    longest = 1
+    for w in range(n):
+        a = word_offsets[w]
+        b = word_offsets[w + 1]
+        longest = max(longest, b - a)
+        h = FNV_OFFSET
+        for i in range(a, b):
+            h ^= np.uint64(word_cps[i])
+            h *= FNV_PRIME
+            key = _nonzero(fmix64(h ^ np.uint64(i - a + 1)))
+            s = np.int64(key & mask)
+            while table[s, 0] != 0 and table[s, 0] != key:
+                s = np.int64((np.uint64(s) + np.uint64(1)) & mask)
+            if i == b - 1:
+                table[s, 0] = key  # the word itself: its frequency, the last line winning
+                table[s, 1] = np.uint64(freqs[w])
+            elif table[s, 0] == 0:
+                table[s, 0] = key  # a prefix not seen before: frequency 0
+                table[s, 1] = 0
+    return table, longest
+
+
+@njit(cache=True)
+def single_char_table(table):
+    """Frequency of every one-character prefix of the Basic Multilingual Plane (-1: none), read
+    directly instead of probing the hash table for the first character at each position."""
+    single = np.full(0x10000, -1, dtype=np.int64)
+    for cp in range(0x10000):
+        h = FNV_OFFSET
+        h ^= np.uint64(cp)
+        h *= FNV_PRIME
+        single[cp] = _lookup(table, _nonzero(fmix64(h ^ np.uint64(1))))
+    return single
+
+
+@njit(cache=True, inline="always")
+def _nonzero(key):
+    return key if key != 0 else np.uint64(1)
+
+
+@njit(cache=True, inline="always")
+def _lookup(table, key):
+    """Frequency of a prefix hash, -1 when it is no prefix of any word."""
+    mask = np.uint64(table.shape[0] - 1)
+    s = np.int64(key & mask)
+    while True:
+        k = table[s, 0]
+        if k == key:
+            return np.int64(table[s, 1])
+        if k == 0:
+            return np.int64(-1)
+        s = np.int64((np.uint64(s) + np.uint64(1)) & mask)
+
+
+@njit(cache=True)
+def _cut_block(cps, lo, hi, table, single, longest, log_total, starts, ends, w):
+    n = hi - lo
+    best = np.zeros(n + 1, dtype=np.float64)
+    nxt = np.zeros(n + 1, dtype=np.int64)
+    for k in range(n - 1, -1, -1):
+        # the DAG of position k: words text[k:i+1] found while the fragment is a known prefix
+        h = FNV_OFFSET
+        found_any = False
+        top = -1e300
+        top_end = k
+        limit = min(n, k + longest)
+        for i in range(k, limit):
+            cp = cps[lo + i]
+            h ^= np.uint64(cp)
+            h *= FNV_PRIME
+            if i == k and cp < 0x10000:
+                f = single[cp]
+            else:
+                f = _lookup(table, _nonzero(fmix64(h ^ np.uint64(i - k + 1))))
+            if f < 0:
+                break
+            if f > 0:
+                found_any = True
+                score = math.log(f) - log_total + best[i + 1]
+                if score >= top:  # ties go to the longer word, as Python's max over (score, end)
+                    top = score
+                    top_end = i
+        if not found_any:
+            # only the single character: its frequency counts as 1 (log 1 = 0)
+            top = -log_total + best[k + 1]
+            top_end = k
+        best[k] = top
+        nxt[k] = top_end
+    x = 0
+    buf_start = -1
+    while x < n:
+        y = nxt[x] + 1
+        if y - x == 1 and _is_ascii_alnum(cps[lo + x]):
+            if buf_start < 0:
+                buf_start = x
+        else:
+            if buf_start >= 0:
+                starts[w] = lo + buf_start
+                ends[w] = lo + x
+                w += 1
+                buf_start = -1
+            starts[w] = lo + x
+            ends[w] = lo + y
+            w += 1
+        x = y
+    if buf_start >= 0:
+        starts[w] = lo + buf_start
+        ends[w] = lo + n
+        w += 1
+    return w
+
+
+@njit(cache=True)
+def segment_batch(cps, offsets, table, single, longest, log_total):
+    """Token spans per document: (starts, ends, doc_offsets)."""
+    n_docs = offsets.shape[0] - 1
+    starts = np.empty(cps.shape[0] + 1, dtype=np.int64)
+    ends = np.empty(cps.shape[0] + 1, dtype=np.int64)
+    doc_off = np.zeros(n_docs + 1, dtype=np.int64)
+    w = 0
+    for d in range(n_docs):
+        i = offsets[d]
+        end = offsets[d + 1]
+        while i < end:
+            cp = cps[i]
+            if _in_block(cp):
+                j = i + 1
+                while j < end and _in_block(cps[j]):
+                    j += 1
+                w = _cut_block(cps, i, j, table, single, longest, log_total, starts, ends, w)
+                i = j
+            else:
+                j = i + 1
+                if cp == 13 and j < end and cps[j] == 10:
+                    j += 1  # \r\n is one token
+                starts[w] = i
+                ends[w] = j
+                w += 1
+                i = j
+        doc_off[d + 1] = w
+    return starts[:w], ends[:w], doc_off

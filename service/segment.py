@@ -1,0 +1,88 @@
+"""Chinese word segmentation with jieba's dictionary, inside the kernels (no Python string per
+token). ``Segmenter.spans`` equals jieba's ``cut(HMM=False)`` (and rjieba's) token for token; a
+test checks it on the development set."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from service.kernels.segment import build_prefix_table, segment_batch, single_char_table
+
+
+def jieba_dict_path() -> Path:
+    import jieba  # only for the location of its shipped dictionary
+
+    return Path(jieba.__file__).resolve().parent / "dict.txt"
+
+
+@dataclass(frozen=True)
+class Segmenter:
+    table: npt.NDArray[np.uint64]  # (size, 2): prefix hash, frequency
+    single: npt.NDArray[np.int64]  # one-character prefixes of the BMP, direct
+    longest: int
+    log_total: float
+
+    def spans(self, cps: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -> tuple[
+            npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Token (starts, ends) over ``cps`` and each document's first token index."""
+        out: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] = segment_batch(
+            cps, offsets, self.table, self.single, self.longest, self.log_total)
+        return out
+
+
+    def cut(self, text: str) -> list[str]:
+        """Tokens of one text, as strings (for explanations and IDF building, not the hot path)."""
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+        starts, ends, _ = self.spans(cps, np.array([0, len(text)], dtype=np.int64))
+        return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+def _read_dict(path: Path) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
+    words: list[str] = []
+    freqs: list[int] = []
+    total = 0
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split(" ")
+            if len(parts) < 2:
+                continue
+            word, freq = parts[0].strip(), int(parts[1])
+            words.append(word)
+            freqs.append(freq)
+            total += freq
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    cps = np.frombuffer("".join(words).encode("utf-32-le"), dtype="<u4").astype(np.uint32)
+    return cps, offsets, np.asarray(freqs, dtype=np.int64), total
+
+
+@lru_cache(maxsize=2)
+def segmenter(dict_path: str | None = None) -> Segmenter:
+    path = Path(dict_path) if dict_path else jieba_dict_path()
+    digest = hashlib.sha1(path.read_bytes()).hexdigest()[:12]
+    cache = Path(os.environ.get("NEARDUP_CACHE_DIR", Path.home() / ".cache" / "neardup")) / f"segdict2-{digest}.npz"
+    try:
+        with np.load(cache) as z:
+            return Segmenter(z["table"], single_char_table(z["table"]), int(z["longest"]), float(z["log_total"]))
+    except (OSError, KeyError, ValueError):
+        pass
+    cps, offsets, freqs, total = _read_dict(path)
+    table, longest = build_prefix_table(cps, offsets, freqs)
+    seg = Segmenter(table, single_char_table(table), int(longest), math.log(total))
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, table=table, longest=longest, log_total=seg.log_total)
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return seg
