@@ -119,7 +119,7 @@ def _cut_block(cps, lo, hi, table, single, longest, log_total, starts, ends, w):
             cp = cps[lo + i]
             h ^= np.uint64(cp)
             h *= FNV_PRIME
-            if i == k and cp < 0x10000:
+            if i == k and cp < 0x10000:  # noqa: SIM108 - the branch is the point (a direct read)
                 f = single[cp]
             else:
                 f = _lookup(table, _nonzero(fmix64(h ^ np.uint64(i - k + 1))))
