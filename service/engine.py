@@ -133,6 +133,9 @@ class Engine:
         self.profiler = profiler(fp.domain_weights_path)
         self.policy = HybridPolicy(settings.thresholds)
         self.bloom = Bloom(BLOOM_CAPACITY, 0.01, hash_func=_bloom_hash)
+        # only an in-process store sees every write through this engine: only there does a Bloom
+        # miss prove a hash unclaimed (other workers write to a shared Redis)
+        self.exclusive_store = settings.store_url.startswith(("memory://", "file://"))
         self._bloom_items = 0
         self.windows = 0
         self._publish_thresholds()
@@ -253,7 +256,14 @@ class Engine:
             hit = p.record.content_hash in self.bloom
             self.metrics.bloom_hits.labels("maybe" if hit else "miss").inc()
         if dry_run:
-            owners = [p.doc.id for p in preps]
+            # nothing may be claimed: a Bloom hit (a hash this process stored) is confirmed by a
+            # read of the claim; a miss skips the store, as no claim can exist from here
+            maybe = [p for p in preps if p.record is not None
+                     and (not self.exclusive_store or p.record.content_hash in self.bloom)]
+            held = await self._store("lookup_exact", lambda: self.store.lookup_exact(
+                [p.record.content_hash for p in maybe if p.record is not None])) if maybe else []
+            owner_of = {p.doc.id: o for p, o in zip(maybe, held, strict=True) if o is not None}
+            owners = [owner_of.get(p.doc.id, p.doc.id) for p in preps]
         else:
             owners = await self._store("claim_exact", lambda: self.store.claim_exact(
                 [(p.record.content_hash, p.doc.id, p.doc.type) for p in preps if p.record is not None]))

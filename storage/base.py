@@ -63,6 +63,10 @@ class FingerprintStore(Protocol):
         """
         ...
 
+    async def lookup_exact(self, content_hashes: Sequence[bytes]) -> list[str | None]:
+        """Owner id of each content hash, or None; reads only (dry runs, Bloom-filter hits)."""
+        ...
+
     async def release_exact(self, items: Sequence[tuple[bytes, str]]) -> None:
         """Drop claims (content_hash, doc_id) that this id holds; used by dry runs only."""
         ...

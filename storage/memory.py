@@ -56,6 +56,14 @@ class MemoryFingerprintStore:
             owners.append(doc_id)
         return owners
 
+    async def lookup_exact(self, content_hashes: Sequence[bytes]) -> list[str | None]:
+        now = self._clock()
+        out: list[str | None] = []
+        for h in content_hashes:
+            held = self._claims.get(h)
+            out.append(held[0] if held is not None and held[1] > now else None)
+        return out
+
     async def release_exact(self, items: Sequence[tuple[bytes, str]]) -> None:
         for content_hash, doc_id in items:
             held = self._claims.get(content_hash)

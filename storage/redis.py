@@ -536,6 +536,12 @@ class RedisFingerprintStore:
                     owners[i] = h.decode("utf-8")
         return [o or "" for o in owners]
 
+    async def lookup_exact(self, content_hashes: Sequence[bytes]) -> list[str | None]:
+        if not content_hashes:
+            return []
+        out = await self._run([_Cmd(("GET", self.layout.claim_key(h))) for h in content_hashes])
+        return [None if held is None else held.decode("utf-8") for held in out]
+
     async def release_exact(self, items: Sequence[tuple[bytes, str]]) -> None:
         await self._run([_Cmd(("EVALSHA", _RELEASE_SHA, 1, self.layout.claim_key(h), doc_id)) for h, doc_id in items])
 

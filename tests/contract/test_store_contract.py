@@ -140,6 +140,15 @@ async def test_release_exact_drops_only_own_claims(backend: Backend) -> None:
     await s.release_exact([])
 
 
+async def test_lookup_exact_reads_without_claiming(backend: Backend) -> None:
+    s = await backend.open()
+    assert await s.lookup_exact([]) == []
+    assert await s.lookup_exact([h("l1"), h("l2")]) == [None, None]
+    assert await s.claim_exact([(h("l1"), "a", "news")]) == ["a"]
+    assert await s.lookup_exact([h("l1"), h("l2")]) == ["a", None]
+    assert await s.claim_exact([(h("l2"), "b", "news")]) == ["b"]  # the lookup claimed nothing
+
+
 async def test_concurrent_claims_from_two_clients_have_one_owner(backend: Backend) -> None:
     s1 = await backend.open()
     s2 = await backend.open() if backend.shared else s1

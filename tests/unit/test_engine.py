@@ -114,6 +114,7 @@ async def test_check_stores_nothing() -> None:
     before = await eng.store.stats()
     d = await eng.check(Document(id="b", text=NOTICE + " "))
     assert d.status == "duplicate" and d.duplicate_of == "a"
+    assert d.evidence["reason"] == "exact"  # the Bloom hit, confirmed by a read of the claim
     assert await eng.store.stats() == before
     again = await eng.check(Document(id="a", text=NOTICE))  # an id already decided: its decision
     assert again.status == "unique" and again.evidence.get("replay") is True
