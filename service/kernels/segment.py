@@ -104,10 +104,9 @@ def _lookup(table, key):
 
 
 @njit(cache=True)
-def _cut_block(cps, lo, hi, table, single, longest, log_total, starts, ends, w):
+def _cut_block(cps, lo, hi, table, single, longest, log_total, starts, ends, w, best, nxt):
     n = hi - lo
-    best = np.zeros(n + 1, dtype=np.float64)
-    nxt = np.zeros(n + 1, dtype=np.int64)
+    best[n] = 0.0  # scratch arrays shared by all blocks: allocating per block costs more than the cut
     for k in range(n - 1, -1, -1):
         # the DAG of position k: words text[k:i+1] found while the fragment is a known prefix
         h = FNV_OFFSET
@@ -168,6 +167,8 @@ def segment_batch(cps, offsets, table, single, longest, log_total):
     starts = np.empty(cps.shape[0] + 1, dtype=np.int64)
     ends = np.empty(cps.shape[0] + 1, dtype=np.int64)
     doc_off = np.zeros(n_docs + 1, dtype=np.int64)
+    best = np.empty(cps.shape[0] + 1, dtype=np.float64)
+    nxt = np.empty(cps.shape[0] + 1, dtype=np.int64)
     w = 0
     for d in range(n_docs):
         i = offsets[d]
@@ -178,7 +179,7 @@ def segment_batch(cps, offsets, table, single, longest, log_total):
                 j = i + 1
                 while j < end and _in_block(cps[j]):
                     j += 1
-                w = _cut_block(cps, i, j, table, single, longest, log_total, starts, ends, w)
+                w = _cut_block(cps, i, j, table, single, longest, log_total, starts, ends, w, best, nxt)
                 i = j
             else:
                 j = i + 1
