@@ -1,7 +1,7 @@
 """The stream finds the same duplicates as the batch engine.
 
-~600 development documents (chosen through pairs.jsonl, so that they hold many labelled
-duplicate pairs and hard negatives) go through two workers on four partitions sharing the
+The whole development set (4,202 documents, its labelled duplicate pairs and hard negatives) goes
+through two workers on four partitions sharing the
 Redis Cluster store, and through ``service.engine.Engine`` on ``memory://`` in windows of the same
 size with the same settings. Which document of a group counts as the original depends on the
 order of arrival, so the comparison is between the clusters formed by the (id, duplicate_of)
@@ -25,8 +25,7 @@ from tests.fixtures.kafka_broker import run_sync
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-N_DOCS = 600
-WINDOW = 100  # documents per window, stream and batch
+WINDOW = 250  # documents per window, stream and batch
 # the same decision settings on both sides; the adaptive threshold is per process (a worker sees
 # only its share of the documents), so it is switched off on both
 SETTINGS_ENV = {
@@ -35,22 +34,6 @@ SETTINGS_ENV = {
     "NEARDUP_THRESHOLDS__ADAPTIVE": "false",
 }
 MAX_DIFFERENT = 0.02
-
-
-def pick_documents(datasets_dir: Path, n: int) -> list[bytes]:
-    """Both documents of the pairs in pairs.jsonl order until ``n`` ids, in docs.jsonl order."""
-    wanted: dict[str, None] = {}
-    with (datasets_dir / "pairs.jsonl").open("rb") as f:
-        for line in f:
-            pair = json.loads(line)
-            for k in ("a", "b"):
-                if len(wanted) < n:
-                    wanted.setdefault(str(pair[k]))
-            if len(wanted) >= n:
-                break
-    with (datasets_dir / "docs.jsonl").open("rb") as f:
-        docs = [line.rstrip(b"\n") for line in f if line.strip()]
-    return [d for d in docs if doc_id(d) in wanted]
 
 
 def clusters(ids: Iterable[str], edges: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:
@@ -121,9 +104,11 @@ def test_stream_clusters_equal_batch_clusters(
     pipeline: Pipeline, start_worker: Callable[..., WorkerProcess], store_url: str, datasets_dir: Path
 ) -> None:
     broker = pipeline.broker
-    docs = pick_documents(datasets_dir, N_DOCS)
+    with (datasets_dir / "docs.jsonl").open("rb") as f:
+        docs = [line.rstrip(b"\n") for line in f if line.strip()]
     ids = [doc_id(d) for d in docs]
-    assert len(docs) == N_DOCS and len(set(ids)) == N_DOCS
+    n_docs = len(docs)
+    assert len(set(ids)) == n_docs
 
     w1 = start_worker("w1", store_url=store_url, **SETTINGS_ENV)
     w2 = start_worker("w2", store_url=store_url, **SETTINGS_ENV)
@@ -133,7 +118,7 @@ def test_stream_clusters_equal_batch_clusters(
 
     t0 = time.monotonic()
     broker.produce_sync(pipeline.raw, [(doc_id(d), d) for d in docs])
-    got = collect(broker, pipeline.outputs, expected=N_DOCS, timeout=150, settle=3)
+    got = collect(broker, pipeline.outputs, expected=n_docs, timeout=400, settle=3)
     stream_s = time.monotonic() - t0
     assert not got[pipeline.dead_letter], [json.loads(r.value)["reason"] for r in got[pipeline.dead_letter]]
 
@@ -177,7 +162,7 @@ def test_stream_clusters_equal_batch_clusters(
     print(
         f"\nstream: {len(s_edges)} duplicates in {len(s_groups)} clusters ({stream_s:.1f}s, records by worker "
         f"{dict(workers)}); batch: {len(b_edges)} duplicates in {len(b_groups)} clusters ({batch_s:.1f}s); "
-        f"{len(different)} of {N_DOCS} documents in a different cluster"
+        f"{len(different)} of {n_docs} documents in a different cluster"
     )
     shown: set[frozenset[str]] = set()
     for i in different:
@@ -190,7 +175,7 @@ def test_stream_clusters_equal_batch_clusters(
             s, b = stream[j], batch[j]
             print(f"    {j}: stream {s['status']} of {s['duplicate_of']} ({s['evidence'].get('rule')}), "
                   f"batch {b['status']} of {b['duplicate_of']} ({b['evidence'].get('rule')})")  # fmt: skip
-    assert len(different) <= MAX_DIFFERENT * N_DOCS, f"{len(different)} documents clustered differently"
+    assert len(different) <= MAX_DIFFERENT * n_docs, f"{len(different)} documents clustered differently"
     # the duplicate counts can differ only by what those few documents account for
     assert abs(len(s_edges) - len(b_edges)) <= len(different)
     assert b_groups, "the chosen documents hold no duplicates: the comparison would prove nothing"
