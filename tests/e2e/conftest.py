@@ -219,3 +219,18 @@ def collect(
     for r in records:
         got[r.topic].append(r)
     return got
+
+
+def wait_balanced(workers: list[WorkerProcess], partitions: int, timeout: float = 90.0) -> list[set[str]]:
+    """Until every worker holds some partitions and together they hold each exactly once."""
+    deadline = time.monotonic() + timeout
+    held: list[set[str]] = []
+    while time.monotonic() < deadline:
+        held = []
+        for w in workers:
+            status, body = w.json("GET", "/ready")
+            held.append(set(body.get("assigned", [])) if status == 200 else set())
+        if all(held) and sum(len(h) for h in held) == partitions and len(set().union(*held)) == partitions:
+            return held
+        time.sleep(0.5)
+    raise AssertionError(f"assignment not balanced after {timeout}s: {held}")

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Pipeline, WorkerProcess, collect, doc_id
+from tests.e2e.conftest import Pipeline, WorkerProcess, collect, doc_id, wait_balanced
 from tests.fixtures.kafka_broker import run_sync
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -83,20 +83,6 @@ def batch_decisions(docs: list[bytes]) -> dict[str, dict[str, Any]]:
         return out
 
     return run_sync(run)
-
-
-def wait_balanced(workers: list[WorkerProcess], partitions: int, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    held: list[set[str]] = []
-    while time.monotonic() < deadline:
-        held = []
-        for w in workers:
-            status, body = w.json("GET", "/ready")
-            held.append(set(body.get("assigned", [])) if status == 200 else set())
-        if all(held) and sum(len(h) for h in held) == partitions and len(set().union(*held)) == partitions:
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"assignment not balanced after {timeout}s: {held}")
 
 
 @pytest.mark.parametrize("store_url", ["rediscluster"], indirect=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Pipeline, WorkerProcess, collect, doc_id, load_docs
+from tests.e2e.conftest import Pipeline, WorkerProcess, collect, doc_id, load_docs, wait_balanced
 from tests.fixtures.redis_servers import RedisCluster, redis_binaries, start_cluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -37,20 +37,6 @@ def private_cluster(tmp_path: Path) -> Iterator[RedisCluster]:
         yield cluster
     finally:
         cluster.stop()
-
-
-def wait_balanced(workers: list[WorkerProcess], partitions: int, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    held: list[set[str]] = []
-    while time.monotonic() < deadline:
-        held = []
-        for w in workers:
-            status, body = w.json("GET", "/ready")
-            held.append(set(body.get("assigned", [])) if status == 200 else set())
-        if all(held) and sum(len(h) for h in held) == partitions and len(set().union(*held)) == partitions:
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"assignment not balanced after {timeout}s: {held}")
 
 
 def wait_promoted(cluster: RedisCluster, dead_port: int, replica_port: int, timeout: float = 30.0) -> float:

@@ -13,25 +13,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Pipeline, WorkerProcess, collect, doc_id, load_docs
+from tests.e2e.conftest import Pipeline, WorkerProcess, collect, doc_id, load_docs, wait_balanced
 from tests.fixtures.kafka_broker import run_sync
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(480)]
-
-
-def wait_balanced(workers: list[WorkerProcess], partitions: int, timeout: float = 90.0) -> list[set[str]]:
-    """Until every worker holds some partitions and together they hold each exactly once."""
-    deadline = time.monotonic() + timeout
-    held: list[set[str]] = []
-    while time.monotonic() < deadline:
-        held = []
-        for w in workers:
-            status, body = w.json("GET", "/ready")
-            held.append(set(body.get("assigned", [])) if status == 200 else set())
-        if all(held) and sum(len(h) for h in held) == partitions and len(set().union(*held)) == partitions:
-            return held
-        time.sleep(0.5)
-    raise AssertionError(f"assignment not balanced after {timeout}s: {held}")
 
 
 def records_by_id(got: dict[str, list[Any]], topics: list[str]) -> dict[str, list[dict[str, Any]]]:
