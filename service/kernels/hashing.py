@@ -48,3 +48,16 @@ def hash_spans(cps, starts, ends, seed):
     for i in range(n):
         out[i] = hash_span(cps, starts[i], ends[i], seed)
     return out
+
+
+@njit(cache=True, inline="always")
+def per_doc_table(doc_offsets):
+    """(longest document, power-of-two table size >= twice it): a per-document open-addressing
+    table stays at most half full, and one table serves every document of the batch."""
+    longest = 1
+    for d in range(doc_offsets.shape[0] - 1):
+        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
+    size = 1
+    while size < 2 * longest:
+        size *= 2
+    return longest, size

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from service.kernels.hashing import combine, fmix64
+from service.kernels.hashing import combine, fmix64, per_doc_table
 
 NEG_SALT = np.uint64(0x5BD1E9955BD1E995)
 HI_SALT = np.uint64(0xA0761D6478BD642F)
@@ -89,12 +89,7 @@ def simhash_batch(feature_hashes, feature_weights_, doc_offsets, words):
     n = doc_offsets.shape[0] - 1
     out = np.zeros((n, words), dtype=np.uint64)
     acc = np.zeros(64 * words, dtype=np.int64)
-    longest = 1
-    for d in range(n):
-        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
-    size = 1
-    while size < 2 * longest:
-        size *= 2
+    longest, size = per_doc_table(doc_offsets)
     mask = np.uint64(size - 1)
     slot_h = np.zeros(size, dtype=np.uint64)
     slot_w = np.zeros(size, dtype=np.float64)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from service.kernels.hashing import combine, hash_span
+from service.kernels.hashing import combine, hash_span, per_doc_table
 
 SPACE = 1
 ALNUM = 2
@@ -177,12 +177,7 @@ def distinct_per_doc(hashes, doc_offsets):
     """Each document's distinct values, first occurrence order kept (open-addressing set,
     reused across documents). Returns (values, offsets); offsets[d+1]-offsets[d] is the count."""
     n = doc_offsets.shape[0] - 1
-    longest = 1
-    for d in range(n):
-        longest = max(longest, doc_offsets[d + 1] - doc_offsets[d])
-    size = 1
-    while size < 2 * longest:
-        size *= 2
+    longest, size = per_doc_table(doc_offsets)
     mask = np.uint64(size - 1)
     slots = np.zeros(size, dtype=np.uint64)
     used = np.zeros(size, dtype=np.bool_)
