@@ -242,6 +242,12 @@ class BatchProcessor:
                     )
                 else:
                     outs[i] = self.decision_record(msgs[i], doc, result)
+                    ts = msgs[i].timestamp
+                    if ts and ts > 1e11:
+                        ts /= 1000.0  # milliseconds, as the Kafka protocol carries them
+                    if doc.published_at is None and ts and self.engine_metrics is not None:
+                        # without a published_at, the broker's timestamp is the publish time
+                        self.engine_metrics.decision_latency.observe(max(0.0, time.time() - ts))
         return [o for o in outs if o is not None]
 
     async def decide(self, docs: list[Document]) -> list[Any]:
