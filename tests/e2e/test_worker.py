@@ -110,6 +110,9 @@ def test_worker_end_to_end(
     with urllib.request.urlopen(f"http://127.0.0.1:{worker.metrics_port}/metrics", timeout=5) as resp:
         scraped = resp.read().decode()
     assert 'neardup_dead_letter_total{reason="bad_json"} 1.0' in scraped
+    # publish-to-decision latency, from the broker's timestamps (the documents carry none)
+    count = next(line for line in scraped.splitlines() if line.startswith("neardup_decision_latency_seconds_count"))
+    assert float(count.split()[-1]) > 0
 
     probe = json.loads(docs[0])
     probe["id"] = "check-only-probe"
