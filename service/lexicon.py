@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -14,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
+from service.cache import cached_arrays
 from service.kernels.hashing import hash_spans
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -108,13 +108,16 @@ def weight_table(idf_path: str | None = None, lexicon_path: str | None = None) -
     src = Path(idf_path) if idf_path else jieba_idf_path()
     digest = hashlib.sha1(src.read_bytes() + (Path(lexicon_path) if lexicon_path else DEFAULT_LEXICON)
                           .read_bytes()).hexdigest()[:12]
-    cache = Path(os.environ.get("NEARDUP_CACHE_DIR", Path.home() / ".cache" / "neardup")) / f"weights-{digest}.npz"
-    try:
-        with np.load(cache) as z:
-            return WeightTable(z["keys"], z["weights"], z["flags"], float(z["default"]),
-                               lex.negation_weight, digest)
-    except (OSError, KeyError, ValueError):
-        pass
+
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        return _build_weights(lex, src)
+
+    z = cached_arrays(f"weights-{digest}", build)
+    return WeightTable(z["keys"].astype(np.uint64, copy=False), z["weights"].astype(np.float64, copy=False),
+                       z["flags"].astype(np.uint8, copy=False), float(z["default"]), lex.negation_weight, digest)
+
+
+def _build_weights(lex: Lexicon, src: Path) -> dict[str, npt.NDArray[np.generic]]:
     idf = read_idf(src)
     default = float(np.median(np.fromiter(idf.values(), dtype=np.float64))) if idf else 1.0
     for w in lex.template:
@@ -131,12 +134,5 @@ def weight_table(idf_path: str | None = None, lexicon_path: str | None = None) -
     weights = np.fromiter((idf[w] for w in words), dtype=np.float64, count=len(words))
     flags = np.fromiter((NEGATOR_FLAG if w in negators else 0 for w in words), dtype=np.uint8, count=len(words))
     order = np.argsort(hashes, kind="stable")
-    table = WeightTable(hashes[order], weights[order], flags[order], default, lex.negation_weight, digest)
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, keys=table.keys, weights=table.weights, flags=table.flags, default=default)
-        os.replace(tmp, cache)
-    except OSError:
-        pass
-    return table
+    return {"keys": hashes[order], "weights": weights[order], "flags": flags[order],
+            "default": np.array(default)}

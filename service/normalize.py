@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import html
-import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from service.cache import cached_arrays
 from service.kernels import text as ktext
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -111,13 +111,6 @@ def _build_tables(t2s: bool) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint
     return table, classes
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("NEARDUP_CACHE_DIR")
-    if base:
-        return Path(base)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neardup"
-
-
 @lru_cache(maxsize=2)
 def tables(t2s: bool = True) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
     """The code-point table and class table, cached on disk by content version."""
@@ -125,21 +118,12 @@ def tables(t2s: bool = True) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint
         f"{TABLE_VERSION}|{unicodedata.unidata_version}|{t2s}|{sorted(PUNCT_FOLD.items())}".encode()
         + (DATA / "t2s_chars.tsv").read_bytes()
     ).hexdigest()[:16]
-    path = _cache_dir() / f"normtable-{key}.npz"
-    try:
-        with np.load(path) as data:
-            return data["table"], data["classes"]
-    except (OSError, KeyError, ValueError):
-        pass
-    table, classes = _build_tables(t2s)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, table=table, classes=classes)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home only costs the rebuild next time
-    return table, classes
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        table, classes = _build_tables(t2s)
+        return {"table": table, "classes": classes}
+
+    arrays = cached_arrays(f"normtable-{key}", build)
+    return arrays["table"].astype(np.int32, copy=False), arrays["classes"].astype(np.uint8, copy=False)
 
 
 def strip_html(text: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from service.cache import cached_arrays
 from service.kernels.segment import build_prefix_table, segment_batch, single_char_table
 
 
@@ -69,20 +69,12 @@ def _read_dict(path: Path) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64
 def segmenter(dict_path: str | None = None) -> Segmenter:
     path = Path(dict_path) if dict_path else jieba_dict_path()
     digest = hashlib.sha1(path.read_bytes()).hexdigest()[:12]
-    cache = Path(os.environ.get("NEARDUP_CACHE_DIR", Path.home() / ".cache" / "neardup")) / f"segdict2-{digest}.npz"
-    try:
-        with np.load(cache) as z:
-            return Segmenter(z["table"], single_char_table(z["table"]), int(z["longest"]), float(z["log_total"]))
-    except (OSError, KeyError, ValueError):
-        pass
-    cps, offsets, freqs, total = _read_dict(path)
-    table, longest = build_prefix_table(cps, offsets, freqs)
-    seg = Segmenter(table, single_char_table(table), int(longest), math.log(total))
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, table=table, longest=longest, log_total=seg.log_total)
-        os.replace(tmp, cache)
-    except OSError:
-        pass
-    return seg
+
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        cps, offsets, freqs, total = _read_dict(path)
+        table, longest = build_prefix_table(cps, offsets, freqs)
+        return {"table": table, "longest": np.array(longest), "log_total": np.array(math.log(total))}
+
+    z = cached_arrays(f"segdict2-{digest}", build)
+    table = z["table"].astype(np.uint64, copy=False)
+    return Segmenter(table, single_char_table(table), int(z["longest"]), float(z["log_total"]))

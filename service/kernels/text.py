@@ -206,13 +206,6 @@ def distinct_per_doc(hashes, doc_offsets):
 
 
 @njit(cache=True)
-def distinct_counts(hashes, doc_offsets):
-    """Number of distinct values per document."""
-    _, off = distinct_per_doc(hashes, doc_offsets)
-    return off[1:] - off[:-1]
-
-
-@njit(cache=True)
 def keep_word_spans(cps, starts, ends, doc_offsets, classes):
     """Drop spans with no letter or digit (punctuation, spaces): they carry no content, and as
     weighted features they would pull every document's SimHash the same way."""

@@ -372,15 +372,16 @@ def test_word_shingle_hashes_matches_reference(k: int) -> None:
         assert out[off[d] : off[d + 1]].tolist() == ref_word_shingles(doc, k, SHINGLE_SEED)
 
 
-def test_distinct_counts_matches_reference() -> None:
+def test_distinct_per_doc_matches_reference() -> None:
     rng = np.random.default_rng(500)
     docs = [rng.integers(0, 8, size=int(rng.integers(0, 20))).tolist() for _ in range(50)] + [[]]
     # equal low bits: one long probe chain in the kernel's hash set; a long document after short ones
     docs += [[(int(v) << 20) for v in rng.integers(0, 30, size=60)], [0, 0, M64, M64, 1 << 63]]
     docs += [random_hashes(rng, 300).tolist() * 2, [3]]
     values, offsets = join_docs(docs, np.uint64)
-    got = ktext.distinct_counts(values, offsets)
-    assert got.tolist() == [len(set(d)) for d in docs]
+    got, off = ktext.distinct_per_doc(values, offsets)
+    # each document's distinct values, in order of first occurrence
+    assert [got[off[d] : off[d + 1]].tolist() for d in range(len(docs))] == [list(dict.fromkeys(d)) for d in docs]
 
 
 def test_detect_lang(norm_tables: tuple[np.ndarray, np.ndarray]) -> None:

@@ -1,0 +1,43 @@
+"""Derived tables (normalisation, token weights, segmentation dictionary) cached on disk as .npz.
+
+Each name carries a digest of everything the table is built from, so a stale file is never read.
+The folder is ``NEARDUP_CACHE_DIR``, else ``$XDG_CACHE_HOME/neardup``, else ``~/.cache/neardup``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+
+Arrays = dict[str, npt.NDArray[np.generic]]
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("NEARDUP_CACHE_DIR")
+    if base:
+        return Path(base)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neardup"
+
+
+def cached_arrays(name: str, build: Callable[[], Arrays]) -> Arrays:
+    """The arrays saved under ``name``, or ``build()``'s, written atomically for next time."""
+    path = cache_dir() / f"{name}.npz"
+    try:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, KeyError, ValueError):
+        pass
+    arrays = build()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, **cast(dict[str, Any], arrays))  # numpy types the first keyword as bool
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home only costs the rebuild next time
+    return arrays
