@@ -44,7 +44,7 @@ APT_REDIS := redis-server redis-tools
 APT_JAVA  := default-jre-headless maven
 IS_ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 
-.PHONY: help venv demo test services lint bench lock check-wheels clean distclean
+.PHONY: help venv demo test services lint typecheck-tree bench lock check-wheels clean distclean
 
 help:
 	@sed -n '3,11s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
@@ -95,7 +95,14 @@ demo: venv
 bench: venv
 	$(VENV)/bin/neardup bench $(BENCH_ARGS)
 
-lint: venv
+# mypy cannot follow setuptools' package-dir mapping: it checks a tree of links laid out as installed
+TYPECHECK := .typecheck/neardup
+typecheck-tree:
+	@rm -rf .typecheck && mkdir -p $(TYPECHECK)
+	@for f in service/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/; done
+	@for d in storage agents config; do ln -s "$(CURDIR)/$$d" $(TYPECHECK)/$$d; done
+
+lint: venv typecheck-tree
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
@@ -144,7 +151,7 @@ test: venv services
 # ---------------------------------------------------------------- cleaning
 
 clean:
-	rm -rf .numba_cache .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
+	rm -rf .numba_cache .pytest_cache .mypy_cache .ruff_cache .typecheck build dist *.egg-info
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 	rm -f /tmp/neardup-demo.jsonl /tmp/neardup-demo-dups.jsonl
 

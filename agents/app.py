@@ -25,7 +25,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from agents.topics import (
+from neardup.agents.topics import (
     Topics,
     bootstrap_servers,
     declare_topics,
@@ -33,7 +33,7 @@ from agents.topics import (
     ensure_topics,
     faust_credentials,
 )
-from config import Settings
+from neardup.config import Settings
 
 if TYPE_CHECKING:
     from faust.types import TP
@@ -45,7 +45,7 @@ EngineFactory = Callable[[Settings, CollectorRegistry], Awaitable[Any]]
 
 
 async def open_service_engine(settings: Settings, registry: CollectorRegistry) -> Any:
-    from service.engine import Engine
+    from neardup.engine import Engine
 
     return await Engine.open(settings, registry=registry)
 
@@ -117,7 +117,7 @@ class Runtime:
 
     async def open_engine(self, deadline_seconds: float = 120.0) -> None:
         """Open the engine, retrying transient store errors for a while (the store may start later)."""
-        from agents.dedup import is_transient
+        from neardup.agents.dedup import is_transient
 
         delay, deadline = 0.5, time.monotonic() + deadline_seconds
         while True:
@@ -248,7 +248,7 @@ def create_app(
 
     register_views(app, runtime)
     if with_agent:
-        from agents.dedup import attach_dedup_agent
+        from neardup.agents.dedup import attach_dedup_agent
 
         attach_dedup_agent(app, runtime)
     return app
@@ -295,8 +295,8 @@ def register_views(app: faust.App, runtime: Runtime) -> None:
         """Dry run: one document in, its decision and evidence out; nothing stored or emitted."""
 
         async def post(self, request: Request) -> Response:
-            from agents.dedup import decode_document
-            from service.document import InvalidDocument
+            from neardup.agents.dedup import decode_document
+            from neardup.document import InvalidDocument
 
             body = await request.read()
             try:

@@ -19,8 +19,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from agents.topics import aiokafka_security, bootstrap_servers, encode_json, resolve_topic
-from config import Settings, load_settings
+from neardup.agents.topics import aiokafka_security, bootstrap_servers, encode_json, resolve_topic
+from neardup.config import Settings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def run_worker(settings: Settings, *, web_bind: str | None = None, loglevel: str
     """
     import faust
 
-    from agents.app import create_app
+    from neardup.agents.app import create_app
 
     app = create_app(settings, web_bind=web_bind)
     if settings.metrics_port and settings.metrics_port != settings.web_port:

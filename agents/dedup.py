@@ -28,15 +28,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from agents.topics import encode_json, encode_key
-from config import Settings
+from neardup.agents.topics import encode_json, encode_key
+from neardup.config import Settings
 
 if TYPE_CHECKING:
     import faust
     from faust.types import EventT
 
-    from agents.app import AgentMetrics, Runtime
-    from service.document import Document
+    from neardup.agents.app import AgentMetrics, Runtime
+    from neardup.document import Document
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -84,7 +84,7 @@ class OutRecord:
 
 
 def decode_document(value: bytes | str | None, settings: Settings) -> Document:
-    from service.document import InvalidDocument, parse_document
+    from neardup.document import InvalidDocument, parse_document
 
     if value is None:
         raise InvalidDocument("empty_message", "the message has no value (tombstone)")
@@ -106,7 +106,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 def is_transient(exc: BaseException) -> bool:
     """Errors of the store or the network, worth retrying the same call: not the document's fault."""
-    from storage import StoreError
+    from neardup.storage import StoreError
 
     if isinstance(exc, StoreError | ConnectionError | TimeoutError):
         return True
@@ -215,7 +215,7 @@ class BatchProcessor:
 
     async def process(self, msgs: Sequence[InMessage]) -> list[OutRecord]:
         """One output per input, in input order."""
-        from service.document import InvalidDocument
+        from neardup.document import InvalidDocument
 
         outs: list[OutRecord | None] = [None] * len(msgs)
         docs: list[Document] = []

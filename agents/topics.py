@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from config import Settings
+from neardup.config import Settings
 
 if TYPE_CHECKING:
     import faust

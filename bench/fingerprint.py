@@ -6,7 +6,7 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from service.cli import main
+from neardup.cli import main
 
 if __name__ == "__main__":
     out = Path(__file__).resolve().parent / "results"

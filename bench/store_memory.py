@@ -29,9 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from storage.base import DecisionRecord, FingerprintRecord, TTLPolicy
-from storage.keys import KeyLayout
-from storage.redis import RedisFingerprintStore
+from neardup.storage.base import DecisionRecord, FingerprintRecord, TTLPolicy
+from neardup.storage.keys import KeyLayout
+from neardup.storage.redis import RedisFingerprintStore
 
 DAY = 86_400
 TTL = {"news": 7 * DAY, "announcement": None, "default": 30 * DAY}

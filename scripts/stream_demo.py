@@ -303,7 +303,7 @@ def main() -> int:
         say(f"-- worker: python -m agents.cli worker (memory:// store, web :{web_port}, metrics :{metrics_port})")
         t0 = time.monotonic()
         worker = children.start(
-            "worker", [sys.executable, "-m", "agents.cli", "worker", "--web-bind", "127.0.0.1"], worker_log, env
+            "worker", [sys.executable, "-m", "neardup.agents.cli", "worker", "--web-bind", "127.0.0.1"], worker_log, env
         )
         ready = wait_ready(worker, web_port, worker_log, ready_timeout)
         say(f"   GET /ready -> 200 after {time.monotonic() - t0:.1f}s; assigned {', '.join(ready['assigned'])}")
@@ -312,7 +312,7 @@ def main() -> int:
         bad = workdir / "bad.jsonl"
         bad.write_text("\n".join(BAD_LINES) + "\n", encoding="utf-8")
         # tansu has no idempotent producer: --no-idempotence is this run's flag, not a default
-        publish = [sys.executable, "-m", "agents.cli", "publish", "--no-progress", "--no-idempotence"]
+        publish = [sys.executable, "-m", "neardup.agents.cli", "publish", "--no-progress", "--no-idempotence"]
         pub_env = {**env, "NEARDUP_LOG_LEVEL": "WARNING"}
         for path, what in ((sample, f"the sample ({len(ids)} documents)"), (bad, "2 bad messages (not JSON; no id)")):
             say(f"-- publish {what}: neardup publish {path.name if path == sample else 'bad.jsonl'}")

@@ -80,8 +80,8 @@ def main(args: argparse.Namespace) -> int:
     import numpy as np
     import rjieba
 
-    from service.fingerprint import FingerprintConfig, Fingerprinter
-    from service.normalize import normalize_batch
+    from neardup.fingerprint import FingerprintConfig, Fingerprinter
+    from neardup.normalize import normalize_batch
 
     n = 500 if args.quick else args.n
     n_slow = max(50, n // 10)
@@ -154,8 +154,8 @@ def main(args: argparse.Namespace) -> int:
         results["rensa_minhash_docs_per_s"] = round(n_slow / timed(rn, repeat), 1)
     except ImportError:
         results["rensa_minhash_docs_per_s"] = None
-    from service.kernels import minhash as kmin
-    from service.kernels import text as ktext
+    from neardup.kernels import minhash as kmin
+    from neardup.kernels import text as ktext
 
     batch = normalize_batch(slow_texts)
 

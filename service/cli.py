@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from config.settings import Settings, load_settings
-from service.window import Window
+from neardup.config.settings import Settings, load_settings
+from neardup.window import Window
 
 log = logging.getLogger("neardup")
 
@@ -58,8 +58,8 @@ def _progress(total: int | None, enabled: bool) -> Any:
 
 # --------------------------------------------------------------------------- dedup
 async def _dedup(args: argparse.Namespace) -> int:
-    from service.document import InvalidDocument, parse_document
-    from service.engine import Engine
+    from neardup.document import InvalidDocument, parse_document
+    from neardup.engine import Engine
 
     settings = _settings(args)
     engine = await Engine.open(settings)
@@ -165,7 +165,7 @@ def _load_texts(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any
 
 
 async def _explain(args: argparse.Namespace) -> int:
-    from service.explain import explain_pair
+    from neardup.explain import explain_pair
 
     settings = _settings(args, store_url="memory://")
     a, b = _load_texts(args)
@@ -173,7 +173,7 @@ async def _explain(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
-        from service.explain import format_report
+        from neardup.explain import format_report
 
         print(format_report(report))
     return 0
@@ -181,7 +181,7 @@ async def _explain(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- eval
 async def _eval(args: argparse.Namespace) -> int:
-    from service.evaluate import run_eval
+    from neardup.evaluate import run_eval
 
     settings = _settings(args, store_url="memory://")
     result = await run_eval(settings, Path(args.docs), Path(args.pairs),
@@ -195,12 +195,12 @@ async def _eval(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- bench / idf
 def _bench(args: argparse.Namespace) -> int:
-    bench = importlib.import_module("service.bench")
+    bench = importlib.import_module("neardup.bench")
     return int(bench.main(args))
 
 
 def _idf(args: argparse.Namespace) -> int:
-    from service.idf import build_idf
+    from neardup.idf import build_idf
 
     n = build_idf(Path(args.corpus), Path(args.output), min_df=args.min_df)
     print(f"wrote {n} words to {args.output}; use NEARDUP_FINGERPRINT__IDF_PATH={args.output}", file=sys.stderr)
@@ -209,9 +209,9 @@ def _idf(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- streaming (agents)
 def _agents(name: str, args: argparse.Namespace) -> int:
-    # service must not import agents at module level (imports flow agents -> service)
+    # service must not import neardup.agents at module level (imports flow agents -> service)
     try:
-        mod = importlib.import_module("agents.cli")
+        mod = importlib.import_module("neardup.agents.cli")
     except ImportError as exc:
         raise SystemExit(f"the streaming service is not installed: {exc}") from exc
     settings = _settings(args)

@@ -27,8 +27,8 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
-from service.kernels.profile import replaced_context
-from service.lexicon import Lexicon, load_lexicon
+from neardup.kernels.profile import replaced_context
+from neardup.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
 PROFILE_VERSION = 1

@@ -31,10 +31,10 @@ import numpy as np
 import numpy.typing as npt
 from rbloom import Bloom
 
-from config.settings import Settings
-from service.differences import CriticalDifference, Profile, decode_profile, profiler
-from service.document import Document
-from service.fingerprint import (
+from neardup.config.settings import Settings
+from neardup.differences import CriticalDifference, Profile, decode_profile, profiler
+from neardup.document import Document
+from neardup.fingerprint import (
     FingerprintConfig,
     Fingerprinter,
     Fingerprints,
@@ -44,12 +44,12 @@ from service.fingerprint import (
     encode_simhash,
     truncate_signature,
 )
-from service.index import IndexLayout
-from service.kernels.minhash import jaccard_estimates
-from service.kernels.simhash import hamming_distances
-from service.metrics import Metrics
-from service.policy import HybridPolicy, Similarity, containment
-from storage import DecisionRecord, FingerprintRecord, FingerprintStore, open_store
+from neardup.index import IndexLayout
+from neardup.kernels.minhash import jaccard_estimates
+from neardup.kernels.simhash import hamming_distances
+from neardup.metrics import Metrics
+from neardup.policy import HybridPolicy, Similarity, containment
+from neardup.storage import DecisionRecord, FingerprintRecord, FingerprintStore, open_store
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

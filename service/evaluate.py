@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from config.settings import Settings
-from service.differences import decode_profile
-from service.document import parse_document
-from service.engine import Engine, decide_all
-from service.kernels.minhash import jaccard_estimates
-from service.kernels.simhash import hamming_distances
-from service.policy import HybridPolicy, Similarity, containment
-from service.scoring import UnionFind, score
+from neardup.config.settings import Settings
+from neardup.differences import decode_profile
+from neardup.document import parse_document
+from neardup.engine import Engine, decide_all
+from neardup.kernels.minhash import jaccard_estimates
+from neardup.kernels.simhash import hamming_distances
+from neardup.policy import HybridPolicy, Similarity, containment
+from neardup.scoring import UnionFind, score
 
 
 def _load_jsonl(path: Path) -> list[Mapping[str, Any]]:

@@ -6,15 +6,15 @@ from typing import Any
 
 import numpy as np
 
-from config.settings import Settings
-from service.differences import decode_profile
-from service.document import parse_document
-from service.engine import Engine
-from service.kernels.minhash import jaccard_estimates
-from service.kernels.simhash import hamming_distances
-from service.lexicon import hash_words
-from service.policy import Similarity, containment
-from service.segment import segmenter
+from neardup.config.settings import Settings
+from neardup.differences import decode_profile
+from neardup.document import parse_document
+from neardup.engine import Engine
+from neardup.kernels.minhash import jaccard_estimates
+from neardup.kernels.simhash import hamming_distances
+from neardup.lexicon import hash_words
+from neardup.policy import Similarity, containment
+from neardup.segment import segmenter
 
 
 def _weighted_tokens(engine: Engine, text: str, lang: str, top: int = 15) -> list[tuple[str, float]]:

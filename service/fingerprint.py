@@ -22,13 +22,13 @@ import numpy as np
 import numpy.typing as npt
 import rjieba
 
-from service.kernels import minhash as kmin
-from service.kernels import simhash as ksim
-from service.kernels import text as ktext
-from service.kernels.hashing import hash_spans
-from service.lexicon import TOKEN_SEED, WeightTable, weight_table
-from service.normalize import NormalizedBatch, normalize_batch, tables
-from service.segment import segmenter
+from neardup.kernels import minhash as kmin
+from neardup.kernels import simhash as ksim
+from neardup.kernels import text as ktext
+from neardup.kernels.hashing import hash_spans
+from neardup.lexicon import TOKEN_SEED, WeightTable, weight_table
+from neardup.normalize import NormalizedBatch, normalize_batch, tables
+from neardup.segment import segmenter
 
 MASK64 = (1 << 64) - 1
 P31 = (1 << 31) - 1

@@ -8,8 +8,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from service.normalize import normalize_batch
-from service.segment import segmenter
+from neardup.normalize import normalize_batch
+from neardup.segment import segmenter
 
 EN_WORD = re.compile(r"[a-z0-9]+")
 

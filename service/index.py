@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from service.kernels.minhash import band_hashes
+from neardup.kernels.minhash import band_hashes
 
 BAND_SEED = 0xBA4D
 

@@ -13,8 +13,8 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
-from service.cache import cached_arrays
-from service.kernels.hashing import hash_spans
+from neardup.cache import cached_arrays
+from neardup.kernels.hashing import hash_spans
 
 DATA = Path(__file__).resolve().parent / "data"
 DEFAULT_LEXICON = DATA / "lexicon.yaml"

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from service.cache import cached_arrays
-from service.kernels import text as ktext
+from neardup.cache import cached_arrays
+from neardup.kernels import text as ktext
 
 DATA = Path(__file__).resolve().parent / "data"
 TABLE_SIZE = 0x30000  # BMP + SMP + SIP; above that code points pass through unchanged

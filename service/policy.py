@@ -31,7 +31,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 
-from config.settings import ThresholdSettings
+from neardup.config.settings import ThresholdSettings
 
 log = logging.getLogger(__name__)
 

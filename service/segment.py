@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from service.cache import cached_arrays
-from service.kernels.segment import build_prefix_table, segment_batch, single_char_table
+from neardup.cache import cached_arrays
+from neardup.kernels.segment import build_prefix_table, segment_batch, single_char_table
 
 
 def jieba_dict_path() -> Path:

@@ -1,7 +1,7 @@
 """Fingerprint stores: one async interface, backends chosen by URL. Imports nothing else of ours."""
 
-from storage.base import DecisionRecord, FingerprintRecord, FingerprintStore, StoreError, TTLPolicy
-from storage.registry import open_store
+from neardup.storage.base import DecisionRecord, FingerprintRecord, FingerprintStore, StoreError, TTLPolicy
+from neardup.storage.registry import open_store
 
 __all__ = [
     "DecisionRecord",

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from storage.base import DecisionRecord, FingerprintRecord, StoreError, TTLPolicy
-from storage.memory import INF, MemoryFingerprintStore, _Entry
+from neardup.storage.base import DecisionRecord, FingerprintRecord, StoreError, TTLPolicy
+from neardup.storage.memory import INF, MemoryFingerprintStore, _Entry
 
 FORMAT = "neardup-store"
 VERSION = 1

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from storage.base import DecisionRecord, FingerprintRecord, TTLPolicy
+from neardup.storage.base import DecisionRecord, FingerprintRecord, TTLPolicy
 
 INF = float("inf")
 

@@ -40,8 +40,8 @@ import redis.asyncio as aioredis
 from redis import exceptions as rex
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 
-from storage.base import DecisionRecord, FingerprintRecord, StoreError, TTLPolicy
-from storage.keys import DOC_DIGEST_BYTES, MEMBER_BYTES, IndexSlot, KeyLayout, doc_digest, ttl_classes
+from neardup.storage.base import DecisionRecord, FingerprintRecord, StoreError, TTLPolicy
+from neardup.storage.keys import DOC_DIGEST_BYTES, MEMBER_BYTES, IndexSlot, KeyLayout, doc_digest, ttl_classes
 
 log = logging.getLogger(__name__)
 

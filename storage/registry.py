@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from storage.base import FingerprintStore, TTLPolicy
+from neardup.storage.base import FingerprintStore, TTLPolicy
 
 
 def open_store(url: str, ttl: Mapping[str, int | None] | None = None, **options: Any) -> FingerprintStore:
@@ -13,17 +13,17 @@ def open_store(url: str, ttl: Mapping[str, int | None] | None = None, **options:
     policy = TTLPolicy(by_type=dict(ttl or {}))
     scheme, _, rest = url.partition("://")
     if scheme == "memory":
-        from storage.memory import MemoryFingerprintStore
+        from neardup.storage.memory import MemoryFingerprintStore
 
         return MemoryFingerprintStore(url=url, ttl=policy)
     if scheme == "file":
         if not rest:
             raise ValueError("file:// needs a path, e.g. file://./neardup-store.json")
-        from storage.file import FileFingerprintStore
+        from neardup.storage.file import FileFingerprintStore
 
         return FileFingerprintStore(rest, ttl=policy)
     if scheme in {"redis", "rediss", "rediscluster"}:
-        from storage.redis import RedisFingerprintStore
+        from neardup.storage.redis import RedisFingerprintStore
 
         return RedisFingerprintStore(url=url, ttl=policy, **options)
     raise ValueError(f"unknown store URL scheme {scheme!r} in {url!r}")

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-from service.kernels.hashing import FNV_OFFSET, FNV_PRIME, fmix64
+from neardup.kernels.hashing import FNV_OFFSET, FNV_PRIME, fmix64
 
 
 @njit(cache=True, inline="always")

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from service.kernels.hashing import combine, fmix64, per_doc_table
+from neardup.kernels.hashing import combine, fmix64, per_doc_table
 
 NEG_SALT = np.uint64(0x5BD1E9955BD1E995)
 HI_SALT = np.uint64(0xA0761D6478BD642F)

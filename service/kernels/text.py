@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from service.kernels.hashing import combine, hash_span, per_doc_table
+from neardup.kernels.hashing import combine, hash_span, per_doc_table
 
 SPACE = 1
 ALNUM = 2

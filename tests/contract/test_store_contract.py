@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from storage import DecisionRecord, FingerprintRecord, FingerprintStore, StoreError, open_store
+from neardup.storage import DecisionRecord, FingerprintRecord, FingerprintStore, StoreError, open_store
 from tests.fixtures.redis_servers import start_cluster, start_redis
 
 TTL: dict[str, int | None] = {"news": 3600, "announcement": None, "default": 7200}
@@ -414,7 +414,7 @@ async def test_cluster_rides_out_a_master_failover() -> None:
 
 def test_packed_values_round_trip_edge_cases() -> None:
     """The Redis value formats keep every field exactly, including odd ones the engine may send."""
-    from storage.redis import decode_decision, decode_record, encode_decision, encode_record, record_id
+    from neardup.storage.redis import decode_decision, decode_record, encode_decision, encode_record, record_id
 
     odd = FingerprintRecord(
         doc_id="",

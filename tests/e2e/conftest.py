@@ -63,7 +63,7 @@ class Pipeline:
 
     def settings(self, **overrides: Any) -> Any:
         """Settings for in-process CLI calls (publish, tail) against this pipeline."""
-        from config import load_settings
+        from neardup.config import load_settings
 
         topics = {"raw": self.raw, "unique": self.unique, "duplicate": self.duplicate,
                   "dead_letter": self.dead_letter, "partitions": self.partitions}  # fmt: skip
@@ -177,7 +177,7 @@ def start_worker(pipeline: Pipeline, tmp_path: Path) -> Iterator[Callable[..., W
         log_path = tmp_path / f"worker-{name}.log"
         with log_path.open("wb") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "agents.cli", "worker", "--web-bind", "127.0.0.1"],
+                [sys.executable, "-m", "neardup.agents.cli", "worker", "--web-bind", "127.0.0.1"],
                 cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,
             )  # fmt: skip

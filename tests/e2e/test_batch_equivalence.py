@@ -58,9 +58,9 @@ def clusters(ids: Iterable[str], edges: Iterable[tuple[str, str]]) -> dict[str, 
 
 def batch_decisions(docs: list[bytes]) -> dict[str, dict[str, Any]]:
     """The batch engine on memory://, windows of WINDOW documents in file order (as ``neardup dedup``)."""
-    from config import load_settings
-    from service.document import parse_document
-    from service.engine import Engine
+    from neardup.config import load_settings
+    from neardup.document import parse_document
+    from neardup.engine import Engine
 
     settings = load_settings(
         store_url="memory://",

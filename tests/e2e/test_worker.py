@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.cli import publish_file, tail_records
+from neardup.agents.cli import publish_file, tail_records
 from tests.e2e.conftest import Pipeline, WorkerProcess, collect, doc_id, load_docs
 from tests.fixtures.kafka_broker import run_sync
 
@@ -153,14 +153,14 @@ def test_cli_publish_and_tail(pipeline: Pipeline, datasets_dir: Path, tmp_path: 
     env = {**os.environ, **pipeline.env(), "PYTHONPATH": str(ROOT)}
     no_idem = [] if pipeline.broker.supports_transactions else ["--no-idempotence"]
     run = subprocess.run(
-        [sys.executable, "-m", "agents.cli", "publish", str(jsonl), "--no-progress", *no_idem],
+        [sys.executable, "-m", "neardup.agents.cli", "publish", str(jsonl), "--no-progress", *no_idem],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert f"published {len(docs)} messages to {pipeline.raw}" in run.stderr
 
     run = subprocess.run(
-        [sys.executable, "-m", "agents.cli", "tail", "raw", "--from-beginning", "--max", "25", "--timeout", "20",
+        [sys.executable, "-m", "neardup.agents.cli", "tail", "raw", "--from-beginning", "--max", "25", "--timeout", "20",
          "--meta"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip

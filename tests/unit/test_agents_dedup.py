@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError
 
-from agents.dedup import Backoff, BatchProcessor, Deliverer, InMessage, OutRecord, is_transient, raw_field
-from config import Settings, load_settings
-from service.document import Document
-from storage import StoreError
+from neardup.agents.dedup import Backoff, BatchProcessor, Deliverer, InMessage, OutRecord, is_transient, raw_field
+from neardup.config import Settings, load_settings
+from neardup.document import Document
+from neardup.storage import StoreError
 
 
 class FakeDecision:

@@ -8,7 +8,7 @@ import ssl
 import numpy as np
 import pytest
 
-from agents.topics import (
+from neardup.agents.topics import (
     aiokafka_security,
     bootstrap_servers,
     encode_json,
@@ -16,7 +16,7 @@ from agents.topics import (
     resolve_topic,
     topic_errors,
 )
-from config import load_settings
+from neardup.config import load_settings
 
 
 def test_bootstrap_servers_forms() -> None:

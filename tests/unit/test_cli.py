@@ -17,7 +17,7 @@ def neardup(
     *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "service.cli", *args], cwd=ROOT, input=stdin,
+    return subprocess.run([sys.executable, "-m", "neardup", *args], cwd=ROOT, input=stdin,
                           capture_output=True, env=full_env, timeout=300, check=False)
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from service.differences import EN_WORD, CriticalDifference, decode_profile, profiler
-from service.normalize import normalize_text
+from neardup.differences import EN_WORD, CriticalDifference, decode_profile, profiler
+from neardup.normalize import normalize_text
 
 P = profiler()
 LEX = P.lexicon

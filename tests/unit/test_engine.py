@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from config import load_settings
-from service.document import Document, InvalidDocument, parse_document
-from service.engine import Engine, decide_all
-from service.policy import HybridPolicy
-from storage.memory import MemoryFingerprintStore
+from neardup.config import load_settings
+from neardup.document import Document, InvalidDocument, parse_document
+from neardup.engine import Engine, decide_all
+from neardup.policy import HybridPolicy
+from neardup.storage.memory import MemoryFingerprintStore
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample.jsonl"

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from service.fingerprint import (
+from neardup.fingerprint import (
     SIG_HEADER,
     SIG_MAGIC,
     SIG_VERSION,
@@ -29,12 +29,12 @@ from service.fingerprint import (
     encode_simhash,
     truncate_signature,
 )
-from service.index import IndexLayout, candidate_probability, optimal_bands
-from service.kernels import minhash as kmin
-from service.kernels import text as ktext
-from service.kernels.hashing import hash_spans
-from service.lexicon import TOKEN_SEED
-from service.normalize import normalize_batch
+from neardup.index import IndexLayout, candidate_probability, optimal_bands
+from neardup.kernels import minhash as kmin
+from neardup.kernels import text as ktext
+from neardup.kernels.hashing import hash_spans
+from neardup.lexicon import TOKEN_SEED
+from neardup.normalize import normalize_batch
 from tests.unit.test_normalize import mixed_text
 
 SLOW = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

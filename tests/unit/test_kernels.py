@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.fingerprint import (
+from neardup.fingerprint import (
     SHINGLE_SEED,
     FingerprintConfig,
     Fingerprinter,
@@ -25,12 +25,12 @@ from service.fingerprint import (
     permutations,
     splitmix64,
 )
-from service.kernels import hashing as khash
-from service.kernels import minhash as kmin
-from service.kernels import profile as kprof
-from service.kernels import simhash as ksim
-from service.kernels import text as ktext
-from service.normalize import tables
+from neardup.kernels import hashing as khash
+from neardup.kernels import minhash as kmin
+from neardup.kernels import profile as kprof
+from neardup.kernels import simhash as ksim
+from neardup.kernels import text as ktext
+from neardup.normalize import tables
 
 M64 = (1 << 64) - 1
 P31 = (1 << 31) - 1
@@ -665,7 +665,7 @@ def test_content_hash_known_answer() -> None:
 
 
 def test_keep_word_spans_drops_spans_without_letters_or_digits(norm_tables: tuple[np.ndarray, np.ndarray]) -> None:
-    from service.kernels.text import keep_word_spans
+    from neardup.kernels.text import keep_word_spans
 
     _, classes = norm_tables
     text = "批准,. 2024年 !?"

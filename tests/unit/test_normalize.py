@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from service.normalize import DROP_CHARS, PUNCT_FOLD, TABLE_SIZE, normalize_batch, normalize_text, strip_html
+from neardup.normalize import DROP_CHARS, PUNCT_FOLD, TABLE_SIZE, normalize_batch, normalize_text, strip_html
 
 T2S_PATH = Path(__file__).resolve().parents[2] / "service" / "data" / "t2s_chars.tsv"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from config import load_settings
-from service.evaluate import run_eval
+from neardup.config import load_settings
+from neardup.evaluate import run_eval
 
 pytestmark = pytest.mark.quality
 

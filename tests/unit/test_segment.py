@@ -10,8 +10,8 @@ import jieba
 import pytest
 import rjieba
 
-from service.normalize import normalize_batch
-from service.segment import segmenter
+from neardup.normalize import normalize_batch
+from neardup.segment import segmenter
 
 CASES = [
     "国务院关于批准《城市规划条例》的通知",

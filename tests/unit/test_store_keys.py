@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from redis.cluster import key_slot
 
-from storage.keys import (
+from neardup.storage.keys import (
     CHECK_BYTES,
     MEMBER_BYTES,
     KeyLayout,
