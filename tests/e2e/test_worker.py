@@ -160,8 +160,8 @@ def test_cli_publish_and_tail(pipeline: Pipeline, datasets_dir: Path, tmp_path: 
     assert f"published {len(docs)} messages to {pipeline.raw}" in run.stderr
 
     run = subprocess.run(
-        [sys.executable, "-m", "neardup.agents.cli", "tail", "raw", "--from-beginning", "--max", "25", "--timeout", "20",
-         "--meta"],
+        [sys.executable, "-m", "neardup.agents.cli", "tail", "raw", "--from-beginning", "--max", "25",
+         "--timeout", "20", "--meta"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
