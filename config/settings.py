@@ -158,6 +158,16 @@ class Settings(BaseSettings):
     app_id: str = "neardup"
     metrics_port: int = Field(9100, ge=0, le=65535)
     web_port: int = Field(6066, ge=0, le=65535)
+    web_bind: str = Field(
+        "127.0.0.1", min_length=1,
+        description="address of the web server and the metrics port; containers set 0.0.0.0 explicitly",
+    )
+    check_token: SecretStr | None = Field(
+        None, description="bearer token that POST /check requires (Authorization: Bearer ...); none: open"
+    )
+    check_max_concurrent: int = Field(
+        4, ge=1, description="POST /check requests served at once; more are answered 429 at once"
+    )
     worker_id: str = Field(default_factory=lambda: f"{os.uname().nodename}-{os.getpid()}")
     log_level: str = "INFO"
 
