@@ -105,6 +105,7 @@ class TopicSettings(BaseModel):
     unique: str = "unique"
     duplicate: str = "duplicate"
     dead_letter: str = "dead-letter"
+    feedback: str = Field("feedback", description="reviewer feedback records (neardup.feedback)")
     partitions: int = Field(4, ge=1)
     replicas: int = Field(1, ge=1)
 
