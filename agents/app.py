@@ -8,22 +8,18 @@ recovery; Faust's own table store is set to memory and stays empty.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import tempfile
+import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import faust
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    generate_latest,
-)
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from neardup.agents.topics import (
     Topics,
@@ -34,6 +30,7 @@ from neardup.agents.topics import (
     faust_credentials,
 )
 from neardup.config import Settings
+from neardup.metrics import AgentMetrics
 
 if TYPE_CHECKING:
     from faust.types import TP
@@ -43,53 +40,24 @@ log = logging.getLogger(__name__)
 
 EngineFactory = Callable[[Settings, CollectorRegistry], Awaitable[Any]]
 
+# the consumer-lag gauge is refreshed from the broker this often, and after every window
+LAG_REFRESH_SECONDS = 5.0
+LAG_CALL_TIMEOUT = 5.0
+# On SIGTERM a healthy window in flight may finish (and be committed) within WINDOW_GRACE_SECONDS;
+# a window retrying a failing store is abandoned at once. Closing the store gets STORE_CLOSE_SECONDS.
+# A worker still running STOP_DEADLINE_SECONDS after the stop began exits hard: its acked offsets
+# were committed or will be redelivered, so nothing undecided is ever committed either way.
+WINDOW_GRACE_SECONDS = 4.0
+STORE_CLOSE_SECONDS = 2.0
+STOP_DEADLINE_SECONDS = 9.0
+EXIT_STOP_DEADLINE = 1
+T = TypeVar("T")
+
 
 async def open_service_engine(settings: Settings, registry: CollectorRegistry) -> Any:
     from neardup.engine import Engine
 
     return await Engine.open(settings, registry=registry)
-
-
-class AgentMetrics:
-    """Transport-side collectors, on the same registry as the engine's (one /metrics page).
-
-    Dead letters, rejected input, closed windows and consumer lag are counted on the engine's own
-    collectors (``service.metrics.Metrics``), which exist for the transport to fill in.
-    """
-
-    def __init__(self, registry: CollectorRegistry) -> None:
-        p = "neardup_agent_"
-        self.messages_in = Counter(p + "messages_in_total", "raw messages taken from Kafka", registry=registry)
-        self.outputs = Counter(
-            p + "outputs_total", "records produced and acknowledged, by output", ["output"], registry=registry
-        )
-        self.engine_retries = Counter(
-            p + "engine_retries_total",
-            "engine calls retried after a transient (store) error",
-            registry=registry,
-        )
-        self.poison_batches = Counter(
-            p + "poison_batches_total",
-            "batches the engine rejected, then retried one by one",
-            registry=registry,
-        )
-        self.produce_retries = Counter(
-            p + "produce_retries_total", "output records re-sent after a failed produce", registry=registry
-        )
-        self.batch_size = Histogram(
-            p + "batch_size",
-            "messages per window",
-            registry=registry,
-            buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000),
-        )
-        self.batch_seconds = Histogram(
-            p + "batch_seconds",
-            "window processing time, decode to produce acks",
-            registry=registry,
-            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
-        )
-        self.ready = Gauge(p + "ready", "1 when the engine is open and partitions are assigned", registry=registry)
-        self.assigned_partitions = Gauge(p + "assigned_partitions", "raw partitions held", registry=registry)
 
 
 class Runtime:
@@ -100,8 +68,11 @@ class Runtime:
         settings: Settings,
         registry: CollectorRegistry | None = None,
         engine_factory: EngineFactory | None = None,
+        *,
+        hard_stop: bool = False,
     ) -> None:
         self.settings = settings
+        self.hard_stop = hard_stop  # exit the process STOP_DEADLINE_SECONDS after the stop began
         self.registry = registry or CollectorRegistry()
         self.metrics = AgentMetrics(self.registry)
         self.engine_factory = engine_factory or open_service_engine
@@ -112,6 +83,13 @@ class Runtime:
         self.assigned: set[TP] | None = None  # None until the first assignment
         self.degraded: str | None = None  # set while the store fails; cleared on the next success
         self.started_at = time.time()
+        # raw partition -> the next offset not yet decided (known once a window took from it)
+        self.next_offsets: dict[int, int] = {}
+        self.stopping = asyncio.Event()  # set when the worker begins to stop
+        self._window: asyncio.Future[Any] | None = None  # the agent's window being decided
+        self._window_idle = asyncio.Event()
+        self._window_idle.set()
+        self.checks_in_flight = 0  # POST /check requests being served
 
     # -- engine lifecycle ------------------------------------------------------------------------
 
@@ -144,29 +122,155 @@ class Runtime:
         self._update_ready()
         if engine is not None:
             try:
-                await engine.close()
+                # a store that does not answer must not hold up the stop
+                await asyncio.wait_for(engine.close(), STORE_CLOSE_SECONDS)
             except Exception:
                 log.exception("closing the engine failed")
+
+    # -- stopping --------------------------------------------------------------------------------
+
+    def begin_stop(self) -> None:
+        """The worker is stopping: no new window starts; one retrying a failing store is cancelled."""
+        if not self.stopping.is_set():
+            log.info("stopping: a window in flight gets %.0fs to finish", WINDOW_GRACE_SECONDS)
+            self.stopping.set()
+            self._update_ready()
+            if self.hard_stop:
+                _exit_after(STOP_DEADLINE_SECONDS)
+        self._cancel_window_if_degraded()
+
+    async def run_window(self, work: Coroutine[Any, Any, T]) -> T | None:
+        """``work``'s result; None when the stop cancelled it (or began before it)."""
+        if self.stopping.is_set():
+            work.close()
+            return None
+        self._window = asyncio.ensure_future(work)
+        self._window_idle.clear()
+        try:
+            return await self._window
+        except asyncio.CancelledError:
+            if self.stopping.is_set() and self._window.cancelled():
+                return None  # cancelled by the stop, not the agent: the agent goes on to leave
+            raise
+        finally:
+            self._window = None
+
+    def window_left(self) -> None:
+        """The agent is done with its window: decided and acked, or abandoned."""
+        self._window_idle.set()
+
+    async def settle(self) -> None:
+        """Wait (at most the grace) until the window in flight is decided and acked; else cancel it."""
+        try:
+            await asyncio.wait_for(self._window_idle.wait(), WINDOW_GRACE_SECONDS)
+        except TimeoutError:
+            if self._window is not None:
+                log.warning("stopping: the window in flight did not finish in time; abandoned unacked")
+                self._window.cancel()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._window_idle.wait(), 1.0)
+
+    def _cancel_window_if_degraded(self) -> None:
+        if self.stopping.is_set() and self.degraded is not None and self._window is not None:
+            log.info("stopping: abandoning the window retrying the store (%s)", self.degraded)
+            self._window.cancel()
 
     # -- readiness -------------------------------------------------------------------------------
 
     def on_assigned(self, assigned: Iterable[TP]) -> None:
         raw = self.settings.topics.raw
+        before = self.assigned or set()
         self.assigned = {tp for tp in assigned if tp.topic == raw}
+        self._forget(before - self.assigned)
         self.metrics.assigned_partitions.set(len(self.assigned))
         self._update_ready()
+
+    def on_revoked(self, revoked: Iterable[TP]) -> None:
+        """Partitions taken away: their lag is another worker's to report now."""
+        raw = self.settings.topics.raw
+        gone = {tp for tp in revoked if tp.topic == raw}
+        if self.assigned is not None:
+            self.assigned -= gone
+            self.metrics.assigned_partitions.set(len(self.assigned))
+        self._forget(gone)
+
+    def _forget(self, partitions: Iterable[TP]) -> None:
+        for tp in partitions:
+            self.next_offsets.pop(tp.partition, None)
+            with contextlib.suppress(KeyError):  # no lag reported for it yet
+                self.metrics.consumer_lag.remove(str(tp.partition))
 
     def set_degraded(self, reason: str | None) -> None:
         if reason != self.degraded:
             self.degraded = reason
             self._update_ready()
+        self._cancel_window_if_degraded()
 
     @property
     def ready(self) -> bool:
-        return self.engine is not None and self.assigned is not None and self.degraded is None
+        return (self.engine is not None and self.assigned is not None and self.degraded is None
+                and not self.stopping.is_set())  # fmt: skip
 
     def _update_ready(self) -> None:
         self.metrics.ready.set(1 if self.ready else 0)
+
+    # -- consumer lag ----------------------------------------------------------------------------
+
+    def _held(self) -> set[int]:
+        return {tp.partition for tp in self.assigned or ()}
+
+    def window_taken(self, offsets: Iterable[tuple[int, int]]) -> None:
+        """A window of (partition, offset) was taken: a partition's first window starts its position."""
+        held = self._held()
+        for partition, offset in offsets:
+            if partition in held and offset < self.next_offsets.setdefault(partition, offset):
+                self.next_offsets[partition] = offset
+
+    def window_decided(self, offsets: Iterable[tuple[int, int]]) -> None:
+        """Every message of a window is decided and acked: positions move past them."""
+        held = self._held()
+        for partition, offset in offsets:
+            if partition in held:
+                self.next_offsets[partition] = max(self.next_offsets.get(partition, 0), offset + 1)
+
+    def set_lag(self, log_ends: Mapping[int, int], positions: Mapping[int, int] | None = None) -> None:
+        """Lag of each held raw partition: its log end minus the next offset to decide.
+
+        ``positions`` stand in for partitions no window took from yet (the consumer's position).
+        """
+        for partition in self._held():
+            end = log_ends.get(partition)
+            position = self.next_offsets.get(partition, (positions or {}).get(partition))
+            if end is not None and position is not None:
+                self.metrics.consumer_lag.labels(str(partition)).set(max(0, end - position))
+
+    def cached_log_ends(self, consumer: Any) -> dict[int, int]:
+        """Log ends as the consumer last fetched them: no broker call (stale while fetching is paused)."""
+        ends: dict[int, int] = {}
+        for tp in self.assigned or ():
+            with contextlib.suppress(Exception):  # not fetched yet, or the consumer is restarting
+                end = consumer.highwater(tp)
+                if end is not None and end >= 0:
+                    ends[tp.partition] = end
+        return ends
+
+    async def refresh_lag(self, consumer: Any) -> None:
+        """Lag from log ends asked of the broker: moves also while the agent is stuck on a window."""
+        tps = sorted(self.assigned or ())
+        if not tps:
+            return
+        try:
+            ends = await asyncio.wait_for(consumer.highwaters(*tps), LAG_CALL_TIMEOUT)
+            positions = {}
+            for tp in tps:
+                if tp.partition not in self.next_offsets:
+                    position = await asyncio.wait_for(consumer.position(tp), LAG_CALL_TIMEOUT)
+                    if position is not None:
+                        positions[tp.partition] = position
+        except Exception as exc:  # the broker is away or a rebalance is under way: try again next time
+            log.debug("consumer lag not refreshed: %r", exc)
+            return
+        self.set_lag({tp.partition: end for tp, end in ends.items() if end is not None}, positions)
 
     def status(self) -> dict[str, Any]:
         return {
@@ -179,6 +283,22 @@ class Runtime:
             "assignment_received": self.assigned is not None,
             "uptime_seconds": round(time.time() - self.started_at, 3),
         }
+
+
+def _exit_after(seconds: float) -> None:
+    """Exit the process in ``seconds`` unless it ended by then (a thread: a stuck event loop cannot stop it)."""
+
+    def expire() -> None:
+        log.error("still running %.0fs after the stop began: exiting now (only acked offsets were committed)",
+                  seconds)  # fmt: skip
+        for handler in logging.getLogger().handlers:
+            with contextlib.suppress(Exception):
+                handler.flush()
+        os._exit(EXIT_STOP_DEADLINE)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
 
 
 class NeardupApp(faust.App):
@@ -194,6 +314,18 @@ class NeardupApp(faust.App):
             log.warning("topic check failed: %r", exc)
         await self.runtime.open_engine()
 
+    async def on_stop(self) -> None:
+        # before Faust stops the consumer: the agent's window finishes or is abandoned unacked
+        self.runtime.begin_stop()
+        await self.runtime.settle()
+        await super().on_stop()
+
+    async def _consumer_wait_empty(self, consumer: Any, logger: Any) -> None:
+        # Faust waits here until every event taken is acked. A stopping worker acks nothing more:
+        # the agent has finished or abandoned its window, and an abandoned one must stay unacked.
+        if not self.runtime.stopping.is_set():
+            await super()._consumer_wait_empty(consumer, logger)
+
     async def on_shutdown(self) -> None:
         await super().on_shutdown()
         await self.runtime.close_engine()
@@ -207,12 +339,17 @@ def create_app(
     web_bind: str | None = None,
     datadir: str | Path | None = None,
     with_agent: bool = True,
+    hard_stop: bool = False,
 ) -> NeardupApp:
-    """The worker's Faust app: topics, the dedup agent and the web views, nothing started yet."""
+    """The worker's Faust app: topics, the dedup agent and the web views, nothing started yet.
+
+    ``hard_stop`` (the worker process only) exits the process if a stop takes longer than
+    ``STOP_DEADLINE_SECONDS``.
+    """
     k = settings.kafka
     data = Path(datadir or Path(tempfile.gettempdir()) / "neardup-faust" / settings.app_id)
     data.parent.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
-    runtime = Runtime(settings, registry=registry, engine_factory=engine_factory)
+    runtime = Runtime(settings, registry=registry, engine_factory=engine_factory, hard_stop=hard_stop)
     app = NeardupApp(
         settings.app_id,
         broker=[f"kafka://{hp}" for hp in bootstrap_servers(settings)],
@@ -233,7 +370,7 @@ def create_app(
         stream_buffer_maxsize=max(4096, 2 * settings.window.max_count),
         web_enabled=True,
         web_port=settings.web_port,
-        web_bind=web_bind or "0.0.0.0",
+        web_bind=web_bind or settings.web_bind,
         autodiscover=False,
         # Faust keeps table files there; with no tables it stays empty, so keep it out of the cwd
         datadir=str(data),
@@ -245,6 +382,16 @@ def create_app(
         runtime.on_assigned(args[0] if args else kwargs.get("assigned", ()))
 
     app.on_partitions_assigned.connect(_on_assigned)
+
+    async def _on_revoked(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        runtime.on_revoked(args[0] if args else kwargs.get("revoked", ()))
+
+    app.on_partitions_revoked.connect(_on_revoked)
+
+    @app.timer(LAG_REFRESH_SECONDS)
+    async def _refresh_lag() -> None:
+        if not app.rebalancing:
+            await runtime.refresh_lag(app.consumer)
 
     register_views(app, runtime)
     if with_agent:

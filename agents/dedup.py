@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     import faust
     from faust.types import EventT
 
-    from neardup.agents.app import AgentMetrics, Runtime
+    from neardup.agents.app import Runtime
     from neardup.document import Document
+    from neardup.metrics import AgentMetrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -60,14 +61,24 @@ class InMessage:
     topic: str
     partition: int
     offset: int
-    timestamp: float | None = None
+    timestamp: float | None = None  # the record's Kafka timestamp, epoch seconds
+    taken_at: float | None = None  # time.monotonic() when this worker's consumer took it
 
     @classmethod
     def from_event(cls, event: EventT) -> InMessage:
         m = event.message
         value = event.value if isinstance(event.value, bytes | type(None)) else m.value
+        # Faust's monitor stamps time_in (time.monotonic) when the consumer hands the message over
+        taken = m.time_in if m.time_in is not None else time.monotonic()
         return cls(value=value, key=m.key, topic=m.topic, partition=m.partition, offset=m.offset,
-                   timestamp=m.timestamp)  # fmt: skip
+                   timestamp=kafka_seconds(m.timestamp), taken_at=taken)  # fmt: skip
+
+
+def kafka_seconds(timestamp: float | None) -> float | None:
+    """A Kafka record timestamp in epoch seconds (the protocol carries milliseconds); None if unset."""
+    if timestamp is None or timestamp <= 0:
+        return None
+    return timestamp / 1000.0 if timestamp > 1e11 else float(timestamp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,12 +253,6 @@ class BatchProcessor:
                     )
                 else:
                     outs[i] = self.decision_record(msgs[i], doc, result)
-                    ts = msgs[i].timestamp
-                    if ts and ts > 1e11:
-                        ts /= 1000.0  # milliseconds, as the Kafka protocol carries them
-                    if doc.published_at is None and ts and self.engine_metrics is not None:
-                        # without a published_at, the broker's timestamp is the publish time
-                        self.engine_metrics.decision_latency.observe(max(0.0, time.time() - ts))
         return [o for o in outs if o is not None]
 
     async def decide(self, docs: list[Document]) -> list[Any]:
@@ -394,47 +399,60 @@ def attach_dedup_agent(app: faust.App, runtime: Runtime) -> Any:
         async for events in stream.noack_take(window.max_count, within=window.max_age_seconds):
             started = time.perf_counter()
             msgs = [InMessage.from_event(e) for e in events]
+            offsets = [(m.partition, m.offset) for m in msgs]
+            runtime.window_taken(offsets)
+            runtime.set_lag(runtime.cached_log_ends(app.consumer))
             runtime.metrics.messages_in.inc(len(msgs))
             runtime.metrics.batch_size.observe(len(msgs))
             if processor.engine_metrics is not None:
                 reason = "count" if len(msgs) >= window.max_count else "age"
                 processor.engine_metrics.window_closed.labels(reason).inc()
-            backoff = Backoff(1.0, 30.0)
-            while True:
-                try:
-                    outs = await processor.process(msgs)
-                    await deliverer.deliver(outs)
-                    break
-                except Exception:
-                    # a bug of ours, not of one document: never ack the window, never let the agent
-                    # die (Faust would keep the worker up with nothing consuming); retry, /ready says so
-                    log.exception("window of %d messages failed; retrying in %.0fs", len(msgs), backoff.current)
-                    runtime.set_degraded("agent error: see the worker log")
-                    await backoff.sleep()
-            runtime.set_degraded(None)
-            # every output of the window is acknowledged: now its offsets may be committed
-            for event in events:
-                await stream.ack(event)
+            try:
+                outs = await runtime.run_window(decide_window(runtime, processor, deliverer, msgs))
+                if outs is None:
+                    # the worker is stopping: the window is abandoned unacked, so no commit covers it
+                    log.info("stopping: %d undecided messages left for the next worker", len(msgs))
+                    return
+                # every output of the window is acknowledged: now its offsets may be committed
+                for event in events:
+                    await stream.ack(event)
+            finally:
+                runtime.window_left()
+            runtime.window_decided(offsets)
+            observe_latency(runtime.metrics, outs)
+            runtime.set_lag(runtime.cached_log_ends(app.consumer))
             runtime.metrics.batch_seconds.observe(time.perf_counter() - started)
-            record_lag(app, processor.engine_metrics, msgs)
 
     return app.agent(topics.raw, name="neardup.dedup", concurrency=1)(dedup)
 
 
-def record_lag(app: faust.App, engine_metrics: Any, msgs: Sequence[InMessage]) -> None:
-    """Log-end offset minus the next offset to process, per partition seen in this window."""
-    if engine_metrics is None or not msgs:
-        return
-    last: dict[int, int] = {}
-    for m in msgs:
-        last[m.partition] = max(last.get(m.partition, -1), m.offset)
-    from faust.types import TP
-
-    topic = msgs[0].topic
-    for partition, offset in last.items():
+async def decide_window(
+    runtime: Runtime, processor: BatchProcessor, deliverer: Deliverer, msgs: Sequence[InMessage]
+) -> list[OutRecord]:
+    """Decide and deliver one window, retrying until every output is acknowledged."""
+    backoff = Backoff(1.0, 30.0)
+    while True:
         try:
-            high = app.consumer.highwater(TP(topic, partition))
-        except Exception:  # not assigned any more, or the consumer is restarting
+            outs = await processor.process(msgs)
+            await deliverer.deliver(outs)
+            break
+        except Exception:
+            # a bug of ours, not of one document: never ack the window, never let the agent
+            # die (Faust would keep the worker up with nothing consuming); retry, /ready says so
+            log.exception("window of %d messages failed; retrying in %.0fs", len(msgs), backoff.current)
+            runtime.set_degraded("agent error: see the worker log")
+            await backoff.sleep()
+    runtime.set_degraded(None)
+    return outs
+
+
+def observe_latency(metrics: AgentMetrics, outs: Sequence[OutRecord]) -> None:
+    """Decision latency from the take, publish-to-decision from the Kafka timestamp, per decision."""
+    mono, wall = time.monotonic(), time.time()
+    for out in outs:
+        if out.output == "dead_letter":
             continue
-        if high is not None:
-            engine_metrics.consumer_lag.labels(str(partition)).set(max(0, high - offset - 1))
+        if out.source.taken_at is not None:
+            metrics.decision_latency.observe(max(0.0, mono - out.source.taken_at))
+        if out.source.timestamp is not None:
+            metrics.publish_to_decision.observe(max(0.0, wall - out.source.timestamp))
