@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import os
 import tempfile
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import faust
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from pydantic import SecretStr
 
 from neardup.agents.topics import (
     Topics,
@@ -405,8 +407,8 @@ def create_app(
 # web views (Faust's aiohttp server on settings.web_port)
 
 
-def _json_response(view: View, body: Any, status: int = 200) -> Response:
-    return view.bytes(encode_json(body), content_type="application/json", status=status)
+def _json_response(view: View, body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return view.bytes(encode_json(body), content_type="application/json", status=status, headers=headers)
 
 
 def register_views(app: faust.App, runtime: Runtime) -> None:
@@ -439,29 +441,61 @@ def register_views(app: faust.App, runtime: Runtime) -> None:
 
     @app.page("/check")
     class Check(WebView):
-        """Dry run: one document in, its decision and evidence out; nothing stored or emitted."""
+        """Dry run: one document in, its decision and evidence out; nothing stored or emitted.
+
+        With ``check_token`` set, only requests with ``Authorization: Bearer <token>`` are served
+        (401 otherwise). At most ``check_max_concurrent`` are served at once; more get 429 at once
+        (never queued), so checks cannot take the worker's CPU and store from the agent.
+        """
 
         async def post(self, request: Request) -> Response:
+            checks = runtime.metrics.check_requests
+            if not bearer_ok(request.headers.get("Authorization"), runtime.settings.check_token):
+                checks.labels("unauthorized").inc()
+                body = {"reason": "unauthorized", "error": "POST /check needs Authorization: Bearer <token>"}
+                return _json_response(self, body, 401, {"WWW-Authenticate": 'Bearer realm="neardup"'})
+            limit = runtime.settings.check_max_concurrent
+            if runtime.checks_in_flight >= limit:
+                checks.labels("busy").inc()
+                body = {"reason": "busy", "error": f"{limit} checks in flight; retry later"}
+                return _json_response(self, body, 429, {"Retry-After": "1"})
+            runtime.checks_in_flight += 1
+            try:
+                outcome, status, body = await self._check(await request.read())
+            finally:
+                runtime.checks_in_flight -= 1
+            checks.labels(outcome).inc()
+            return _json_response(self, body, status)
+
+        async def _check(self, body: bytes) -> tuple[str, int, Any]:
             from neardup.agents.dedup import decode_document
             from neardup.document import InvalidDocument
 
-            body = await request.read()
             try:
                 doc = decode_document(body, runtime.settings)
             except InvalidDocument as exc:
-                return _json_response(self, {"reason": exc.reason, "error": str(exc)}, 400)
+                return "invalid", 400, {"reason": exc.reason, "error": str(exc)}
             engine = runtime.engine
             if engine is None:
-                return _json_response(self, {"reason": "not_ready", "error": "engine is not open"}, 503)
+                return "not_ready", 503, {"reason": "not_ready", "error": "engine is not open"}
             try:
                 decision = await engine.check(doc)
                 record = decision.to_record()
             except InvalidDocument as exc:
-                return _json_response(self, {"reason": exc.reason, "error": str(exc)}, 400)
+                return "invalid", 400, {"reason": exc.reason, "error": str(exc)}
             except Exception as exc:
                 log.exception("check failed for %r", doc.id)
-                return _json_response(self, {"reason": "engine_error", "error": f"{type(exc).__name__}: {exc}"}, 500)
-            return _json_response(self, record)
+                return "error", 500, {"reason": "engine_error", "error": f"{type(exc).__name__}: {exc}"}
+            return "ok", 200, record
 
         async def get(self, request: Request) -> Response:
             return _json_response(self, {"reason": "method", "error": "POST one document as JSON"}, 405)
+
+
+def bearer_ok(header: str | None, token: SecretStr | None) -> bool:
+    """True when no token is configured, or ``header`` is ``Bearer <token>`` (compared in constant time)."""
+    if token is None:
+        return True
+    scheme, _, given = (header or "").strip().partition(" ")
+    expected = token.get_secret_value().encode()
+    return scheme.lower() == "bearer" and bool(given) and hmac.compare_digest(given.strip().encode(), expected)

@@ -34,6 +34,7 @@ RECHECK_REASONS = ("format", "language", "similarity", "short_text", "critical",
 STORE_OPS = ("get_decisions", "lookup_exact", "claim_exact", "query", "fetch", "add", "put_decisions")
 BLOOM_OUTCOMES = ("maybe", "miss")
 OUTPUTS = ("unique", "duplicate", "dead_letter")
+CHECK_OUTCOMES = ("ok", "invalid", "unauthorized", "busy", "not_ready", "error")
 
 
 def _zero(counter: Counter, values: tuple[str, ...] | tuple[tuple[str, ...], ...]) -> Counter:
@@ -125,6 +126,9 @@ class AgentMetrics:
         self.ready = Gauge("neardup_agent_ready", "1 when the engine is open, partitions are assigned and the store "
                            "answers", registry=r)
         self.assigned_partitions = Gauge("neardup_agent_assigned_partitions", "raw partitions held", registry=r)
+        self.check_requests = _zero(Counter("neardup_agent_check_requests_total",
+                                            "POST /check requests, by outcome (busy: refused with 429)", ["outcome"],
+                                            registry=r), CHECK_OUTCOMES)
         self.consumer_lag = Gauge("neardup_consumer_lag_messages",
                                   "Messages of an assigned raw partition not yet decided (log end minus the next "
                                   "offset to decide); refreshed on every window and every few seconds",
