@@ -11,6 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from neardup.storage.errors import StoreError
+
+__all__ = ["DecisionRecord", "FingerprintRecord", "FingerprintStore", "StoreError", "TTLPolicy"]
+
 
 @dataclass(frozen=True, slots=True)
 class FingerprintRecord:
@@ -39,10 +43,6 @@ class DecisionRecord:
     duplicate_of: str | None
     evidence: str  # JSON text
     content_type: str = "default"
-
-
-class StoreError(RuntimeError):
-    """A backend failed (connection, protocol, corruption). Callers may retry the window."""
 
 
 @runtime_checkable
