@@ -7,6 +7,7 @@ bytes on the wire do not depend on Faust's JSON settings.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import ssl
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from neardup.config import Settings
+from neardup.errors import BrokerError
 
 if TYPE_CHECKING:
     import faust
@@ -139,6 +141,61 @@ def aiokafka_security(settings: Settings) -> dict[str, Any]:
         opts["sasl_plain_username"] = k.sasl_username
         opts["sasl_plain_password"] = k.sasl_password.get_secret_value() if k.sasl_password else None
     return opts
+
+
+class BrokerLoginError(BrokerError):
+    """The broker refused the configured credentials or certificate: permanent, never retried.
+
+    The message names the server, the user and the mechanism, never a secret.
+    """
+
+    reason = "broker_login"
+
+
+async def check_broker_login(settings: Settings, timeout: float = 15.0) -> None:
+    """Log in to a bootstrap server once with ``settings.kafka``'s security; raise
+    :class:`BrokerLoginError` when the broker refuses the SASL login or the TLS certificate is not
+    trusted. Unreachable servers are not an error here: the clients' own retries deal with those.
+
+    aiokafka's clients turn a refused login into a generic "Unable to bootstrap" error that reads
+    like an unreachable broker; this check names the real cause. Call it before a client starts,
+    or when one could not bootstrap.
+    """
+    from aiokafka.conn import create_conn
+    from aiokafka.errors import (
+        IllegalSaslStateError,
+        KafkaError,
+        SaslAuthenticationFailed,
+        UnsupportedSaslMechanismError,
+    )
+
+    k = settings.kafka
+    if k.security_protocol == "PLAINTEXT":
+        return
+    options = aiokafka_security(settings)
+    for server in bootstrap_servers(settings):
+        host, _, port = server.rpartition(":")
+        try:
+            conn = await asyncio.wait_for(
+                create_conn(host, int(port), request_timeout_ms=int(timeout * 1000), **options), timeout
+            )
+        except (SaslAuthenticationFailed, UnsupportedSaslMechanismError, IllegalSaslStateError) as exc:
+            who = f"user {k.sasl_username!r} ({k.sasl_mechanism or 'PLAIN'})"
+            raise BrokerLoginError(
+                f"Kafka at {server} refused the login of {who}: {exc}",
+                hint="check kafka.sasl_username, kafka.sasl_password and kafka.sasl_mechanism",
+            ) from None
+        except ssl.SSLCertVerificationError as exc:
+            trusted = f"kafka.ssl_cafile ({k.ssl_cafile})" if k.ssl_cafile else "the system's CAs"
+            raise BrokerLoginError(
+                f"Kafka at {server}: TLS certificate not trusted by {trusted}: {exc.verify_message}",
+                hint="set kafka.ssl_cafile to the CA that signed the broker's certificate",
+            ) from None
+        except (TimeoutError, OSError, KafkaError) as exc:
+            log.debug("login check: %s unreachable (%s)", server, type(exc).__name__)
+            continue
+        conn.close()
+        return
 
 
 def faust_credentials(settings: Settings) -> Any:
