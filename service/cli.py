@@ -1,8 +1,16 @@
-"""``neardup`` command line: dedup | explain | eval | bench | idf | worker | publish | tail."""
+"""The ``neardup`` program (also ``python -m neardup``), built with click.
+
+Subcommands: dedup, explain, eval, bench, idf build, and the streaming ones worker, publish and tail.
+The streaming commands live in ``neardup.agents.commands`` and are loaded by module path only when
+they are run or listed (click's lazy-group pattern), so the domain never imports the Kafka
+transport and ``import neardup.cli`` imports neither faust nor aiokafka.
+
+Exit codes: 0 done; 1 a runtime error (one line on stderr: what failed and what to do; the
+traceback only with ``-v``); 2 a usage error (click's message).
+"""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import importlib
 import json
@@ -11,41 +19,247 @@ import os
 import resource
 import sys
 import time
+import traceback
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from neardup.config.settings import Settings, load_settings
-from neardup.window import Window
+import click
+
+from neardup.errors import ConfigError, InputError, NeardupError
+from neardup.records import FieldMap, Format, InputRecord, check_readable, format_for
+
+if TYPE_CHECKING:
+    from neardup.config import Settings
+    from neardup.engine import Engine
 
 log = logging.getLogger("neardup")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# name -> "module.attribute" of a click command, imported only when needed
+LAZY_COMMANDS = {
+    "worker": "neardup.agents.commands.worker",
+    "publish": "neardup.agents.commands.publish",
+    "tail": "neardup.agents.commands.tail",
+}
 
 
-def _settings(args: argparse.Namespace, **overrides: Any) -> Settings:
-    if getattr(args, "store", None):
-        overrides["store_url"] = args.store
-    return load_settings(getattr(args, "config", None), **overrides)
+# libraries that log a failure (as ERROR) that neardup reports itself, in one line
+QUIET_LOGGERS = ("aiokafka",)
 
 
-def _open_out(path: str | None, default: IO[str] | None = None) -> IO[str] | None:
-    if path is None:
-        return default
-    if path == "-":
-        return sys.stdout
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return open(path, "w", encoding="utf-8")
+class LazyGroup(click.Group):
+    """A click group whose listed subcommands are imported by module path on first use.
+
+    This is the pattern of click's documentation ("Lazily Loading Subcommands").
+    """
+
+    def __init__(self, *args: Any, lazy_subcommands: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_subcommands = dict(lazy_subcommands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Eager and lazy subcommands, sorted."""
+        return sorted([*super().list_commands(ctx), *self.lazy_subcommands])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The subcommand ``cmd_name``, importing its module if it is a lazy one."""
+        if cmd_name in self.lazy_subcommands:
+            return self._lazy_load(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def _lazy_load(self, cmd_name: str) -> click.Command:
+        module_name, attr = self.lazy_subcommands[cmd_name].rsplit(".", 1)
+        command = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"lazy subcommand {cmd_name}: {module_name}.{attr} is not a click command")
+        return command
 
 
-def _read_lines(path: str) -> Iterator[tuple[int, bytes]]:
-    stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+# --------------------------------------------------------------------------- shared options
+def config_option(f: F) -> F:
+    """``--config FILE``: the TOML/YAML settings file (env NEARDUP_CONFIG)."""
+    return click.option(
+        "--config", "config_path", envvar="NEARDUP_CONFIG", show_envvar=True, metavar="FILE",
+        help="TOML/YAML settings file (below NEARDUP_* variables in priority).",
+    )(f)  # fmt: skip
+
+
+def store_option(f: F) -> F:
+    """``--store URL``: the fingerprint store (env NEARDUP_STORE_URL, settings key store_url)."""
+    return click.option(
+        "--store", "store_url", envvar="NEARDUP_STORE_URL", show_envvar=True, metavar="URL",
+        help="Fingerprint store: memory:// (default), file://PATH, redis://HOST:PORT, "
+             "rediss://HOST:PORT or rediscluster://HOST:PORT[,HOST:PORT...]. Settings key: store_url.",
+    )(f)  # fmt: skip
+
+
+def broker_option(f: F) -> F:
+    """``--broker URL``: the Kafka broker (env NEARDUP_BROKER_URL, settings key broker_url)."""
+    return click.option(
+        "--broker", "broker_url", envvar="NEARDUP_BROKER_URL", show_envvar=True, metavar="URL",
+        help="Kafka bootstrap servers: kafka://HOST:PORT[;HOST:PORT...]. Settings key: broker_url.",
+    )(f)  # fmt: skip
+
+
+def load_cli_settings(config_path: str | None, **overrides: Any) -> Settings:
+    """Settings from the file, NEARDUP_* variables and the given flags (None = not given).
+
+    A bad value or an unreadable settings file becomes a :class:`ConfigError` naming the field.
+    """
+    import yaml
+    from pydantic import ValidationError
+
+    from neardup.config import load_settings
+
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if config_path is not None and not Path(config_path).is_file():
+        raise ConfigError(f"settings file {config_path} not found", hint="check --config / NEARDUP_CONFIG")
     try:
-        for n, line in enumerate(stream, 1):
-            if line.strip():
-                yield n, line.rstrip(b"\r\n")
-    finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
+        return load_settings(config_path, **given)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
+        raise ConfigError(f"bad settings: {problems}",
+                          hint="fix the flag, the NEARDUP_* variable or the settings file") from exc  # fmt: skip
+    except (ValueError, OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"settings file {config_path}: {exc}", hint="fix the file or --config") from exc
+
+
+def _numba_cache() -> None:
+    # the kernels cache their compiled code; keep it out of site-packages
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "neardup" / "numba"))
+
+
+# --------------------------------------------------------------------------- the group
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("neardup")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+@click.group(cls=LazyGroup, lazy_subcommands=LAZY_COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})  # fmt: skip
+@click.version_option(version=_version(), prog_name="neardup", message="%(prog)s %(version)s")
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging, and the traceback of a failure.")
+def cli(verbose: bool) -> None:
+    """Streaming near-duplicate detection for crawled text."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    if not verbose:  # a failure is reported in one line of ours; the clients' own log lines repeat it
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    _numba_cache()
+
+
+# --------------------------------------------------------------------------- dedup
+class DedupOutputs:
+    """The files ``dedup`` writes: every decision, and optionally the unique, the duplicates, the rejects."""
+
+    def __init__(self, output: str, unique: str | None, duplicates: str | None, rejects: str | None) -> None:
+        from neardup.records import open_writer
+
+        self.all = open_writer(output)
+        self.unique = open_writer(unique) if unique else None
+        self.duplicates = open_writer(duplicates) if duplicates else None
+        self.rejects = open_writer(rejects) if rejects else None
+
+    def close(self) -> None:
+        """Close every file."""
+        for w in (self.unique, self.duplicates, self.rejects, self.all):
+            if w is not None:
+                w.close()
+
+
+class DedupRun:
+    """One ``neardup dedup``: windows of documents through the engine, counts for the summary."""
+
+    def __init__(self, engine: Engine, settings: Settings, outputs: DedupOutputs, bar: Any) -> None:
+        from neardup.window import Window
+
+        self.engine = engine
+        self.settings = settings
+        self.outputs = outputs
+        self.bar = bar
+        self.window: Window[Any] = Window(settings.window.max_count, settings.window.max_age_seconds)
+        self.counts: Counter[str] = Counter()
+        self.decided = 0
+
+    async def add(self, rec: InputRecord) -> None:
+        """Validate one record; reject it or add it to the window (deciding the window once it closes)."""
+        from neardup.document import InvalidDocument, parse_document
+
+        n = self.settings.normalize
+        try:
+            doc = parse_document(rec.data, max_bytes=n.max_bytes, max_id_length=n.max_id_length)
+        except InvalidDocument as exc:
+            self.reject(rec, exc.reason, exc.detail)
+            return
+        # a window closes at max_count documents, or once it is max_age old (slow stdin)
+        if self.window.add(doc) or self.window.expired():
+            await self.flush("count" if len(self.window) >= self.window.max_count else "age")
+
+    def reject(self, rec: InputRecord, reason: str, detail: str) -> None:
+        """Count a bad record and write it to the rejects file with its reason."""
+        self.counts["rejected"] += 1
+        self.counts[f"rejected:{reason}"] += 1
+        self.engine.metrics.rejected.labels(reason).inc()
+        if self.outputs.rejects is not None:
+            self.outputs.rejects.write({"line": rec.position, "reason": reason, "error": detail,
+                                        "raw": rec.preview()[:10_000]})  # fmt: skip
+        if self.bar is not None:
+            self.bar.update(1)
+
+    async def flush(self, reason: str) -> None:
+        """Decide the window's documents and write their decisions."""
+        docs = self.window.drain()
+        if not docs:
+            return
+        self.engine.metrics.window_closed.labels(reason).inc()
+        for d in await self.engine.decide(docs):
+            record = d.to_record()
+            status = str(record["status"])
+            self.outputs.all.write(record)
+            target = self.outputs.unique if status == "unique" else self.outputs.duplicates
+            if target is not None:
+                target.write(record)
+            self.counts[status] += 1
+            evidence = record.get("evidence") or {}
+            if status == "duplicate":
+                self.counts[f"duplicate:{evidence.get('rule')}"] += 1
+            elif evidence.get("critical"):
+                self.counts["unique:critical_difference"] += 1
+            self.decided += 1
+        if self.bar is not None:
+            self.bar.update(len(docs))
+
+    def summary(self, elapsed: float) -> dict[str, Any]:
+        """The run's figures, printed as JSON on stderr."""
+        c = self.counts
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+        def by(prefix: str) -> dict[str, int]:
+            return {k.split(":", 1)[1]: v for k, v in sorted(c.items()) if k.startswith(prefix + ":")}
+
+        return {
+            "documents": self.decided + c["rejected"],
+            "unique": c["unique"],
+            "duplicate": c["duplicate"],
+            "duplicate_by_rule": by("duplicate"),
+            "unique_after_critical_difference": c["unique:critical_difference"],
+            "rejected": c["rejected"],
+            "rejected_by_reason": by("rejected"),
+            "seconds": round(elapsed, 3),
+            "documents_per_second": round(self.decided / elapsed, 1) if elapsed > 0 else None,
+            "peak_rss_mb": round(peak_mb, 1),
+            "store": self.settings.redacted()["store_url"],
+        }
 
 
 def _progress(total: int | None, enabled: bool) -> Any:
@@ -56,249 +270,187 @@ def _progress(total: int | None, enabled: bool) -> Any:
     return tqdm(total=total, unit="doc", file=sys.stderr, dynamic_ncols=True)
 
 
-# --------------------------------------------------------------------------- dedup
-async def _dedup(args: argparse.Namespace) -> int:
-    from neardup.document import InvalidDocument, parse_document
+async def _dedup(settings: Settings, source: str, fmt: Format, fields: FieldMap, outputs: DedupOutputs,
+                 quiet: bool) -> dict[str, Any]:  # fmt: skip
     from neardup.engine import Engine
+    from neardup.records import count_records, read_records
 
-    settings = _settings(args)
     engine = await Engine.open(settings)
-    out = _open_out(args.output, sys.stdout)
-    uniq = _open_out(args.unique)
-    dups = _open_out(args.duplicates)
-    rejects = _open_out(args.rejects)
-    counts: Counter[str] = Counter()
-    total = None
-    if args.input != "-":
-        with open(args.input, "rb") as fh:
-            total = sum(1 for line in fh if line.strip())
-    bar = _progress(total, sys.stderr.isatty() and not args.quiet)
+    bar = _progress(count_records(source, fmt), sys.stderr.isatty() and not quiet)
+    run = DedupRun(engine, settings, outputs, bar)
     started = time.perf_counter()
-    window: Window[Any] = Window(settings.window.max_count, settings.window.max_age_seconds)
-    n_docs = 0
-
-    async def flush(reason: str) -> None:
-        docs = window.drain()
-        engine.metrics.window_closed.labels(reason).inc()
-        decisions = await engine.decide(docs)
-        for d in decisions:
-            rec = json.dumps(d.to_record(), ensure_ascii=False)
-            assert out is not None
-            out.write(rec + "\n")
-            target = uniq if d.status == "unique" else dups
-            if target is not None:
-                target.write(rec + "\n")
-            counts[d.status] += 1
-            if d.status == "duplicate":
-                counts[f"duplicate:{d.evidence.get('rule')}"] += 1
-            elif d.evidence.get("critical"):
-                counts["unique:critical_difference"] += 1
-        if bar is not None:
-            bar.update(len(docs))
-
     try:
-        for line_no, raw in _read_lines(args.input):
-            try:
-                doc = parse_document(raw, max_bytes=settings.normalize.max_bytes,
-                                     max_id_length=settings.normalize.max_id_length)
-            except InvalidDocument as exc:
-                counts["rejected"] += 1
-                counts[f"rejected:{exc.reason}"] += 1
-                engine.metrics.rejected.labels(exc.reason).inc()
-                if rejects is not None:
-                    rejects.write(json.dumps({"line": line_no, "reason": exc.reason, "error": exc.detail,
-                                              "raw": raw.decode("utf-8", "replace")[:10_000]},
-                                             ensure_ascii=False) + "\n")
-                if bar is not None:
-                    bar.update(1)
-                continue
-            n_docs += 1
-            # a window closes at max_count documents, or once it is max_age old (slow stdin)
-            if window.add(doc) or window.expired():
-                await flush("count" if len(window) >= window.max_count else "age")
-        if len(window):
-            await flush("end")
+        for rec in read_records(source, fmt, fields):
+            await run.add(rec)
+        await run.flush("end")
     finally:
         if bar is not None:
             bar.close()
         await engine.close()
-        for extra in (uniq, dups, rejects):
-            if extra is not None:
-                extra.close()
-        if out is not None and out is not sys.stdout:
-            out.close()
-    elapsed = time.perf_counter() - started
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    summary = {
-        "documents": n_docs + counts["rejected"],
-        "unique": counts["unique"],
-        "duplicate": counts["duplicate"],
-        "duplicate_by_rule": {k.split(":", 1)[1]: v for k, v in sorted(counts.items())
-                              if k.startswith("duplicate:")},
-        "unique_after_critical_difference": counts["unique:critical_difference"],
-        "rejected": counts["rejected"],
-        "rejected_by_reason": {k.split(":", 1)[1]: v for k, v in sorted(counts.items())
-                               if k.startswith("rejected:")},
-        "seconds": round(elapsed, 3),
-        "documents_per_second": round(n_docs / elapsed, 1) if elapsed > 0 else None,
-        "peak_rss_mb": round(peak_mb, 1),
-        "store": settings.redacted()["store_url"],
-    }
-    print(json.dumps(summary, ensure_ascii=False, indent=None if args.quiet else 2), file=sys.stderr)
-    return 0
+        outputs.close()
+    return run.summary(time.perf_counter() - started)
+
+
+@cli.command()
+@click.argument("source", metavar="INPUT")
+@click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
+              help="Every decision: the input record plus status, duplicate_of and evidence (- = stdout).")
+@click.option("--unique", metavar="FILE", help="Also write the unique documents here.")
+@click.option("--duplicates", metavar="FILE", help="Also write the duplicates here.")
+@click.option("--rejects", metavar="FILE", help="Invalid input, each with its reason.")
+@click.option("--id-field", default="id", show_default=True, help="Input field that holds the document id.")
+@click.option("--text-field", default="text", show_default=True, help="Input field that holds the text.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar; a one-line summary.")
+@store_option
+@config_option
+def dedup(source: str, output: str, unique: str | None, duplicates: str | None, rejects: str | None,
+          id_field: str, text_field: str, quiet: bool, store_url: str | None, config_path: str | None) -> None:
+    """Decide every document of INPUT (a JSONL file, - for stdin): unique, or duplicate of which and why."""
+    settings = load_cli_settings(config_path, store_url=store_url)
+    check_readable(source)
+    fmt = format_for(source)
+    outputs = DedupOutputs(output, unique, duplicates, rejects)
+    summary = asyncio.run(_dedup(settings, source, fmt, FieldMap(id_field, text_field), outputs, quiet))
+    click.echo(json.dumps(summary, ensure_ascii=False, indent=None if quiet else 2), err=True)
 
 
 # --------------------------------------------------------------------------- explain
-def _load_texts(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    if args.file:
-        wanted = {args.a, args.b}
-        found: dict[str, dict[str, Any]] = {}
-        for _, raw in _read_lines(args.file):
-            obj = json.loads(raw)
-            if obj.get("id") in wanted:
-                found[obj["id"]] = obj
-        missing = wanted - set(found)
-        if missing:
-            raise SystemExit(f"ids not found in {args.file}: {', '.join(sorted(missing))}")
-        return found[args.a], found[args.b]
-    return {"id": "A", "text": args.a}, {"id": "B", "text": args.b}
+def _find_ids(path: str, a: str, b: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    from neardup.records import read_records
+
+    wanted = {a, b}
+    found: dict[str, dict[str, Any]] = {}
+    for rec in read_records(path, format_for(path)):
+        try:
+            obj = json.loads(rec.data) if isinstance(rec.data, bytes) else rec.data
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("id") in wanted:
+            found[obj["id"]] = obj
+    missing = wanted - set(found)
+    if missing:
+        raise InputError(f"ids not found in {path}: {', '.join(sorted(missing))}", hint="check the ids and the file")
+    return found[a], found[b]
 
 
-async def _explain(args: argparse.Namespace) -> int:
-    from neardup.explain import explain_pair
+@cli.command()
+@click.argument("a")
+@click.argument("b")
+@click.option("--file", "path", metavar="FILE", help="JSONL file: A and B are ids in it (else A and B are texts).")
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
+@config_option
+def explain(a: str, b: str, path: str | None, as_json: bool, config_path: str | None) -> None:
+    """Why two texts (or two ids of a file) are or are not duplicates."""
+    from neardup.explain import explain_pair, format_report
 
-    settings = _settings(args, store_url="memory://")
-    a, b = _load_texts(args)
-    report = await explain_pair(settings, a, b)
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2))
-    else:
-        from neardup.explain import format_report
-
-        print(format_report(report))
-    return 0
+    settings = load_cli_settings(config_path, store_url="memory://")
+    da, db = _find_ids(path, a, b) if path else ({"id": "A", "text": a}, {"id": "B", "text": b})
+    report = asyncio.run(explain_pair(settings, da, db))
+    click.echo(json.dumps(report, ensure_ascii=False, indent=2) if as_json else format_report(report))
 
 
 # --------------------------------------------------------------------------- eval
-async def _eval(args: argparse.Namespace) -> int:
+@cli.command("eval")
+@click.option("--docs", required=True, metavar="FILE", help="JSONL documents.")
+@click.option("--pairs", required=True, metavar="FILE", help="JSONL labelled pairs.")
+@click.option("--report", metavar="DIR", help="Folder for the plots (PNG) and metrics.json.")
+@click.option("--json", "json_path", metavar="FILE", help="Write the metrics JSON here.")
+@click.option("--target-precision", type=float, default=0.99, show_default=True,
+              help="Pair precision the recommended thresholds aim for.")
+@config_option
+def evaluate(docs: str, pairs: str, report: str | None, json_path: str | None, target_precision: float,
+             config_path: str | None) -> None:
+    """Precision, recall and F1 over labelled pairs; plots; recommended thresholds."""
+    from neardup.storage.extras import require_extra
+
+    for path in (docs, pairs):
+        check_readable(path)
+    if report:
+        require_extra("matplotlib", "plots", "eval --report (plots)")
     from neardup.evaluate import run_eval
 
-    settings = _settings(args, store_url="memory://")
-    result = await run_eval(settings, Path(args.docs), Path(args.pairs),
-                            Path(args.report) if args.report else None,
-                            target_precision=args.target_precision)
-    print(result["table"])
-    if args.json:
-        Path(args.json).write_text(json.dumps(result["metrics"], indent=1, ensure_ascii=False))
-    return 0
+    settings = load_cli_settings(config_path, store_url="memory://")
+    result = asyncio.run(run_eval(settings, Path(docs), Path(pairs), Path(report) if report else None,
+                                  target_precision=target_precision))  # fmt: skip
+    click.echo(result["table"])
+    if json_path:
+        Path(json_path).write_text(json.dumps(result["metrics"], indent=1, ensure_ascii=False))
 
 
 # --------------------------------------------------------------------------- bench / idf
-def _bench(args: argparse.Namespace) -> int:
-    bench = importlib.import_module("neardup.bench")
-    return int(bench.main(args))
+@cli.command()
+@click.option("--docs", metavar="FILE", help="JSONL documents (default: the bundled sample or ../shared/datasets).")
+@click.option("--n", type=int, default=2000, show_default=True, help="Documents to time.")
+@click.option("--json", "json_path", metavar="FILE", help="Write the results JSON here.")
+@click.option("--quick", is_flag=True, help="Fewer documents and repeats.")
+def bench(docs: str | None, n: int, json_path: str | None, quick: bool) -> None:
+    """Speed of the fingerprint path against peers (datasketch, rensa, simhash) in one run."""
+    import argparse
+
+    from neardup.storage.extras import require_extra
+
+    for peer in ("datasketch", "rensa", "simhash"):
+        require_extra(peer, "bench", f"bench ({peer})")
+    if docs:
+        check_readable(docs)
+    module = importlib.import_module("neardup.bench")
+    code = int(module.main(argparse.Namespace(docs=docs, n=n, json=json_path, quick=quick)))
+    if code:
+        raise click.exceptions.Exit(code)
 
 
-def _idf(args: argparse.Namespace) -> int:
+@cli.group()
+def idf() -> None:
+    """IDF tables for the SimHash weights."""
+
+
+@idf.command("build")
+@click.argument("corpus", metavar="CORPUS")
+@click.option("-o", "--output", default="idf.txt", show_default=True, metavar="FILE", help="Where to write the table.")
+@click.option("--min-df", type=int, default=2, show_default=True, help="Ignore words in fewer documents.")
+def idf_build(corpus: str, output: str, min_df: int) -> None:
+    """Learn an IDF table (word, idf per line) from a JSONL corpus."""
     from neardup.idf import build_idf
 
-    n = build_idf(Path(args.corpus), Path(args.output), min_df=args.min_df)
-    print(f"wrote {n} words to {args.output}; use NEARDUP_FINGERPRINT__IDF_PATH={args.output}", file=sys.stderr)
-    return 0
+    check_readable(corpus)
+    n = build_idf(Path(corpus), Path(output), min_df=min_df)
+    click.echo(f"wrote {n} words to {output}; use NEARDUP_FINGERPRINT__IDF_PATH={output}", err=True)
 
 
-# --------------------------------------------------------------------------- streaming (agents)
-def _agents(name: str, args: argparse.Namespace) -> int:
-    # service must not import neardup.agents at module level (imports flow agents -> service)
+# --------------------------------------------------------------------------- entry point
+def describe(exc: BaseException) -> str:
+    """One line: what failed and, where known, what to do."""
+    if isinstance(exc, NeardupError):
+        return exc.one_line()
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+    else:
+        text = f"unexpected {type(exc).__name__}: {exc}; rerun with -v for the traceback"
+    return " ".join(text.split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the program; returns the exit code (0 done, 1 runtime error, 2 usage error)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = False
     try:
-        mod = importlib.import_module("neardup.agents.cli")
-    except ImportError as exc:
-        raise SystemExit(f"the streaming service is not installed: {exc}") from exc
-    settings = _settings(args)
-    fn = getattr(mod, name)
-    if name == "run_worker":
-        return int(fn(settings) or 0)
-    if name == "publish":
-        return int(fn(settings, args.input) or 0)
-    return int(fn(settings, args.topic, from_beginning=args.from_beginning, max_messages=args.max,
-                  timeout=args.timeout) or 0)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="neardup", description="Streaming near-duplicate detection for crawled text")
-    p.add_argument("--config", help="TOML/YAML settings file (also NEARDUP_CONFIG)")
-    p.add_argument("-v", "--verbose", action="store_true")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    d = sub.add_parser("dedup", help="decide every document of a JSONL file")
-    d.add_argument("input", help="JSONL file, - for stdin")
-    d.add_argument("-o", "--output", default="-", help="decisions JSONL (default stdout)")
-    d.add_argument("--unique", help="also write unique documents here")
-    d.add_argument("--duplicates", help="also write duplicates here")
-    d.add_argument("--rejects", help="invalid input with the reason")
-    d.add_argument("--store", help="store URL: memory:// (default) file://PATH redis://.. rediscluster://..")
-    d.add_argument("-q", "--quiet", action="store_true", help="no progress bar, one-line summary")
-
-    e = sub.add_parser("explain", help="why two texts (or two ids of a file) are or are not duplicates")
-    e.add_argument("a")
-    e.add_argument("b")
-    e.add_argument("--file", help="JSONL file: A and B are ids in it")
-    e.add_argument("--json", action="store_true")
-
-    v = sub.add_parser("eval", help="precision/recall/F1 over labelled pairs, with plots")
-    v.add_argument("--docs", required=True)
-    v.add_argument("--pairs", required=True)
-    v.add_argument("--report", help="folder for PNGs and metrics.json")
-    v.add_argument("--json", help="write metrics JSON here")
-    v.add_argument("--target-precision", type=float, default=0.99)
-
-    b = sub.add_parser("bench", help="speed against peers (datasketch, rensa, simhash) in one run")
-    b.add_argument("--docs", help="JSONL of documents (default: the bundled sample or ../shared/datasets)")
-    b.add_argument("--n", type=int, default=2000, help="documents to time")
-    b.add_argument("--json", help="write results JSON here")
-    b.add_argument("--quick", action="store_true", help="fewer documents and repeats")
-
-    i = sub.add_parser("idf", help="learn an IDF table from a JSONL corpus")
-    i_sub = i.add_subparsers(dest="idf_command", required=True)
-    ib = i_sub.add_parser("build")
-    ib.add_argument("corpus")
-    ib.add_argument("-o", "--output", default="idf.txt")
-    ib.add_argument("--min-df", type=int, default=2)
-
-    sub.add_parser("worker", help="run a streaming worker (Faust agent over Kafka)")
-    pb = sub.add_parser("publish", help="produce a JSONL file to the raw topic")
-    pb.add_argument("input")
-    t = sub.add_parser("tail", help="print a topic's records")
-    t.add_argument("topic")
-    t.add_argument("--from-beginning", action="store_true")
-    t.add_argument("--max", type=int, default=None)
-    t.add_argument("--timeout", type=float, default=None)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "neardup" / "numba"))
-    cmd = args.command
-    if cmd == "dedup":
-        return asyncio.run(_dedup(args))
-    if cmd == "explain":
-        return asyncio.run(_explain(args))
-    if cmd == "eval":
-        return asyncio.run(_eval(args))
-    if cmd == "bench":
-        return _bench(args)
-    if cmd == "idf":
-        return _idf(args)
-    if cmd == "worker":
-        return _agents("run_worker", args)
-    if cmd == "publish":
-        return _agents("publish", args)
-    if cmd == "tail":
-        return _agents("tail", args)
-    raise SystemExit(f"unknown command {cmd}")
+        with cli.make_context("neardup", args) as ctx:
+            verbose = bool(ctx.params.get("verbose"))
+            cli.invoke(ctx)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return int(exc.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("neardup: interrupted", err=True)
+        return 130
+    except Exception as exc:
+        if verbose:
+            traceback.print_exception(exc)
+        click.echo(f"neardup: error: {describe(exc)}", err=True)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Worker processes for end-to-end tests: ``python -m agents.cli worker`` on the session broker.
+"""Worker processes for end-to-end tests: ``neardup worker`` (``python -m neardup``) on the session broker.
 
 Each test gets fresh topics and a fresh consumer group (app id), so tests never share offsets.
 Workers run with short Kafka timings, their own web port, and are stopped by PID at the end.
@@ -177,7 +177,7 @@ def start_worker(pipeline: Pipeline, tmp_path: Path) -> Iterator[Callable[..., W
         log_path = tmp_path / f"worker-{name}.log"
         with log_path.open("wb") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "neardup.agents.cli", "worker", "--web-bind", "127.0.0.1"],
+                [sys.executable, "-m", "neardup", "worker", "--web-bind", "127.0.0.1"],
                 cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,
             )  # fmt: skip

@@ -1,4 +1,4 @@
-"""The batch front door: neardup dedup | explain | eval | idf build, run as a user would."""
+"""The ``neardup`` program run as a user would: the batch commands, every --help, exit codes, one-line errors."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample.jsonl"
@@ -99,3 +101,82 @@ def test_bad_config_is_a_clear_error() -> None:
                                                    "NEARDUP_THRESHOLDS__JACCARD_HIGH": "0.5"})
     assert res.returncode != 0
     assert b"jaccard_low must not exceed" in res.stderr
+
+
+# --------------------------------------------------------------------------- the click program
+SUBCOMMANDS = [[], ["dedup"], ["explain"], ["eval"], ["bench"], ["idf"], ["idf", "build"], ["worker"],
+               ["publish"], ["tail"]]  # fmt: skip
+
+
+def one_error_line(res: subprocess.CompletedProcess[bytes]) -> str:
+    """The stderr of a failed run: exactly one line, ``neardup: error: ...``, no traceback."""
+    lines = res.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("neardup: error: "), res.stderr.decode()[-2000:]
+    assert b"Traceback" not in res.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", SUBCOMMANDS, ids=lambda c: " ".join(c) or "neardup")
+def test_every_subcommand_has_help(command: list[str]) -> None:
+    res = neardup(*command, "--help")
+    assert res.returncode == 0, res.stderr.decode()
+    out = res.stdout.decode()
+    assert out.startswith(f"Usage: neardup {' '.join(command)}".rstrip())
+    if command in (["dedup"], ["worker"]):
+        assert "NEARDUP_STORE_URL" in out and "store_url" in out
+    if command in (["worker"], ["publish"], ["tail"]):
+        assert "NEARDUP_BROKER_URL" in out and "broker_url" in out
+    if command and command != ["idf"] and command[0] not in ("bench", "idf"):
+        assert "NEARDUP_CONFIG" in out
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    from importlib.metadata import version
+
+    res = neardup("--version")
+    assert res.returncode == 0 and res.stdout.decode().strip() == f"neardup {version('neardup')}"
+
+
+def test_the_domain_never_imports_the_kafka_transport() -> None:
+    code = ("import sys; from neardup.cli import main; main(['--help']); "
+            "bad = [m for m in ('faust', 'aiokafka', 'neardup.agents.app') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, timeout=120, check=False)
+    assert res.returncode == 0, res.stdout.decode() + res.stderr.decode()
+
+
+def test_usage_errors_exit_2() -> None:
+    assert neardup("dedup").returncode == 2  # missing INPUT
+    res = neardup("dedup", str(SAMPLE), "--no-such-flag")
+    assert res.returncode == 2 and b"No such option" in res.stderr
+    assert neardup("no-such-command").returncode == 2
+
+
+def test_missing_input_file_is_one_line(tmp_path: Path) -> None:
+    res = neardup("dedup", str(tmp_path / "missing.jsonl"))
+    assert res.returncode == 1
+    assert "missing.jsonl does not exist" in one_error_line(res)
+
+
+def test_bad_settings_are_one_line_and_verbose_shows_the_traceback(tmp_path: Path) -> None:
+    env = {"NEARDUP_THRESHOLDS__JACCARD_LOW": "0.9", "NEARDUP_THRESHOLDS__JACCARD_HIGH": "0.5"}
+    res = neardup("dedup", str(SAMPLE), "-q", env=env)
+    assert res.returncode == 1
+    line = one_error_line(res)
+    assert "thresholds" in line and "jaccard_low must not exceed" in line and "NEARDUP_" in line
+    verbose = neardup("-v", "dedup", str(SAMPLE), "-q", env=env)
+    assert verbose.returncode == 1 and b"Traceback" in verbose.stderr
+    missing = neardup("dedup", str(SAMPLE), "--config", str(tmp_path / "none.toml"))
+    assert missing.returncode == 1 and "none.toml not found" in one_error_line(missing)
+    bad_file = tmp_path / "bad.toml"
+    bad_file.write_text("[thresholds\n")
+    broken = neardup("dedup", str(SAMPLE), "--config", str(bad_file))
+    assert broken.returncode == 1 and "bad.toml" in one_error_line(broken)
+
+
+def test_unreachable_store_is_one_line() -> None:
+    res = neardup("dedup", str(SAMPLE), "-q", "-o", os.devnull, "--store", "redis://127.0.0.1:1",
+                  env={"NEARDUP_REDIS__RETRY_SECONDS": "0"})  # fmt: skip
+    assert res.returncode == 1
+    line = one_error_line(res)
+    assert "redis://127.0.0.1:1" in line and "NEARDUP_STORE_URL" in line

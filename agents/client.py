@@ -1,12 +1,12 @@
-"""CLI glue for the Kafka side: ``worker``, ``publish`` and ``tail``.
+"""Plain Kafka clients of the command line: publish a file to the raw topic, print a topic, probe the broker.
 
-``service/cli.py`` (``neardup worker|publish|tail``) imports this module lazily, so that ``service``
-never imports ``agents``. It also runs on its own: ``python -m agents.cli worker``.
+``neardup publish`` and ``neardup tail`` (agents/commands.py) call these; tests call them in-process.
+Failures to reach or use the broker raise :class:`neardup.errors.BrokerError` (one line, with what
+to check).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
 import contextlib
@@ -15,45 +15,15 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from neardup.agents.topics import aiokafka_security, bootstrap_servers, encode_json, resolve_topic
-from neardup.config import Settings, load_settings
+from neardup.config import Settings
+from neardup.errors import BrokerError
 
 log = logging.getLogger(__name__)
-
-
-# ---------------------------------------------------------------------------------------------
-# worker
-
-
-def run_worker(settings: Settings, *, web_bind: str | None = None, loglevel: str | None = None) -> int:
-    """Run one dedup worker until SIGTERM/SIGINT; returns the exit code.
-
-    ``web_bind`` is the address of the web server (default 0.0.0.0; the port is ``settings.web_port``).
-    """
-    import faust
-
-    from neardup.agents.app import create_app
-
-    app = create_app(settings, web_bind=web_bind)
-    if settings.metrics_port and settings.metrics_port != settings.web_port:
-        # Prometheus scrapes its own port (deploy/ and the compose file use it); /metrics on the
-        # web port serves the same registry
-        from prometheus_client import start_http_server
-
-        try:
-            start_http_server(settings.metrics_port, addr=web_bind or "0.0.0.0", registry=app.runtime.registry)
-        except OSError as exc:  # a taken port must not stop the worker: /metrics on the web port remains
-            logging.getLogger("neardup.worker").error("metrics port %d: %s", settings.metrics_port, exc)
-    worker = faust.Worker(app, loglevel=(loglevel or settings.log_level).lower(), quiet=True)
-    try:
-        worker.execute_from_commandline()
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,20 +48,78 @@ def _doc_key(line: bytes) -> bytes | None:
     return doc_id.encode("utf-8") if isinstance(doc_id, str) and doc_id else None
 
 
-def publish(
-    settings: Settings,
-    path: str | Path,
-    *,
-    topic: str | None = None,
-    progress: bool = True,
-    skip_invalid: bool = False,
-    idempotent: bool = True,
-) -> int:
-    """``neardup publish``: :func:`publish_file`, a summary on stderr; returns the exit code (0)."""
-    name = resolve_topic(settings, topic or "raw")
-    n = publish_file(settings, path, topic=name, progress=progress, skip_invalid=skip_invalid, idempotent=idempotent)
-    print(f"published {n} messages to {name}", file=sys.stderr)
-    return 0
+def broker_unreachable(settings: Settings, exc: BaseException) -> BrokerError:
+    """The error for a broker that cannot be reached: which address, what to check."""
+    servers = ",".join(bootstrap_servers(settings))
+    from aiokafka.errors import KafkaConnectionError
+
+    why = "no answer" if isinstance(exc, KafkaConnectionError | TimeoutError) else f"{type(exc).__name__}: {exc}"
+    return BrokerError(f"cannot reach the Kafka broker at {servers} ({why})",
+                       hint="start the broker, or point NEARDUP_BROKER_URL / --broker at it")  # fmt: skip
+
+
+async def check_broker(settings: Settings, timeout: float = 10.0) -> None:
+    """Raise :class:`BrokerError` unless the broker answers a metadata request within ``timeout`` seconds."""
+    from aiokafka import AIOKafkaClient
+    from aiokafka.errors import KafkaError
+
+    client = AIOKafkaClient(bootstrap_servers=bootstrap_servers(settings), request_timeout_ms=int(timeout * 1000),
+                            **aiokafka_security(settings))  # fmt: skip
+    try:
+        await asyncio.wait_for(client.bootstrap(), timeout)
+    except (KafkaError, OSError, TimeoutError) as exc:
+        raise broker_unreachable(settings, exc) from exc
+    finally:
+        await client.close()
+
+
+async def start_producer(settings: Settings, idempotent: bool = True) -> Any:
+    """A started ``AIOKafkaProducer`` (acks=all), idempotent unless ``idempotent`` is False.
+
+    Idempotence stays the default: against Apache Kafka it is what it asks for. aiokafka (0.14)
+    sends only version 0 of InitProducerId, which has no producer id/epoch fields; a broker that
+    serves only the newer versions (tansu, the development broker) answers UNKNOWN_SERVER_ERROR.
+    Then, and only then, the producer starts again without idempotence, with a warning: a send
+    retried after a lost ack may then be stored twice, which the workers answer as a replay of
+    the same id (the same decision, marked ``replay``).
+    """
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import KafkaConnectionError, KafkaError, UnknownError
+
+    def make(idem: bool) -> AIOKafkaProducer:
+        return AIOKafkaProducer(
+            bootstrap_servers=bootstrap_servers(settings),
+            acks="all",
+            enable_idempotence=idem,
+            linger_ms=20,
+            max_request_size=max(1_048_576, settings.normalize.max_bytes * 2 + 65_536),
+            **aiokafka_security(settings),
+        )
+
+    producer = make(idempotent)
+    try:
+        await producer.start()
+        return producer
+    except UnknownError:
+        await producer.stop()
+        if not idempotent:
+            raise
+        log.warning("the broker refused an idempotent producer (InitProducerId v0: UNKNOWN_SERVER_ERROR, as "
+                    "tansu answers it): publishing without idempotence; --no-idempotence skips this attempt")
+    except (KafkaConnectionError, OSError) as exc:
+        await producer.stop()
+        raise broker_unreachable(settings, exc) from exc
+    except KafkaError as exc:
+        await producer.stop()
+        raise BrokerError(f"the broker refused the producer: {exc!r}", hint="check the broker's log") from exc
+    producer = make(False)
+    try:
+        await producer.start()
+    except KafkaError as exc:
+        await producer.stop()
+        raise BrokerError(f"the broker refused the producer: {exc!r}", hint="check the broker's log") from exc
+    return producer
+
 
 
 def publish_file(
@@ -109,7 +137,7 @@ def publish_file(
     Each line's bytes go out unchanged, keyed by the document id. Lines that are not JSON objects
     with an id are sent without a key (the workers dead-letter them), or skipped with
     ``skip_invalid``. Waits for every broker ack; returns the number of messages sent.
-    ``idempotent=False`` is for brokers without idempotent producers.
+    ``idempotent=False`` skips the idempotent producer (see :func:`start_producer`).
     """
     name = resolve_topic(settings, topic or "raw")
     return asyncio.run(_publish(settings, path, name, progress, skip_invalid, idempotent, max_in_flight))
@@ -124,19 +152,11 @@ async def _publish(
     idempotent: bool,
     max_in_flight: int,
 ) -> int:
-    from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import KafkaError
     from tqdm import tqdm
 
+    producer = await start_producer(settings, idempotent)
     lines, total, handle = _lines(path)
-    producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap_servers(settings),
-        acks="all",
-        enable_idempotence=idempotent,
-        linger_ms=20,
-        max_request_size=max(1_048_576, settings.normalize.max_bytes * 2 + 65_536),
-        **aiokafka_security(settings),
-    )
-    await producer.start()
     sent = skipped = unkeyed = 0
     pending: set[asyncio.Future[Any]] = set()
     bar = tqdm(
@@ -169,6 +189,9 @@ async def _publish(
             for res in await asyncio.gather(*pending, return_exceptions=True):
                 if isinstance(res, BaseException):
                     raise res
+    except KafkaError as exc:
+        raise BrokerError(f"publishing to {topic} failed after {sent} messages: {exc!r}",
+                          hint="check the broker's log and the topic; published messages stay") from exc  # fmt: skip
     finally:
         bar.close()
         await producer.stop()
@@ -212,20 +235,6 @@ def _render(msg: Any, meta: bool) -> str:
     return encode_json(value).decode("utf-8") if isinstance(value, dict) else json.dumps(value, ensure_ascii=False)
 
 
-def tail(
-    settings: Settings,
-    topic: str,
-    *,
-    from_beginning: bool = False,
-    max_messages: int | None = None,
-    timeout: float | None = None,
-    meta: bool = False,
-) -> int:
-    """``neardup tail``: :func:`tail_records` to stdout; returns the exit code (0)."""
-    tail_records(settings, topic, from_beginning=from_beginning, max_messages=max_messages, timeout=timeout, meta=meta)
-    return 0
-
-
 def tail_records(
     settings: Settings,
     topic: str,
@@ -261,6 +270,7 @@ async def _tail(
     out: IO[str],
 ) -> int:
     from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka.errors import KafkaConnectionError
 
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap_servers(settings),
@@ -268,7 +278,11 @@ async def _tail(
         auto_offset_reset="earliest" if from_beginning else "latest",
         **aiokafka_security(settings),
     )
-    await consumer.start()
+    try:
+        await consumer.start()
+    except (KafkaConnectionError, OSError) as exc:
+        await consumer.stop()
+        raise broker_unreachable(settings, exc) from exc
     printed = 0
     try:
         deadline = time.monotonic() + (timeout if timeout is not None else 30.0)
@@ -278,7 +292,8 @@ async def _tail(
             if partitions:
                 break
             if time.monotonic() > deadline:
-                raise SystemExit(f"topic {topic!r} not found")
+                raise BrokerError(f"topic {topic!r} not found on the broker",
+                                  hint="name raw, unique, duplicate, dead-letter or an existing topic")  # fmt: skip
             await asyncio.sleep(0.5)
         tps = [TopicPartition(topic, p) for p in sorted(partitions)]
         consumer.assign(tps)
@@ -310,62 +325,3 @@ async def _tail(
     finally:
         await consumer.stop()
     return printed
-
-
-# ---------------------------------------------------------------------------------------------
-# python -m agents.cli
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agents.cli", description=__doc__)
-    parser.add_argument("--config", help="TOML/YAML settings file (also NEARDUP_CONFIG)")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    w = sub.add_parser("worker", help="run a dedup worker (raw -> unique | duplicate | dead-letter)")
-    w.add_argument("--web-bind", default=None, help="address of the web server (default 0.0.0.0)")
-    w.add_argument("--loglevel", default=None)
-
-    p = sub.add_parser("publish", help="send a JSONL file to the raw topic")
-    p.add_argument("path", help="JSONL file, or - for stdin")
-    p.add_argument("--topic", default=None, help="topic (default: the raw topic)")
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--skip-invalid", action="store_true", help="skip lines without a JSON id")
-    p.add_argument("--no-idempotence", action="store_true", help="for brokers without idempotent producers")
-
-    t = sub.add_parser("tail", help="print a topic's records as JSON lines")
-    t.add_argument("topic", help="raw, unique, duplicate, dead-letter, or a topic name")
-    t.add_argument("--from-beginning", action="store_true")
-    t.add_argument("--max", type=int, default=None, dest="max_messages")
-    t.add_argument("--timeout", type=float, default=None, help="stop after this many idle seconds")
-    t.add_argument("--meta", action="store_true", help="wrap values with partition, offset and key")
-
-    args = parser.parse_args(argv)
-    # the engine's numba kernels cache their compiled code here (same default as service.cli)
-    os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "neardup" / "numba"))
-    settings = load_settings(args.config)
-    if args.command == "worker":
-        return run_worker(settings, web_bind=args.web_bind, loglevel=args.loglevel)
-    logging.basicConfig(
-        level=settings.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    if args.command == "publish":
-        return publish(
-            settings,
-            args.path,
-            topic=args.topic,
-            progress=not args.no_progress,
-            skip_invalid=args.skip_invalid,
-            idempotent=not args.no_idempotence,
-        )
-    return tail(
-        settings,
-        args.topic,
-        from_beginning=args.from_beginning,
-        max_messages=args.max_messages,
-        timeout=args.timeout,
-        meta=args.meta,
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main())
