@@ -19,7 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from neardup.agents.topics import aiokafka_security, bootstrap_servers, encode_json, resolve_topic
+from neardup.agents.topics import (
+    aiokafka_security,
+    bootstrap_servers,
+    check_broker_login,
+    encode_json,
+    resolve_topic,
+)
 from neardup.config import Settings
 from neardup.errors import BrokerError
 
@@ -48,8 +54,13 @@ def _doc_key(line: bytes) -> bytes | None:
     return doc_id.encode("utf-8") if isinstance(doc_id, str) and doc_id else None
 
 
-def broker_unreachable(settings: Settings, exc: BaseException) -> BrokerError:
-    """The error for a broker that cannot be reached: which address, what to check."""
+async def broker_unreachable(settings: Settings, exc: BaseException) -> BrokerError:
+    """The error for a client that could not bootstrap: a refused login if that is the cause, else unreachable.
+
+    aiokafka reports a refused SASL login or an untrusted certificate as an unreachable broker;
+    :func:`check_broker_login` raises the real cause (``BrokerLoginError``).
+    """
+    await check_broker_login(settings)
     servers = ",".join(bootstrap_servers(settings))
     from aiokafka.errors import KafkaConnectionError
 
@@ -68,7 +79,7 @@ async def check_broker(settings: Settings, timeout: float = 10.0) -> None:
     try:
         await asyncio.wait_for(client.bootstrap(), timeout)
     except (KafkaError, OSError, TimeoutError) as exc:
-        raise broker_unreachable(settings, exc) from exc
+        raise await broker_unreachable(settings, exc) from exc
     finally:
         await client.close()
 
@@ -108,7 +119,7 @@ async def start_producer(settings: Settings, idempotent: bool = True) -> Any:
                     "tansu answers it): publishing without idempotence; --no-idempotence skips this attempt")
     except (KafkaConnectionError, OSError) as exc:
         await producer.stop()
-        raise broker_unreachable(settings, exc) from exc
+        raise await broker_unreachable(settings, exc) from exc
     except KafkaError as exc:
         await producer.stop()
         raise BrokerError(f"the broker refused the producer: {exc!r}", hint="check the broker's log") from exc
@@ -282,7 +293,7 @@ async def _tail(
         await consumer.start()
     except (KafkaConnectionError, OSError) as exc:
         await consumer.stop()
-        raise broker_unreachable(settings, exc) from exc
+        raise await broker_unreachable(settings, exc) from exc
     printed = 0
     try:
         deadline = time.monotonic() + (timeout if timeout is not None else 30.0)
