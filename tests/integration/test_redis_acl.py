@@ -33,11 +33,16 @@ NOTICE = (
 )
 
 
-def user_settings(cluster: RedisCluster, password: str | None = None, **redis: Any) -> Any:
+def user_settings(cluster: RedisCluster, password: str | None = None, in_url: bool = False, **redis: Any) -> Any:
+    """Settings that log in as the store's user: credentials in the store URL, or in
+    ``redis.username`` / ``redis.password`` (as the Kubernetes Secret provides them)."""
     assert cluster.security is not None
-    return load_settings(
-        store_url=cluster.user_url(password), worker_id="acl-test", redis={**cluster.security.settings(), **redis}
-    )
+    # a prefix of its own under the user's key pattern (nd:*): each test starts with an empty store
+    options = {**cluster.security.settings(password), "key_prefix": f"nd:{uuid.uuid4().hex[:8]}", **redis}
+    if in_url:
+        del options["username"], options["password"]
+    url = cluster.user_url(password) if in_url else cluster.url
+    return load_settings(store_url=url, worker_id="acl-test", redis=options)
 
 
 def denied_commands(cluster: RedisCluster) -> list[str]:
@@ -68,9 +73,10 @@ def user_connection(cluster: RedisCluster, port: int) -> aioredis.Redis:
     )
 
 
-async def test_engine_decides_as_the_acl_user_over_tls(redis_secure_cluster: RedisCluster) -> None:
+@pytest.mark.parametrize("in_url", [False, True], ids=["credentials in settings", "credentials in the URL"])
+async def test_engine_decides_as_the_acl_user_over_tls(redis_secure_cluster: RedisCluster, in_url: bool) -> None:
     run = uuid.uuid4().hex[:8]
-    engine = await Engine.open(user_settings(redis_secure_cluster))
+    engine = await Engine.open(user_settings(redis_secure_cluster, in_url=in_url))
     try:
         original = Document(id=f"{run}-granted", text=NOTICE)
         reprint = Document(id=f"{run}-reprint", text="来源：某某网\n" + NOTICE + "\n责任编辑：王五")
@@ -129,11 +135,12 @@ async def test_no_plain_text_port(redis_secure_cluster: RedisCluster) -> None:
     strict=True,
     reason="item 13: storage/redis.py retries AuthenticationError (a redis ConnectionError) for retry_seconds",
 )
+@pytest.mark.parametrize("in_url", [False, True], ids=["credentials in settings", "credentials in the URL"])
 async def test_wrong_password_fails_at_once_without_the_secret(
-    redis_secure_cluster: RedisCluster, caplog: pytest.LogCaptureFixture
+    redis_secure_cluster: RedisCluster, caplog: pytest.LogCaptureFixture, in_url: bool
 ) -> None:
     wrong = "wrong-" + uuid.uuid4().hex
-    settings = user_settings(redis_secure_cluster, password=wrong, retry_seconds=5)
+    settings = user_settings(redis_secure_cluster, password=wrong, in_url=in_url, retry_seconds=5)
     with caplog.at_level(logging.DEBUG), pytest.raises(StoreError) as err:
         await Engine.open(settings)
     message = str(err.value)
