@@ -80,7 +80,8 @@ def run_worker(settings: Settings, *, loglevel: str | None = None) -> int:
 
     check_ports(settings)
     asyncio.run(preflight(settings))
-    app = create_app(settings, web_bind=settings.web_bind)
+    # hard_stop: this process exits at the latest STOP_DEADLINE_SECONDS after a SIGTERM
+    app = create_app(settings, web_bind=settings.web_bind, hard_stop=True)
     start_metrics_server(settings, app.runtime.registry)
     worker = faust.Worker(app, loglevel=(loglevel or settings.log_level).lower(), quiet=True)
     try:
