@@ -8,7 +8,9 @@
 # the runtime subset of the lock). All but jieba install from wheels; jieba is a pure-Python sdist
 # and builds without a compiler.
 
-ARG PYTHON_IMAGE=python:3.11-slim
+# the base image by exact version (a rebuild gets the same interpreter and Debian release); bump
+# it on purpose, together with the lock
+ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 
 # ------------------------------------------------------------------------------------------ build
 FROM ${PYTHON_IMAGE} AS build
@@ -56,15 +58,23 @@ COPY --from=build /opt/neardup /opt/neardup
 
 # NEARDUP_CACHE_DIR holds the normalisation and weight tables, NUMBA_CACHE_DIR the compiled
 # kernels: both must be writable by the (non-root) user; mount a volume there to keep them.
+# NUMBA_CPU_NAME=generic: the kernels compiled into the image below run on any x86-64 host, not
+# only on a CPU like the build machine's (numba would otherwise recompile, or crash on a CPU
+# without the build host's instructions).
+# NEARDUP_WEB_BIND=0.0.0.0: in a container the web and metrics ports must answer on the
+# container's address (the worker's own default is loopback).
 ENV PATH=/opt/neardup/bin:${PATH} \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     NEARDUP_CACHE_DIR=/var/cache/neardup \
     NUMBA_CACHE_DIR=/var/cache/neardup/numba \
+    NUMBA_CPU_NAME=generic \
+    NEARDUP_WEB_BIND=0.0.0.0 \
     NEARDUP_WEB_PORT=6066 \
     NEARDUP_METRICS_PORT=9100
 
-USER neardup:neardup
+# numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd
+USER 10001:10001
 WORKDIR /home/neardup
 
 # smoke test, and it fills the caches above so a worker starts without compiling its kernels

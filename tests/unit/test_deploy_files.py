@@ -1,8 +1,13 @@
 """Deployment files stay consistent with the code: they parse, name only metrics that
 service/metrics.py defines (with their labels), set only settings that config/settings.py knows,
-and CI runs the Makefile's test target.
+scrape each worker once per setup, carry credentials only from Secrets, pin their images, and CI
+runs the Makefile's test target.
 
-Nothing here starts a container: docker-compose.yml, deploy/k8s and the Dockerfile are checked as text.
+Nothing here starts a container: docker-compose.yml, deploy/k8s and the Dockerfile are checked as
+text (tests/e2e/test_alerts.py runs the alert rules in a real Prometheus).
+
+``python -m tests.unit.test_deploy_files`` rewrites deploy/k8s/prometheus-operator/prometheusrule.yaml
+from deploy/prometheus/alerts.yml.
 """
 
 from __future__ import annotations
@@ -27,20 +32,19 @@ DASHBOARD = DEPLOY / "grafana" / "dashboards" / "neardup.json"
 ALERTS = DEPLOY / "prometheus" / "alerts.yml"
 PROMETHEUS = DEPLOY / "prometheus" / "prometheus.yml"
 K8S = DEPLOY / "k8s"
+OPERATOR = K8S / "prometheus-operator"
+PROMETHEUS_RULE = OPERATOR / "prometheusrule.yaml"
+PYPROJECT = ROOT / "pyproject.toml"
+# the target label every scrape path gives the workers, and the alerts select them by
+WORKER_LABEL = ("app_kubernetes_io_name", "neardup")
 
 # labels Prometheus or the histogram type add to every neardup series
 SCRAPE_LABELS = {"instance", "job"}
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
-# the metrics the dashboard is meant to show
-DASHBOARD_METRICS = {
-    "neardup_documents_total", "neardup_dead_letter_total", "neardup_rejected_total",
-    "neardup_decision_latency_seconds", "neardup_window_documents", "neardup_windows_closed_total",
-    "neardup_window_processing_seconds", "neardup_candidates_per_document",
-    "neardup_recheck_rejections_total", "neardup_store_round_trip_seconds", "neardup_store_errors_total",
-    "neardup_threshold", "neardup_threshold_updates_total", "neardup_bloom_fill_ratio",
-    "neardup_race_resolutions_total", "neardup_replayed_decisions_total", "neardup_consumer_lag_messages",
-}  # fmt: skip
+# the dashboard shows every collector of service/metrics.py (engine and agent) and these
+# standard ones
+STANDARD_ON_DASHBOARD = {"process_cpu_seconds_total", "process_resident_memory_bytes"}
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -216,9 +220,10 @@ def test_deploy_holds_no_python() -> None:
 # ---------------------------------------------------------------------------------------------- metrics
 
 
-def test_metrics_py_defines_what_the_dashboard_is_about() -> None:
+def test_metrics_py_defines_the_agent_metrics() -> None:
     metrics = defined_metrics()
-    assert set(metrics) >= DASHBOARD_METRICS, DASHBOARD_METRICS - set(metrics)
+    agent = {m for m in metrics if m.startswith("neardup_agent_")}
+    assert {"neardup_agent_ready", "neardup_agent_engine_retries_total", "neardup_agent_outputs_total"} <= agent
 
 
 def test_dashboard_and_alerts_use_only_defined_metrics_and_labels() -> None:
@@ -232,12 +237,16 @@ def test_dashboard_and_alerts_use_only_defined_metrics_and_labels() -> None:
 def test_dashboard_covers_the_metrics() -> None:
     metrics = defined_metrics()
     shown = set()
+    standard = set()
     for _, expr in dashboard_exprs():
-        for name in re.findall(r"\bneardup_\w+", expr):
+        for name in re.findall(r"\b(?:neardup|process)_\w+", expr):
             found = resolve_metric(name, metrics)
             if found:
                 shown.add(found[0])
-    assert shown >= DASHBOARD_METRICS, f"no panel for {sorted(DASHBOARD_METRICS - shown)}"
+            elif name.startswith("process_"):
+                standard.add(name)
+    assert shown == set(metrics), f"no panel for {sorted(set(metrics) - shown)}"
+    assert standard >= STANDARD_ON_DASHBOARD, STANDARD_ON_DASHBOARD - standard
 
 
 def test_dashboard_structure() -> None:
@@ -267,13 +276,59 @@ def test_alerts_are_complete() -> None:
         "latency": "neardup_decision_latency_seconds",
         "store errors": "neardup_store_errors_total",
         "consumer lag": "neardup_consumer_lag_messages",
+        "readiness": "neardup_agent_ready",
+        "store retries": "neardup_agent_engine_retries_total",
+        "produce retries": "neardup_agent_produce_retries_total",
+        "worker down": "up{",
     }
     for what, metric in wanted.items():
         assert any(metric in str(r["expr"]) for r in alert_rules()), f"no alert on {what}"
 
 
+def test_alerts_select_workers_by_label_not_by_job() -> None:
+    """A job name differs per setup (compose, ServiceMonitor, annotation job): no rule names one."""
+    name, value = WORKER_LABEL
+    for r in alert_rules():
+        assert not re.search(r"\bjob\s*=", str(r["expr"])), f"{r['alert']} selects a job"
+    for r in alert_rules():
+        if "up{" in str(r["expr"]):
+            assert f'{name}="{value}"' in str(r["expr"]), r["alert"]
+
+
+def prometheus_rule() -> dict[str, Any]:
+    """The PrometheusRule for the operator: alerts.yml's groups, unchanged."""
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {
+            "name": "neardup",
+            "labels": {"app.kubernetes.io/name": "neardup", "app.kubernetes.io/component": "worker"},
+        },
+        "spec": {"groups": load_yaml(ALERTS)["groups"]},
+    }
+
+
+def write_prometheus_rule() -> None:
+    header = (
+        "# GENERATED from deploy/prometheus/alerts.yml by `python -m tests.unit.test_deploy_files`:\n"
+        "# edit alerts.yml, then regenerate (tests/unit/test_deploy_files.py checks they are equal).\n"
+    )
+    body = yaml.safe_dump(prometheus_rule(), sort_keys=False, allow_unicode=True, width=100)
+    PROMETHEUS_RULE.write_text(header + body, encoding="utf-8")
+
+
+def test_prometheusrule_carries_the_alert_rules() -> None:
+    assert load_yaml(PROMETHEUS_RULE) == prometheus_rule(), (
+        "prometheusrule.yaml differs from alerts.yml: run `python -m tests.unit.test_deploy_files`"
+    )
+
+
 def test_prometheus_config() -> None:
     cfg = load_yaml(PROMETHEUS)
+    name, value = WORKER_LABEL
+    worker_labels = [sc.get("labels", {}) for j in cfg["scrape_configs"] if j["job_name"] == "neardup"
+                     for sc in j["static_configs"]]  # fmt: skip
+    assert worker_labels and all(lbl.get(name) == value for lbl in worker_labels)
     for rf in cfg["rule_files"]:
         assert (PROMETHEUS.parent / rf).exists(), f"rule file {rf} missing"
     jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
@@ -303,7 +358,7 @@ def test_compose_services_and_mounts() -> None:
             elif not src.startswith((".", "/")):
                 assert src in (doc.get("volumes") or {}), f"{name}: named volume {src} not declared"
     assert sum(1 for s in services if re.fullmatch(r"redis-\d", s)) == 6
-    assert any("--cluster create" in json.dumps(s.get("command")) for s in services.values())
+    assert (DEPLOY / "redis" / "cluster-init.sh").exists()  # run by redis-init; tested in tests/integration
     assert any(str(s.get("image", "")).startswith("apache/kafka") for s in services.values())
     workers = [s for n, s in services.items() if n.startswith("neardup-worker")]
     assert len(workers) == 2
@@ -326,6 +381,25 @@ def test_compose_worker_settings_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         for h in hosts:
             assert h.split(":")[0] in services, f"{name}: store host {h} is no compose service"
         assert s.redis.password is not None
+        assert s.web_bind == "0.0.0.0", "in a container the worker must answer on the container's address"
+
+
+def test_compose_publishes_no_worker_port_and_only_on_loopback() -> None:
+    services = compose()["services"]
+    for name, svc in services.items():
+        if name.startswith("neardup-worker"):
+            assert not svc.get("ports"), f"{name} publishes its web/metrics port to the host"
+        for port in svc.get("ports") or []:
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} on every host address"
+
+
+def test_compose_images_are_pinned() -> None:
+    for name, svc in compose()["services"].items():
+        image = svc.get("image")
+        if image is None or image.startswith("neardup:"):  # built here
+            continue
+        tag = image.rsplit(":", 1)[-1] if ":" in image.split("/")[-1] else ""
+        assert "@sha256:" in image or re.fullmatch(r"v?\d+\.\d+\.\d+", tag), f"{name}: {image} is not pinned"
 
 
 # ------------------------------------------------------------------------------------------- kubernetes
@@ -354,6 +428,7 @@ def test_k8s_worker_deployment(monkeypatch: pytest.MonkeyPatch) -> None:
     pod = dep["spec"]["template"]
     assert pod["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
     assert pod["metadata"]["annotations"]["prometheus.io/port"] == "9100"
+    assert pod["metadata"]["labels"]["app.kubernetes.io/name"] == WORKER_LABEL[1]
     (c,) = [c for c in pod["spec"]["containers"] if c["name"] == "worker"]
     assert c["livenessProbe"]["httpGet"]["path"] == "/health"
     assert c["readinessProbe"]["httpGet"]["path"] == "/ready"
@@ -376,6 +451,99 @@ def test_k8s_worker_deployment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not problems, problems
     s = settings_from_env(env, monkeypatch)
     assert (s.web_port, s.metrics_port) == (6066, 9100)
+    assert s.web_bind == "0.0.0.0", "probes and Prometheus reach the pod's address, not its loopback"
+
+
+def test_k8s_credentials_come_from_secrets() -> None:
+    """Kafka SASL, Redis credentials and the /check token: secretKeyRef only, never the ConfigMap."""
+    dep = k8s_one("Deployment")
+    (c,) = [c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == "worker"]
+    refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c["env"] if "secretKeyRef" in e.get("valueFrom", {})}
+    wanted = {"NEARDUP_KAFKA__SASL_USERNAME", "NEARDUP_KAFKA__SASL_PASSWORD", "NEARDUP_REDIS__USERNAME",
+              "NEARDUP_REDIS__PASSWORD", "NEARDUP_CHECK_TOKEN"}  # fmt: skip
+    assert wanted <= set(refs), wanted - set(refs)
+    examples = {(d["metadata"]["name"], k) for d in load_yaml_docs(K8S / "secret.example.yaml")
+                for k in d["stringData"]}  # fmt: skip
+    for env, ref in refs.items():
+        assert (ref["name"], ref["key"]) in examples, f"{env}: secret.example.yaml has no {ref['name']}/{ref['key']}"
+    cm = k8s_one("ConfigMap")["data"]
+    assert not [k for k in cm if re.search(r"PASSWORD|TOKEN|USERNAME|SECRET", k)], "credentials in the ConfigMap"
+    assert cm["NEARDUP_KAFKA__SECURITY_PROTOCOL"] in {"SASL_SSL", "SASL_PLAINTEXT"}
+    assert cm["NEARDUP_KAFKA__SASL_MECHANISM"].startswith("SCRAM-")
+    assert "secret.example.yaml" not in k8s_one("Kustomization")["resources"]
+
+
+def test_k8s_image_is_the_release_version() -> None:
+    import tomllib
+
+    version = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["version"]
+    (image,) = k8s_one("Kustomization")["images"]
+    assert image["newTag"] == version, f"image tag {image['newTag']!r}, release {version!r}"
+    pod = k8s_one("Deployment")["spec"]["template"]["spec"]
+    for c in [*pod["containers"], *pod.get("initContainers", [])]:
+        assert c["image"].split(":")[0] == image["name"], f"{c['name']}: {c['image']} escapes the images: entry"
+        assert not c["image"].endswith(":latest")
+
+
+def _json_patch_remove(doc: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """Apply JSON-patch ``remove`` operations (all the operator overlay uses); a missing path fails."""
+    import copy
+
+    out = copy.deepcopy(doc)
+    for op in ops:
+        assert op["op"] == "remove", op
+        keys = [k.replace("~1", "/").replace("~0", "~") for k in op["path"].strip("/").split("/")]
+        node = out
+        for k in keys[:-1]:
+            node = node[k]
+        del node[keys[-1]]
+    return out
+
+
+def _scrape_paths(deployment: dict[str, Any], service: dict[str, Any], monitors: list[dict[str, Any]]) -> list[str]:
+    """How a worker pod gets scraped: by its annotations, its Service's annotations, a ServiceMonitor."""
+    paths = []
+    if deployment["spec"]["template"]["metadata"].get("annotations", {}).get("prometheus.io/scrape") == "true":
+        paths.append("pod annotations")
+    if (service["metadata"].get("annotations") or {}).get("prometheus.io/scrape") == "true":
+        paths.append("service annotations")
+    for m in monitors:
+        if service["metadata"]["labels"].items() >= m["spec"]["selector"]["matchLabels"].items():
+            paths.append(f"ServiceMonitor {m['metadata']['name']}")
+    return paths
+
+
+def test_k8s_one_scrape_path_each() -> None:
+    dep, svc = k8s_one("Deployment"), k8s_one("Service")
+    assert _scrape_paths(dep, svc, []) == ["pod annotations"]
+
+    kust = load_yaml(OPERATOR / "kustomization.yaml")
+    assert kust["resources"][0] == ".."
+    docs = [d for res in kust["resources"][1:] for d in load_yaml_docs(OPERATOR / res)]
+    monitors = [d for d in docs if d["kind"] == "ServiceMonitor"]
+    (patch,) = kust["patches"]
+    assert patch["target"] == {"kind": "Deployment", "name": dep["metadata"]["name"]}
+    patched = _json_patch_remove(dep, yaml.safe_load(patch["patch"]))
+    assert _scrape_paths(patched, svc, monitors) == ["ServiceMonitor neardup-worker"]
+    assert not [a for a in patched["spec"]["template"]["metadata"].get("annotations", {}) if "prometheus.io" in a]
+
+    (monitor,) = monitors
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["port"] in {p["name"] for p in svc["spec"]["ports"]}
+    assert {p["name"]: p["port"] for p in svc["spec"]["ports"]}[endpoint["port"]] == 9100
+    # the alerts' worker label comes from the pod label app.kubernetes.io/name
+    assert "app.kubernetes.io/name" in monitor["spec"]["podTargetLabels"]
+    assert {d["kind"] for d in docs} == {"ServiceMonitor", "PrometheusRule"}
+
+
+def test_plain_kubernetes_scrape_config_labels_the_workers() -> None:
+    cfg = load_yaml(DEPLOY / "prometheus" / "kubernetes.yml")
+    (job,) = cfg["scrape_configs"]
+    relabel = job["relabel_configs"]
+    assert {"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"], "regex": "neardup",
+            "action": "keep"} in relabel  # fmt: skip
+    assert {"action": "labelmap", "regex": "__meta_kubernetes_pod_label_(.+)"} in relabel
+    assert cfg["rule_files"] == ["alerts.yml"]
 
 
 def test_k8s_metrics_service_selects_the_workers() -> None:
@@ -390,12 +558,19 @@ def test_k8s_metrics_service_selects_the_workers() -> None:
 
 def test_dockerfile() -> None:
     text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-    assert re.search(r"^FROM python:3\.11-slim|^ARG PYTHON_IMAGE=python:3\.11-slim", text, re.M)
+    # the base by exact version (3.11.N) or digest, never a moving tag such as 3.11-slim
+    base = re.search(r"^ARG PYTHON_IMAGE=(\S+)", text, re.M)
+    assert base and re.fullmatch(r"python:3\.11\.\d+-slim-\w+(@sha256:[0-9a-f]{64})?|python@sha256:[0-9a-f]{64}",
+                                 base.group(1)), base  # fmt: skip
     assert 'ENTRYPOINT ["neardup"]' in text
     assert 'CMD ["worker"]' in text
     users = re.findall(r"^USER\s+(\S+)", text, re.M)
-    assert users and users[-1].split(":")[0] not in {"root", "0"}
+    assert users and re.fullmatch(r"[1-9]\d*:[1-9]\d*", users[-1]), f"USER {users[-1:]} must be numeric uid:gid"
+    dep_ctx = k8s_one("Deployment")["spec"]["template"]["spec"]["securityContext"]
+    assert users[-1] == f"{dep_ctx['runAsUser']}:{dep_ctx['runAsGroup']}"
     assert "requirements.lock" in text and "NUMBA_CACHE_DIR" in text
+    assert re.search(r"^\s*NUMBA_CPU_NAME=generic\b", text, re.M), "cached kernels must not be tied to the build CPU"
+    assert re.search(r"^\s*NEARDUP_WEB_BIND=0\.0\.0\.0\b", text, re.M)
     assert "http://127.0.0.1:6066/health" in text
 
 
@@ -424,3 +599,8 @@ def test_ci_runs_the_makefile_test_target() -> None:
     targets = _make_targets((ROOT / "Makefile").read_text(encoding="utf-8"))
     assert "test" in targets
     assert re.search(r"-m pytest\b", targets["test"]), targets["test"]
+
+
+if __name__ == "__main__":
+    write_prometheus_rule()
+    print(f"wrote {PROMETHEUS_RULE.relative_to(ROOT)}")
