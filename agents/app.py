@@ -493,8 +493,11 @@ def register_views(app: faust.App, runtime: Runtime) -> None:
 
 
 def bearer_ok(header: str | None, token: SecretStr | None) -> bool:
-    """True when no token is configured, or ``header`` is ``Bearer <token>`` (compared in constant time)."""
-    if token is None:
+    """True when no token is configured, or ``header`` is ``Bearer <token>`` (compared in constant time).
+
+    An empty token counts as none (``NEARDUP_CHECK_TOKEN=`` from an unset compose variable).
+    """
+    if token is None or not token.get_secret_value():
         return True
     scheme, _, given = (header or "").strip().partition(" ")
     expected = token.get_secret_value().encode()
