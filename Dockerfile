@@ -1,7 +1,7 @@
 # neardup worker image.
 #
-#   docker build -t neardup .                       # runtime dependencies only
-#   docker build --build-arg EXTRAS=bench -t neardup:bench .   # + the bench peers (neardup bench)
+#   docker build -t neardup .                       # the core + the kafka and redis extras (a worker)
+#   docker build --build-arg EXTRAS=kafka,redis,bench -t neardup:bench .   # + the bench peers (neardup bench)
 #   docker run --rm neardup dedup - < docs.jsonl    # any subcommand; the default is `worker`
 #
 # Every Python package comes pinned from requirements.lock (used as constraints, so the image gets
@@ -16,7 +16,8 @@ ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 
 ARG UV_VERSION=0.13.8
-ARG EXTRAS=""
+# the worker's extras (pyproject.toml): Kafka transport and the Redis store; add parquet, plots, bench at will
+ARG EXTRAS="kafka,redis"
 ENV UV_NO_CACHE=1 \
     UV_COMPILE_BYTECODE=1 \
     UV_PYTHON_DOWNLOADS=never \

@@ -31,7 +31,7 @@ BOOT_PYTHON ?= $(shell command -v python$(PY_VERSION) 2>/dev/null || command -v 
 
 # jieba (pure Python) is published only as an sdist: it is the one package allowed to build
 SDIST_OK   := jieba
-LOCK_ARGS  := pyproject.toml --extra dev --extra bench -o $(LOCK) --python-version $(PY_VERSION) \
+LOCK_ARGS  := pyproject.toml --all-extras -o $(LOCK) --python-version $(PY_VERSION) \
               --python-platform x86_64-unknown-linux-gnu
 
 NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
