@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from neardup.cli import broker_option, config_option, load_cli_settings, store_option
+from neardup.cli import broker_option, config_option, load_cli_settings, require_store_extra, store_option
 from neardup.storage.extras import require_extra
 
 
@@ -36,6 +36,7 @@ def worker(web_bind: str | None, web_port: int | None, metrics_port: int | None,
     _require_kafka("worker")
     settings = load_cli_settings(config_path, broker_url=broker_url, store_url=store_url, web_bind=web_bind,
                                  web_port=web_port, metrics_port=metrics_port)  # fmt: skip
+    require_store_extra(settings)
     from neardup.agents.worker import run_worker
 
     code = run_worker(settings, loglevel=loglevel)

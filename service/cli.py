@@ -129,6 +129,14 @@ def load_cli_settings(config_path: str | None, **overrides: Any) -> Settings:
         raise ConfigError(f"settings file {config_path}: {exc}", hint="fix the file or --config") from exc
 
 
+def require_store_extra(settings: Settings) -> None:
+    """A Redis store URL needs the ``redis`` extra: say so in one line before anything starts."""
+    from neardup.storage.extras import require_extra
+
+    if settings.store_url.startswith(("redis://", "rediss://", "rediscluster://")):
+        require_extra("redis", "redis", f"the store {settings.store_url.split('://', 1)[0]}://")
+
+
 def _numba_cache() -> None:
     # the kernels cache their compiled code; keep it out of site-packages
     os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "neardup" / "numba"))
@@ -180,9 +188,11 @@ class DedupOutputs:
 class DedupRun:
     """One ``neardup dedup``: windows of documents through the engine, counts for the summary."""
 
-    def __init__(self, engine: Engine, settings: Settings, outputs: DedupOutputs, bar: Any) -> None:
+    def __init__(self, engine: Engine, settings: Settings, outputs: DedupOutputs, bar: Any,
+                 fields: FieldMap) -> None:  # fmt: skip
         from neardup.window import Window
 
+        self.fields = fields
         self.engine = engine
         self.settings = settings
         self.outputs = outputs
@@ -195,6 +205,9 @@ class DedupRun:
         """Validate one record; reject it or add it to the window (deciding the window once it closes)."""
         from neardup.document import InvalidDocument, parse_document
 
+        if rec.problem is not None:
+            self.reject(rec, *rec.problem)
+            return
         n = self.settings.normalize
         try:
             doc = parse_document(rec.data, max_bytes=n.max_bytes, max_id_length=n.max_id_length)
@@ -223,7 +236,7 @@ class DedupRun:
             return
         self.engine.metrics.window_closed.labels(reason).inc()
         for d in await self.engine.decide(docs):
-            record = d.to_record()
+            record = self.fields.restore(d.to_record())
             status = str(record["status"])
             self.outputs.all.write(record)
             target = self.outputs.unique if status == "unique" else self.outputs.duplicates
@@ -277,7 +290,7 @@ async def _dedup(settings: Settings, source: str, fmt: Format, fields: FieldMap,
 
     engine = await Engine.open(settings)
     bar = _progress(count_records(source, fmt), sys.stderr.isatty() and not quiet)
-    run = DedupRun(engine, settings, outputs, bar)
+    run = DedupRun(engine, settings, outputs, bar, fields)
     started = time.perf_counter()
     try:
         for rec in read_records(source, fmt, fields):
@@ -294,21 +307,31 @@ async def _dedup(settings: Settings, source: str, fmt: Format, fields: FieldMap,
 @cli.command()
 @click.argument("source", metavar="INPUT")
 @click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
-              help="Every decision: the input record plus status, duplicate_of and evidence (- = stdout).")
+              help="Every decision: the input record plus status, duplicate_of and evidence (- = stdout). "
+                   "Format by extension: .jsonl, .csv, .parquet.")
 @click.option("--unique", metavar="FILE", help="Also write the unique documents here.")
 @click.option("--duplicates", metavar="FILE", help="Also write the duplicates here.")
 @click.option("--rejects", metavar="FILE", help="Invalid input, each with its reason.")
+@click.option("--format", "input_format", type=click.Choice([f.value for f in Format]),
+              help="Input format (default: by extension: .jsonl, .csv, .parquet; - is JSONL).")
 @click.option("--id-field", default="id", show_default=True, help="Input field that holds the document id.")
 @click.option("--text-field", default="text", show_default=True, help="Input field that holds the text.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar; a one-line summary.")
 @store_option
 @config_option
 def dedup(source: str, output: str, unique: str | None, duplicates: str | None, rejects: str | None,
-          id_field: str, text_field: str, quiet: bool, store_url: str | None, config_path: str | None) -> None:
-    """Decide every document of INPUT (a JSONL file, - for stdin): unique, or duplicate of which and why."""
+          input_format: str | None, id_field: str, text_field: str, quiet: bool, store_url: str | None,
+          config_path: str | None) -> None:
+    """Decide every document of INPUT: unique, or duplicate of which one and why.
+
+    INPUT is JSONL, CSV or Parquet (- is JSONL on stdin). Each output file's format follows its
+    extension (.jsonl, .csv, .parquet; - is JSONL on stdout); in CSV and Parquet the evidence is
+    JSON text.
+    """
     settings = load_cli_settings(config_path, store_url=store_url)
+    require_store_extra(settings)
     check_readable(source)
-    fmt = format_for(source)
+    fmt = format_for(source, Format(input_format) if input_format else None)
     outputs = DedupOutputs(output, unique, duplicates, rejects)
     summary = asyncio.run(_dedup(settings, source, fmt, FieldMap(id_field, text_field), outputs, quiet))
     click.echo(json.dumps(summary, ensure_ascii=False, indent=None if quiet else 2), err=True)
@@ -336,7 +359,8 @@ def _find_ids(path: str, a: str, b: str) -> tuple[dict[str, Any], dict[str, Any]
 @cli.command()
 @click.argument("a")
 @click.argument("b")
-@click.option("--file", "path", metavar="FILE", help="JSONL file: A and B are ids in it (else A and B are texts).")
+@click.option("--file", "path", metavar="FILE",
+              help="JSONL, CSV or Parquet file: A and B are ids in it (else A and B are texts).")
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 @config_option
 def explain(a: str, b: str, path: str | None, as_json: bool, config_path: str | None) -> None:

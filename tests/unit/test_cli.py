@@ -180,3 +180,39 @@ def test_unreachable_store_is_one_line() -> None:
     assert res.returncode == 1
     line = one_error_line(res)
     assert "redis://127.0.0.1:1" in line and "NEARDUP_STORE_URL" in line
+
+
+def test_dedup_reads_csv_and_parquet_and_writes_by_extension(tmp_path: Path) -> None:
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    docs = read_jsonl(SAMPLE)[:80]
+    src_csv = tmp_path / "in.csv"
+    with src_csv.open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["doc_id", "body"])
+        w.writerows([d["id"], d["text"]] for d in docs)
+    src_parquet = tmp_path / "in.data"  # no telling extension: --format says it
+    pq.write_table(pa.Table.from_pylist([{"doc_id": d["id"], "body": d["text"]} for d in docs]), src_parquet)
+
+    base = neardup("dedup", str(SAMPLE), "-q", "-o", str(tmp_path / "base.jsonl"))
+    assert base.returncode == 0, base.stderr.decode()[-2000:]
+    expected = [(d["id"], d["status"], d["duplicate_of"]) for d in read_jsonl(tmp_path / "base.jsonl")][:80]
+
+    fields = ["--id-field", "doc_id", "--text-field", "body"]
+    res = neardup("dedup", str(src_csv), *fields, "-q", "-o", str(tmp_path / "out.parquet"),
+                  "--duplicates", str(tmp_path / "dups.csv"))  # fmt: skip
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    table = pq.read_table(tmp_path / "out.parquet").to_pylist()
+    assert [(r["doc_id"], r["status"], r["duplicate_of"]) for r in table] == expected
+    assert all(json.loads(r["evidence"])["reason"] for r in table)  # evidence as JSON text
+    with (tmp_path / "dups.csv").open(encoding="utf-8") as f:
+        dups = list(csv.DictReader(f))
+    assert [r["doc_id"] for r in dups] == [i for i, s, _ in expected if s == "duplicate"]
+
+    res = neardup("dedup", str(src_parquet), "--format", "parquet", *fields, "-q", "-o", str(tmp_path / "o.csv"))
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    with (tmp_path / "o.csv").open(encoding="utf-8") as f:
+        assert [(r["doc_id"], r["status"], r["duplicate_of"] or None) for r in csv.DictReader(f)] == expected

@@ -1,0 +1,102 @@
+"""The CLI's file formats (service/records.py): JSONL, CSV and Parquet in and out, field renaming."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from neardup.errors import InputError
+from neardup.records import FieldMap, Format, count_records, format_for, open_writer, read_records
+
+
+def test_format_by_extension_or_flag() -> None:
+    assert format_for("a.jsonl") is Format.JSONL and format_for("-") is Format.JSONL
+    assert format_for("A.CSV") is Format.CSV and format_for("x.parquet") is Format.PARQUET
+    assert format_for("x.txt") is Format.JSONL
+    assert format_for("x.txt", Format.CSV) is Format.CSV
+
+
+def test_csv_rows_become_documents(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    # a BOM, a quoted multi-line text, an empty cell, a row with one cell too many
+    src.write_text('\ufeffdoc,body,title\n1,"line one\nline two",\n2,plain,T\n3,x,y,surplus\n', encoding="utf-8")
+    recs = list(read_records(str(src), Format.CSV, FieldMap("doc", "body")))
+    assert [r.data for r in recs[:2]] == [{"id": "1", "text": "line one\nline two"},
+                                          {"id": "2", "text": "plain", "title": "T"}]  # fmt: skip
+    assert [r.position for r in recs] == [3, 4, 5]  # the line each row ends on
+    assert recs[2].problem is not None and recs[2].problem[0] == "bad_schema"
+    assert count_records(str(src), Format.CSV) == 3
+
+
+def test_a_field_clash_is_a_rejection_not_a_lost_field(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"doc": "a", "id": "other", "text": "t"}) + "\n", encoding="utf-8")
+    (rec,) = read_records(str(src), Format.JSONL, FieldMap("doc", "text"))
+    assert rec.problem == ("bad_field", "has both 'doc' (the id field) and a field named 'id'")
+    assert rec.data == {"doc": "a", "id": "other", "text": "t"}
+
+
+def test_parquet_cells_become_json_values(tmp_path: Path) -> None:
+    src = tmp_path / "in.parquet"
+    table = pa.Table.from_pylist([
+        {"key": 7, "body": "文本".encode(), "published_at": dt.datetime(2024, 1, 2, 3, 4, 5), "tags": ["a"]},
+        {"key": 8, "body": b"\xff", "published_at": None, "tags": []},
+    ])  # fmt: skip
+    pq.write_table(table, src)
+    recs = list(read_records(str(src), Format.PARQUET, FieldMap("key", "body")))
+    assert recs[0].data == {"id": 7, "text": "文本", "published_at": "2024-01-02T03:04:05+00:00", "tags": ["a"]}
+    assert recs[1].data == {"id": 8, "text": "/w==", "tags": []}  # not UTF-8: base64; null: absent
+    assert [r.position for r in recs] == [1, 2] and count_records(str(src), Format.PARQUET) == 2
+
+
+def test_unreadable_parquet_is_an_input_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet at all")
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        list(read_records(str(bad), Format.PARQUET))
+    with pytest.raises(InputError, match="does not exist"):
+        list(read_records(str(tmp_path / "none.csv"), Format.CSV))
+
+
+RECORDS = [
+    {"id": "a", "text": "x", "status": "unique", "duplicate_of": None, "evidence": {"reason": "unique"}},
+    {"id": "b", "text": "y", "status": "duplicate", "duplicate_of": "a", "evidence": {"jaccard": 0.9}},
+]
+
+
+def test_csv_output_has_a_header_and_json_cells(tmp_path: Path) -> None:
+    out = tmp_path / "o.csv"
+    w = open_writer(str(out))
+    for r in RECORDS:
+        w.write(r)
+    w.close()
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert list(rows[0]) == ["id", "text", "status", "duplicate_of", "evidence"]
+    assert rows[0]["duplicate_of"] == "" and rows[1]["duplicate_of"] == "a"
+    assert json.loads(rows[1]["evidence"]) == {"jaccard": 0.9}
+
+
+def test_parquet_output_spans_row_groups(tmp_path: Path) -> None:
+    out = tmp_path / "o.parquet"
+    w = open_writer(str(out))
+    many = [{**RECORDS[i % 2], "id": str(i)} for i in range(2500)]  # 3 row groups; duplicate_of null in many
+    for r in many:
+        w.write(r)
+    w.close()
+    table = pq.read_table(out)
+    assert table.num_rows == 2500 and table.schema.field("duplicate_of").type == pa.string()
+    assert json.loads(table.column("evidence")[1].as_py()) == {"jaccard": 0.9}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_tabular_output_refuses_a_field_the_first_record_lacks(tmp_path: Path, suffix: str) -> None:
+    w = open_writer(str(tmp_path / f"o{suffix}"))
+    w.write(RECORDS[0])
+    with pytest.raises(InputError, match="'extra'"):
+        w.write({**RECORDS[1], "extra": 1})
