@@ -33,6 +33,7 @@ from neardup.agents.topics import (
 )
 from neardup.config import Settings
 from neardup.metrics import AgentMetrics
+from neardup.retry import Backoff, retry
 
 if TYPE_CHECKING:
     from faust.types import TP
@@ -95,28 +96,27 @@ class Runtime:
 
     # -- engine lifecycle ------------------------------------------------------------------------
 
-    async def open_engine(self, deadline_seconds: float = 120.0) -> None:
-        """Open the engine, retrying transient store errors for a while (the store may start later)."""
-        from neardup.agents.dedup import is_transient
+    async def open_engine(self) -> None:
+        """Open the engine, retrying transient store errors up to ``retry.startup_deadline_seconds``
+        (the store may start later); a permanent error (wrong password) is raised at once."""
+        r = self.settings.retry
 
-        delay, deadline = 0.5, time.monotonic() + deadline_seconds
-        while True:
-            try:
-                self.engine = await self.engine_factory(self.settings, self.registry)
-            except Exception as exc:
-                self.engine_error = f"{type(exc).__name__}: {exc}"
-                if not is_transient(exc) or time.monotonic() > deadline:
-                    log.error("could not open the engine: %s", self.engine_error)
-                    raise
-                log.warning("engine not available yet (%s); retrying in %.1fs", self.engine_error, delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
-                continue
-            self.engine_error = None
-            self.engine_open.set()
-            self._update_ready()
-            log.info("engine open (store %s)", self.settings.redacted()["store_url"])
-            return
+        def not_yet(exc: Exception, delay: float) -> None:
+            self.engine_error = f"{type(exc).__name__}: {exc}"
+            log.warning("engine not available yet (%s); retrying in %.1fs", self.engine_error, delay)
+
+        try:
+            backoff = Backoff.from_settings(r, deadline=r.startup_deadline_seconds)
+            self.engine = await retry(lambda: self.engine_factory(self.settings, self.registry), backoff,
+                                      on_retry=not_yet)  # fmt: skip
+        except Exception as exc:
+            self.engine_error = f"{type(exc).__name__}: {exc}"
+            log.error("could not open the engine: %s", self.engine_error)
+            raise
+        self.engine_error = None
+        self.engine_open.set()
+        self._update_ready()
+        log.info("engine open (store %s)", self.settings.redacted()["store_url"])
 
     async def close_engine(self) -> None:
         engine, self.engine = self.engine, None

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from neardup.agents.topics import encode_json, encode_key
 from neardup.config import Settings
+from neardup.errors import NeardupError, StoreAuthError
+from neardup.retry import Backoff, retry
 
 if TYPE_CHECKING:
     import faust
@@ -42,7 +44,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-OUTPUTS = ("unique", "duplicate", "dead_letter")
 RAW_PREVIEW_BYTES = 64 * 1024  # dead-letter copies of oversized messages are cut to this
 
 
@@ -115,39 +116,10 @@ def decode_document(value: bytes | str | None, settings: Settings) -> Document:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def is_transient(exc: BaseException) -> bool:
-    """Errors of the store or the network, worth retrying the same call: not the document's fault."""
-    from neardup.storage import StoreError
-
-    if isinstance(exc, StoreError | ConnectionError | TimeoutError):
-        return True
-    if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError | PermissionError):
-        return True
-    # redis-py's own hierarchy does not derive from the built-in ConnectionError
-    mod = type(exc).__module__
-    name = type(exc).__name__
-    return mod.startswith("redis") and name in {
-        "ConnectionError", "TimeoutError", "ClusterDownError", "TryAgainError", "BusyLoadingError",
-        "MasterDownError", "ClusterError", "MaxConnectionsError",
-    }  # fmt: skip
-
-
 def is_permanent_produce_error(exc: BaseException) -> bool:
     from aiokafka.errors import MessageSizeTooLargeError, RecordListTooLargeError, RecordTooLargeError
 
     return isinstance(exc, MessageSizeTooLargeError | RecordTooLargeError | RecordListTooLargeError)
-
-
-class Backoff:
-    def __init__(self, initial: float = 0.2, maximum: float = 10.0) -> None:
-        self.initial, self.maximum, self.current = initial, maximum, initial
-
-    def reset(self) -> None:
-        self.current = self.initial
-
-    async def sleep(self) -> None:
-        await asyncio.sleep(self.current)
-        self.current = min(self.current * 2, self.maximum)
 
 
 def raw_field(value: bytes | None, limit: int = RAW_PREVIEW_BYTES) -> tuple[str | None, str, bool]:
@@ -175,7 +147,7 @@ class BatchProcessor:
         metrics: AgentMetrics | None = None,
         *,
         on_degraded: Callable[[str | None], None] | None = None,
-        backoff: Callable[[], Backoff] = Backoff,
+        backoff: Backoff | None = None,
     ) -> None:
         self.engine = engine
         self.settings = settings
@@ -183,7 +155,8 @@ class BatchProcessor:
         # service.metrics.Metrics: dead letters and rejected input are counted there
         self.engine_metrics: Any = getattr(engine, "metrics", None)
         self.on_degraded = on_degraded or (lambda reason: None)
-        self.new_backoff = backoff
+        # a transient store outage is retried forever: skipping would lose documents
+        self.backoff = backoff or Backoff.from_settings(settings.retry)
 
     def dead_letter(
         self, msg: InMessage, reason: str, error: str, doc_id: str | None = None, *, cut: bool = False
@@ -247,21 +220,27 @@ class BatchProcessor:
             results = await self.decide(docs)
             for i, doc, result in zip(where, docs, results, strict=True):
                 if isinstance(result, BaseException):
-                    reason = getattr(result, "reason", None) if isinstance(result, InvalidDocument) else None
-                    outs[i] = self.dead_letter(
-                        msgs[i], reason or "engine_error", f"{type(result).__name__}: {result}", doc.id
-                    )
+                    # neardup's own errors name their reason (bad input, store_corrupt); the rest are bugs
+                    reason = result.reason if isinstance(result, NeardupError) else "engine_error"
+                    outs[i] = self.dead_letter(msgs[i], reason, f"{type(result).__name__}: {result}", doc.id)
                 else:
                     outs[i] = self.decision_record(msgs[i], doc, result)
         return [o for o in outs if o is not None]
 
     async def decide(self, docs: list[Document]) -> list[Any]:
-        """Decisions in input order; an exception object in place of each poison document."""
+        """Decisions in input order; an exception object in place of each poison document.
+
+        A transient store error is retried (forever); a refused login (``StoreAuthError``) is no
+        document's fault and fails the whole window; any other error is taken as a poison
+        document: the window is retried one document at a time.
+        """
         try:
             decisions = await self.retry_transient(lambda: self.engine.decide(docs))
             if len(decisions) != len(docs):
                 raise RuntimeError(f"engine returned {len(decisions)} decisions for {len(docs)} documents")
             return list(decisions)
+        except StoreAuthError:
+            raise
         except Exception as exc:
             if self.metrics is not None:
                 self.metrics.poison_batches.inc()
@@ -276,28 +255,26 @@ class BatchProcessor:
                 if len(one) != 1:
                     raise RuntimeError(f"engine returned {len(one)} decisions for 1 document")
                 results.append(one[0])
+            except StoreAuthError:
+                raise
             except Exception as exc:
                 log.warning("document %r rejected by the engine: %s: %s", doc.id, type(exc).__name__, exc)
                 results.append(exc)
         return results
 
     async def retry_transient(self, call: Callable[[], Awaitable[T]]) -> T:
-        backoff = self.new_backoff()
-        while True:
-            try:
-                result = await call()
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise
-                reason = f"{type(exc).__name__}: {exc}"
-                self.on_degraded(reason)
-                if self.metrics is not None:
-                    self.metrics.engine_retries.inc()
-                log.warning("store unavailable (%s); retrying in %.1fs", reason, backoff.current)
-                await backoff.sleep()
-                continue
-            self.on_degraded(None)
-            return result
+        """``call()``, retried while it fails with a transient (store) error; /ready says so meanwhile."""
+
+        def degraded(exc: Exception, delay: float) -> None:
+            reason = f"{type(exc).__name__}: {exc}"
+            self.on_degraded(reason)
+            if self.metrics is not None:
+                self.metrics.engine_retries.inc()
+            log.warning("store unavailable (%s); retrying in %.1fs", reason, delay)
+
+        result = await retry(call, self.backoff, on_retry=degraded)
+        self.on_degraded(None)
+        return result
 
 
 SendFn = Callable[[OutRecord], Awaitable[Awaitable[Any]]]
@@ -311,16 +288,17 @@ class Deliverer:
         send: SendFn,
         processor: BatchProcessor,
         metrics: AgentMetrics | None = None,
-        backoff: Callable[[], Backoff] = Backoff,
+        backoff: Backoff | None = None,
     ) -> None:
         self.send = send
         self.processor = processor
         self.metrics = metrics
-        self.new_backoff = backoff
+        self.backoff = backoff or processor.backoff
 
     async def deliver(self, outs: Sequence[OutRecord]) -> None:
+        """Send every record, then re-send the unacknowledged ones with backoff until none is left."""
         pending = list(outs)
-        backoff = self.new_backoff()
+        delays = self.backoff.delays()
         while pending:
             # enqueue in order (one producer keeps per-partition order), then wait for all acks
             futures: list[Awaitable[Any] | BaseException] = []
@@ -330,7 +308,7 @@ class Deliverer:
                 except Exception as exc:  # e.g. too large: raised before anything is sent
                     futures.append(exc)
             results = await asyncio.gather(*(_await_or_raise(f) for f in futures), return_exceptions=True)
-            retry: list[OutRecord] = []
+            again: list[OutRecord] = []
             for out, res in zip(pending, results, strict=True):
                 if isinstance(res, asyncio.CancelledError):
                     raise res
@@ -339,22 +317,23 @@ class Deliverer:
                         self.metrics.outputs.labels(output=out.output).inc()
                     continue
                 if not is_permanent_produce_error(res):
-                    retry.append(out)
+                    again.append(out)
                 elif out.output != "dead_letter":
                     # the decision is stored, but its record cannot be carried: say so on dead-letter
                     error = f"{out.output} record of {len(out.value)} bytes: {res!r}"
-                    retry.append(self.processor.dead_letter(out.source, "output_too_large", error, _doc_id(out)))
+                    again.append(self.processor.dead_letter(out.source, "output_too_large", error, _doc_id(out)))
                 elif not out.raw_cut:
-                    retry.append(self.processor.dead_letter(out.source, out.reason, out.error, out.doc_id, cut=True))
+                    again.append(self.processor.dead_letter(out.source, out.reason, out.error, out.doc_id, cut=True))
                 else:
                     log.error("dropping dead-letter record of %s:%d@%d: %r even with a cut raw copy",
                               out.source.topic, out.source.partition, out.source.offset, res)  # fmt: skip
-            if retry:
+            if again:
                 if self.metrics is not None:
-                    self.metrics.produce_retries.inc(len(retry))
-                log.warning("%d output records not acknowledged; re-sending in %.1fs", len(retry), backoff.current)
-                await backoff.sleep()
-            pending = retry
+                    self.metrics.produce_retries.inc(len(again))
+                delay = next(delays)
+                log.warning("%d output records not acknowledged; re-sending in %.1fs", len(again), delay)
+                await asyncio.sleep(delay)
+            pending = again
 
 
 def _doc_id(out: OutRecord) -> str | None:
@@ -429,19 +408,27 @@ def attach_dedup_agent(app: faust.App, runtime: Runtime) -> Any:
 async def decide_window(
     runtime: Runtime, processor: BatchProcessor, deliverer: Deliverer, msgs: Sequence[InMessage]
 ) -> list[OutRecord]:
-    """Decide and deliver one window, retrying until every output is acknowledged."""
-    backoff = Backoff(1.0, 30.0)
-    while True:
-        try:
-            outs = await processor.process(msgs)
-            await deliverer.deliver(outs)
-            break
-        except Exception:
-            # a bug of ours, not of one document: never ack the window, never let the agent
-            # die (Faust would keep the worker up with nothing consuming); retry, /ready says so
-            log.exception("window of %d messages failed; retrying in %.0fs", len(msgs), backoff.current)
+    """Decide and deliver one window, retrying until every output is acknowledged.
+
+    A failure here is no document's fault (a bug of ours, or the store refusing our credentials):
+    the window is never acked and the agent never dies (Faust would keep the worker up with
+    nothing consuming); it is retried, logged each time, and /ready says so meanwhile.
+    """
+
+    async def attempt() -> list[OutRecord]:
+        outs = await processor.process(msgs)
+        await deliverer.deliver(outs)
+        return outs
+
+    def failed(exc: Exception, delay: float) -> None:
+        if isinstance(exc, NeardupError):  # known cause (StoreAuthError): its one line says what to do
+            log.error("window of %d messages failed: %s; retrying in %.0fs", len(msgs), exc.one_line(), delay)
+            runtime.set_degraded(exc.one_line())
+        else:
+            log.error("window of %d messages failed; retrying in %.0fs", len(msgs), delay, exc_info=exc)
             runtime.set_degraded("agent error: see the worker log")
-            await backoff.sleep()
+
+    outs = await retry(attempt, processor.backoff, retryable=lambda exc: True, on_retry=failed)
     runtime.set_degraded(None)
     return outs
 

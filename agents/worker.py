@@ -15,6 +15,7 @@ import socket
 
 from neardup.config import Settings
 from neardup.errors import ConfigError
+from neardup.retry import Backoff, retry
 
 log = logging.getLogger("neardup.worker")
 
@@ -45,14 +46,23 @@ def check_ports(settings: Settings) -> None:
 
 
 async def preflight(settings: Settings) -> None:
-    """The broker answers and the store opens (then closes again: the worker opens its own)."""
+    """The broker answers and the store opens (then closes again: the worker opens its own).
+
+    A store that is not up yet is waited for up to ``retry.startup_deadline_seconds``.
+    """
     from prometheus_client import CollectorRegistry
 
     from neardup.agents.app import open_service_engine
     from neardup.agents.client import check_broker
 
     await check_broker(settings)
-    engine = await open_service_engine(settings, CollectorRegistry())
+    r = settings.retry
+
+    def not_yet(exc: Exception, delay: float) -> None:
+        log.warning("store not available yet (%s: %s); retrying in %.1fs", type(exc).__name__, exc, delay)
+
+    backoff = Backoff.from_settings(r, deadline=r.startup_deadline_seconds)
+    engine = await retry(lambda: open_service_engine(settings, CollectorRegistry()), backoff, on_retry=not_yet)
     await engine.close()
 
 

@@ -142,6 +142,27 @@ class RedisSettings(BaseModel):
     retry_seconds: float = Field(30.0, ge=0.0, description="how long a store call retries a failing cluster")
 
 
+class RetrySettings(BaseModel):
+    """Backoff of the calls neardup retries outside the Redis client (that one: ``redis.retry_seconds``).
+
+    Delays double from ``initial_delay_seconds`` up to ``max_delay_seconds``. A worker retries a
+    transient store outage and unacknowledged outputs forever (skipping would lose documents);
+    only its start has a deadline.
+    """
+
+    initial_delay_seconds: float = Field(0.2, gt=0.0, le=60.0, description="first wait before a retry")
+    max_delay_seconds: float = Field(10.0, gt=0.0, le=600.0, description="longest wait between retries")
+    startup_deadline_seconds: float = Field(
+        120.0, ge=0.0, description="how long a starting worker waits for its store before it gives up"
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RetrySettings:
+        if self.initial_delay_seconds > self.max_delay_seconds:
+            raise ValueError("retry.initial_delay_seconds must not exceed retry.max_delay_seconds")
+        return self
+
+
 def _default_ttl() -> dict[str, int | None]:
     return {"news": 7 * DAY, "announcement": None, "default": 30 * DAY}
 
@@ -180,6 +201,7 @@ class Settings(BaseSettings):
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     redis: RedisSettings = RedisSettings()
+    retry: RetrySettings = RetrySettings()
     ttl_seconds: dict[str, int | None] = Field(default_factory=_default_ttl)
 
     @field_validator("store_url")
@@ -208,9 +230,6 @@ class Settings(BaseSettings):
                 raise ValueError(f"ttl_seconds[{k!r}] must be positive or null (kept forever)")
         v.setdefault("default", 30 * DAY)
         return v
-
-    def ttl_for(self, content_type: str) -> int | None:
-        return self.ttl_seconds.get(content_type, self.ttl_seconds.get("default"))
 
     @classmethod
     def settings_customise_sources(

@@ -10,14 +10,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from neardup.errors import InputError
+
 KNOWN_LANGS = {"zh", "en", "other"}
 # JSON may escape an unpaired UTF-16 surrogate; such a string cannot be written out as UTF-8
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 TEXT_FIELDS = ("title", "url", "source", "type", "lang")
 
 
-class InvalidDocument(ValueError):
-    """Input that cannot be decided. ``reason`` is a short machine-readable code, ``detail`` prose."""
+class InvalidDocument(InputError):
+    """A document that cannot be decided. ``reason`` is a short machine-readable code, ``detail`` prose.
+
+    An :class:`neardup.errors.InputError` (and still a ``ValueError``): the document goes to the
+    rejects file or the dead-letter topic with its reason.
+    """
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")

@@ -10,10 +10,17 @@ from typing import Any
 import pytest
 from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError
 
-from neardup.agents.dedup import Backoff, BatchProcessor, Deliverer, InMessage, OutRecord, is_transient, raw_field
+from neardup.agents.dedup import BatchProcessor, Deliverer, InMessage, OutRecord, raw_field
 from neardup.config import Settings, load_settings
-from neardup.document import Document
-from neardup.storage import StoreError
+from neardup.document import Document, InvalidDocument
+from neardup.errors import (
+    StoreAuthError,
+    StoreCorruptError,
+    StoreError,
+    StoreUnavailableError,
+    is_transient,
+)
+from neardup.retry import Backoff
 
 
 class FakeDecision:
@@ -25,20 +32,24 @@ class FakeDecision:
 
 
 class FakeEngine:
-    """Texts seen before are duplicates; ``poison`` in a text raises; ``fail_times`` store errors first."""
+    """Texts seen before are duplicates; ``poison`` in a text raises, ``corrupt`` in a text meets a
+    stored record that cannot be decoded; the first ``fail_times`` calls raise ``failure``."""
 
-    def __init__(self, fail_times: int = 0) -> None:
+    def __init__(self, fail_times: int = 0, failure: Exception | None = None) -> None:
         self.seen: dict[str, str] = {}
         self.calls: list[list[str]] = []
         self.fail_times = fail_times
+        self.failure = failure or StoreError("store down")
 
     async def decide(self, docs: list[Document]) -> list[FakeDecision]:
         self.calls.append([d.id for d in docs])
         if self.fail_times > 0:
             self.fail_times -= 1
-            raise StoreError("store down")
+            raise self.failure
         if any("poison" in d.text for d in docs):
             raise ValueError("cannot fingerprint this")
+        if any("corrupt" in d.text for d in docs):
+            raise StoreCorruptError("stored record is corrupt: ValueError")
         out = []
         for d in docs:
             first = self.seen.setdefault(d.text, d.id)
@@ -49,9 +60,7 @@ class FakeEngine:
         raise NotImplementedError
 
 
-class NoWait(Backoff):
-    def __init__(self) -> None:
-        super().__init__(0.0, 0.0)
+NO_WAIT = Backoff(0.0, 0.0)
 
 
 def msg(value: bytes | None, offset: int, key: bytes | None = None) -> InMessage:
@@ -69,7 +78,7 @@ def settings() -> Settings:
 
 async def test_one_output_per_input_in_order(settings: Settings) -> None:
     engine = FakeEngine()
-    proc = BatchProcessor(engine, settings, backoff=NoWait)
+    proc = BatchProcessor(engine, settings, backoff=NO_WAIT)
     msgs = [
         msg(doc("a", "hello world"), 0),
         msg(b"not json", 1),
@@ -93,7 +102,7 @@ async def test_one_output_per_input_in_order(settings: Settings) -> None:
 
 async def test_poison_document_is_isolated(settings: Settings) -> None:
     engine = FakeEngine()
-    proc = BatchProcessor(engine, settings, backoff=NoWait)
+    proc = BatchProcessor(engine, settings, backoff=NO_WAIT)
     msgs = [msg(doc("a", "one"), 0), msg(doc("p", "poison pill"), 1), msg(doc("c", "three"), 2)]
     outs = await proc.process(msgs)
     assert [o.output for o in outs] == ["unique", "dead_letter", "unique"]
@@ -105,7 +114,7 @@ async def test_poison_document_is_isolated(settings: Settings) -> None:
 async def test_transient_store_errors_are_retried_not_dead_lettered(settings: Settings) -> None:
     engine = FakeEngine(fail_times=3)
     states: list[str | None] = []
-    proc = BatchProcessor(engine, settings, backoff=NoWait, on_degraded=states.append)
+    proc = BatchProcessor(engine, settings, backoff=NO_WAIT, on_degraded=states.append)
     outs = await proc.process([msg(doc("a", "one"), 0), msg(doc("b", "two"), 1)])
     assert [o.output for o in outs] == ["unique", "unique"]
     assert len(engine.calls) == 4
@@ -113,7 +122,7 @@ async def test_transient_store_errors_are_retried_not_dead_lettered(settings: Se
 
 
 async def test_delivery_waits_for_acks_and_reroutes_oversized(settings: Settings) -> None:
-    proc = BatchProcessor(FakeEngine(), settings, backoff=NoWait)
+    proc = BatchProcessor(FakeEngine(), settings, backoff=NO_WAIT)
     outs = await proc.process([msg(doc("a", "one"), 0), msg(doc("big", "two"), 1), msg(doc("c", "three"), 2)])
     sent: list[OutRecord] = []
     attempts: dict[bytes | None, int] = {}
@@ -130,7 +139,7 @@ async def test_delivery_waits_for_acks_and_reroutes_oversized(settings: Settings
             fut.set_result(None)
         return fut
 
-    await Deliverer(send, proc, backoff=NoWait).deliver(outs)
+    await Deliverer(send, proc, backoff=NO_WAIT).deliver(outs)
     assert [(o.output, o.key) for o in sent] == [("unique", b"a"), ("dead_letter", b"big"), ("unique", b"c")]
     assert json.loads(sent[1].value)["reason"] == "output_too_large"
     assert attempts[b"c"] == 2
@@ -144,9 +153,41 @@ def test_raw_field() -> None:
     assert enc == "utf-8" and cut and text == "éé"
 
 
-def test_is_transient() -> None:
-    assert is_transient(StoreError("x"))
-    assert is_transient(ConnectionResetError())
-    assert is_transient(TimeoutError())
-    assert not is_transient(ValueError("x"))
-    assert not is_transient(KeyError("x"))
+def test_is_transient_is_a_check_on_the_class() -> None:
+    assert is_transient(StoreUnavailableError("cluster down"))
+    assert is_transient(StoreError("cause unknown"))  # a bare StoreError: retried, as before the split
+    assert not is_transient(StoreCorruptError("undecodable record"))
+    assert not is_transient(StoreAuthError("WRONGPASS"))
+    assert not is_transient(InvalidDocument("bad_json", "x"))
+    assert is_transient(ConnectionResetError()) and is_transient(TimeoutError())
+    assert not is_transient(ValueError("x")) and not is_transient(KeyError("x"))
+    assert not is_transient(FileNotFoundError("x"))
+
+
+async def test_store_unavailable_is_retried_until_the_store_is_back(settings: Settings) -> None:
+    engine = FakeEngine(fail_times=5, failure=StoreUnavailableError("redis://r:1: ConnectionError"))
+    states: list[str | None] = []
+    proc = BatchProcessor(engine, settings, backoff=NO_WAIT, on_degraded=states.append)
+    outs = await proc.process([msg(doc("a", "one"), 0), msg(doc("b", "two"), 1)])
+    assert [o.output for o in outs] == ["unique", "unique"]  # nothing dead-lettered
+    assert engine.calls == [["a", "b"]] * 6  # the same window, five failures then success
+    assert states[:5] == ["StoreUnavailableError: redis://r:1: ConnectionError"] * 5 and states[-1] is None
+
+
+async def test_store_corrupt_is_not_retried_and_goes_to_dead_letter(settings: Settings) -> None:
+    engine = FakeEngine()
+    proc = BatchProcessor(engine, settings, backoff=NO_WAIT)
+    outs = await proc.process([msg(doc("a", "one"), 0), msg(doc("c", "corrupt twin"), 1), msg(doc("b", "two"), 2)])
+    assert [o.output for o in outs] == ["unique", "dead_letter", "unique"]
+    dl = json.loads(outs[1].value)
+    assert dl["reason"] == "store_corrupt" and dl["id"] == "c" and "StoreCorruptError" in dl["error"]
+    # the window once, then each document once: the corrupt one is never retried
+    assert engine.calls == [["a", "c", "b"], ["a"], ["c"], ["b"]]
+
+
+async def test_store_auth_error_fails_the_window_instead_of_dead_lettering(settings: Settings) -> None:
+    engine = FakeEngine(fail_times=10, failure=StoreAuthError("WRONGPASS invalid username-password pair"))
+    proc = BatchProcessor(engine, settings, backoff=NO_WAIT)
+    with pytest.raises(StoreAuthError):
+        await proc.process([msg(doc("a", "one"), 0), msg(doc("b", "two"), 1)])
+    assert engine.calls == [["a", "b"]]  # not retried, not split into documents to dead-letter
