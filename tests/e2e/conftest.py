@@ -159,7 +159,9 @@ def pipeline(kafka_broker: KafkaBroker) -> Pipeline:
 def start_worker(pipeline: Pipeline, tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
     started: list[WorkerProcess] = []
 
-    def start(name: str = "w1", store_url: str = "memory://", **env: str) -> WorkerProcess:
+    def start(name: str = "w1", store_url: str = "memory://", web_bind: str | None = "127.0.0.1",
+              **env: str) -> WorkerProcess:
+        """A worker process; ``web_bind=None`` leaves the address to the worker's own default."""
         port = free_port()
         metrics_port = free_port()
         full_env = {
@@ -177,7 +179,7 @@ def start_worker(pipeline: Pipeline, tmp_path: Path) -> Iterator[Callable[..., W
         log_path = tmp_path / f"worker-{name}.log"
         with log_path.open("wb") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "neardup", "worker", "--web-bind", "127.0.0.1"],
+                [sys.executable, "-m", "neardup", "worker", *(["--web-bind", web_bind] if web_bind else [])],
                 cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 preexec_fn=_die_with_parent,
             )  # fmt: skip
