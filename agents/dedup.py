@@ -152,7 +152,7 @@ class BatchProcessor:
         self.engine = engine
         self.settings = settings
         self.metrics = metrics
-        # service.metrics.Metrics: dead letters and rejected input are counted there
+        # neardup.metrics.Metrics: dead letters and rejected input are counted there
         self.engine_metrics: Any = getattr(engine, "metrics", None)
         self.on_degraded = on_degraded or (lambda reason: None)
         # a transient store outage is retried forever: skipping would lose documents

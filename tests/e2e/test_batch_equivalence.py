@@ -2,7 +2,7 @@
 
 The whole development set (4,202 documents, its labelled duplicate pairs and hard negatives) goes
 through two workers on four partitions sharing the
-Redis Cluster store, and through ``service.engine.Engine`` on ``memory://`` in windows of the same
+Redis Cluster store, and through ``neardup.engine.Engine`` on ``memory://`` in windows of the same
 size with the same settings. Which document of a group counts as the original depends on the
 order of arrival, so the comparison is between the clusters formed by the (id, duplicate_of)
 edges: they must be equal, up to a few documents (< 2 %) whose chain of near-duplicates was cut

@@ -471,7 +471,7 @@ def random_weight_table(rng: np.random.Generator, vocab: np.ndarray) -> dict[int
 
 
 def slot_table(table: dict[int, tuple[float, int]]) -> tuple[np.ndarray, ...]:
-    """The open-addressing weight table the kernels read (service.kernels.simhash.build_hash_table)."""
+    """The open-addressing weight table the kernels read (neardup.kernels.simhash.build_hash_table)."""
     keys = np.array(list(table), dtype=np.uint64)
     weights = np.array([table[k][0] for k in table], dtype=np.float64)
     flags = np.array([table[k][1] for k in table], dtype=np.uint8)
