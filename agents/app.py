@@ -58,6 +58,7 @@ T = TypeVar("T")
 
 
 async def open_service_engine(settings: Settings, registry: CollectorRegistry) -> Any:
+    """The engine a worker runs: ``Engine.open`` with the worker's metrics registry."""
     from neardup.engine import Engine
 
     return await Engine.open(settings, registry=registry)
@@ -74,6 +75,7 @@ class Runtime:
         *,
         hard_stop: bool = False,
     ) -> None:
+        """Nothing is opened here; ``engine_factory`` defaults to :func:`open_service_engine`."""
         self.settings = settings
         self.hard_stop = hard_stop  # exit the process STOP_DEADLINE_SECONDS after the stop began
         self.registry = registry or CollectorRegistry()
@@ -119,6 +121,7 @@ class Runtime:
         log.info("engine open (store %s)", self.settings.redacted()["store_url"])
 
     async def close_engine(self) -> None:
+        """Close the engine (if open) and mark the worker not ready; a failing close is only logged."""
         engine, self.engine = self.engine, None
         self.engine_open.clear()
         self._update_ready()
@@ -180,6 +183,7 @@ class Runtime:
     # -- readiness -------------------------------------------------------------------------------
 
     def on_assigned(self, assigned: Iterable[TP]) -> None:
+        """The raw partitions now held (Faust's assignment callback); lag of lost ones is forgotten."""
         raw = self.settings.topics.raw
         before = self.assigned or set()
         self.assigned = {tp for tp in assigned if tp.topic == raw}
@@ -203,6 +207,7 @@ class Runtime:
                 self.metrics.consumer_lag.remove(str(tp.partition))
 
     def set_degraded(self, reason: str | None) -> None:
+        """Mark the worker degraded for ``reason`` (not ready), or healthy again with None."""
         if reason != self.degraded:
             self.degraded = reason
             self._update_ready()
@@ -210,6 +215,7 @@ class Runtime:
 
     @property
     def ready(self) -> bool:
+        """Engine open, partitions assigned, store answering, not stopping."""
         return (self.engine is not None and self.assigned is not None and self.degraded is None
                 and not self.stopping.is_set())  # fmt: skip
 
@@ -275,6 +281,7 @@ class Runtime:
         self.set_lag({tp.partition: end for tp, end in ends.items() if end is not None}, positions)
 
     def status(self) -> dict[str, Any]:
+        """The body of ``GET /ready``: readiness and what it depends on."""
         return {
             "ready": self.ready,
             "worker_id": self.settings.worker_id,
@@ -309,6 +316,7 @@ class NeardupApp(faust.App):
     runtime: Runtime
 
     async def on_start(self) -> None:
+        """Make sure the topics exist, then open the engine before the consumer starts."""
         await super().on_start()
         try:
             await ensure_topics(self.runtime.settings)
@@ -317,6 +325,7 @@ class NeardupApp(faust.App):
         await self.runtime.open_engine()
 
     async def on_stop(self) -> None:
+        """Let the agent's window finish (or abandon it unacked) before Faust stops the consumer."""
         # before Faust stops the consumer: the agent's window finishes or is abandoned unacked
         self.runtime.begin_stop()
         await self.runtime.settle()
@@ -329,6 +338,7 @@ class NeardupApp(faust.App):
             await super()._consumer_wait_empty(consumer, logger)
 
     async def on_shutdown(self) -> None:
+        """Close the engine after everything else has stopped."""
         await super().on_shutdown()
         await self.runtime.close_engine()
 
@@ -412,6 +422,7 @@ def _json_response(view: View, body: Any, status: int = 200, headers: dict[str, 
 
 
 def register_views(app: faust.App, runtime: Runtime) -> None:
+    """``GET /health``, ``GET /ready``, ``GET /metrics`` and ``POST /check`` on the worker's web port."""
     from faust.web import View as WebView
 
     @app.page("/health")
