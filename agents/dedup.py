@@ -48,9 +48,15 @@ RAW_PREVIEW_BYTES = 64 * 1024  # dead-letter copies of oversized messages are cu
 
 
 class EngineLike(Protocol):
-    async def decide(self, docs: list[Document]) -> list[Any]: ...
+    """What the agent needs of the engine (``neardup.engine.Engine``; unit tests pass fakes)."""
 
-    async def check(self, doc: Document) -> Any: ...
+    async def decide(self, docs: list[Document]) -> list[Any]:
+        """Decide and store ``docs``; one decision per document, in order."""
+        ...
+
+    async def check(self, doc: Document) -> Any:
+        """The decision ``doc`` would get; nothing stored."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +73,7 @@ class InMessage:
 
     @classmethod
     def from_event(cls, event: EventT) -> InMessage:
+        """The message of a Faust event: its value as bytes (the raw codec), key, place and times."""
         m = event.message
         value = event.value if isinstance(event.value, bytes | type(None)) else m.value
         # Faust's monitor stamps time_in (time.monotonic) when the consumer hands the message over
@@ -84,6 +91,7 @@ def kafka_seconds(timestamp: float | None) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class OutRecord:
+    """One output of a window: the topic it goes to (``output``), key and value, and its source message."""
     output: str  # "unique" | "duplicate" | "dead_letter"
     key: bytes | None
     value: bytes
@@ -96,6 +104,7 @@ class OutRecord:
 
 
 def decode_document(value: bytes | str | None, settings: Settings) -> Document:
+    """Validate one raw message into a Document; raises ``InvalidDocument`` with its reason."""
     from neardup.document import InvalidDocument, parse_document
 
     if value is None:
@@ -117,6 +126,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def is_permanent_produce_error(exc: BaseException) -> bool:
+    """Produce errors a retry cannot fix (the record is too large): such records are rerouted, not re-sent."""
     from aiokafka.errors import MessageSizeTooLargeError, RecordListTooLargeError, RecordTooLargeError
 
     return isinstance(exc, MessageSizeTooLargeError | RecordTooLargeError | RecordListTooLargeError)
@@ -149,6 +159,7 @@ class BatchProcessor:
         on_degraded: Callable[[str | None], None] | None = None,
         backoff: Backoff | None = None,
     ) -> None:
+        """``backoff`` (default: from ``settings.retry``) paces the retries of a transient store outage."""
         self.engine = engine
         self.settings = settings
         self.metrics = metrics
@@ -161,6 +172,10 @@ class BatchProcessor:
     def dead_letter(
         self, msg: InMessage, reason: str, error: str, doc_id: str | None = None, *, cut: bool = False
     ) -> OutRecord:
+        """The dead-letter record of ``msg``: reason, error, the original bytes and where they came from.
+
+        ``cut`` keeps only a preview of the original, for a record that was too large to produce whole.
+        """
         # the whole original by default; a preview when the whole one cannot be produced
         limit = RAW_PREVIEW_BYTES if cut else self.settings.normalize.max_bytes * 2 + 4096
         raw, encoding, truncated = raw_field(msg.value, limit)
@@ -187,6 +202,7 @@ class BatchProcessor:
         return OutRecord("dead_letter", key, encode_json(record), msg, reason, error, doc_id, cut)
 
     def decision_record(self, msg: InMessage, doc: Document, decision: Any) -> OutRecord:
+        """The unique/duplicate record of a decided document; a decision that cannot be encoded is dead-lettered."""
         try:
             record = decision.to_record()
             status = record["status"]
@@ -290,6 +306,7 @@ class Deliverer:
         metrics: AgentMetrics | None = None,
         backoff: Backoff | None = None,
     ) -> None:
+        """``send`` enqueues one record and returns its delivery future; ``backoff`` defaults to the processor's."""
         self.send = send
         self.processor = processor
         self.metrics = metrics
@@ -347,6 +364,7 @@ async def _await_or_raise(f: Awaitable[Any] | BaseException) -> Any:
 
 
 def faust_sender(runtime: Runtime) -> SendFn:
+    """The :data:`SendFn` of a worker: each output goes to its Faust topic; the future resolves on the broker ack."""
     topics = runtime.topics
     assert topics is not None
     by_output: dict[str, faust.TopicT] = {
@@ -364,6 +382,7 @@ def faust_sender(runtime: Runtime) -> SendFn:
 
 
 def attach_dedup_agent(app: faust.App, runtime: Runtime) -> Any:
+    """Register the dedup agent on ``app``: windows of raw messages decided, delivered, then acked."""
     settings = runtime.settings
     topics = runtime.topics
     assert topics is not None

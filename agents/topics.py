@@ -26,20 +26,16 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Topics:
+    """The four Faust topics of a worker, declared from ``settings.topics``."""
     raw: faust.TopicT
     unique: faust.TopicT
     duplicate: faust.TopicT
     dead_letter: faust.TopicT
 
-    def for_status(self, status: str) -> faust.TopicT:
-        if status == "unique":
-            return self.unique
-        if status == "duplicate":
-            return self.duplicate
-        raise ValueError(f"decision status {status!r} is neither 'unique' nor 'duplicate'")
 
 
 def declare_topics(app: faust.App, settings: Settings) -> Topics:
+    """Declare the raw and output topics on ``app`` with raw byte codecs (nothing is created here)."""
     t = settings.topics
 
     def topic(name: str) -> faust.TopicT:
@@ -76,6 +72,7 @@ def resolve_topic(settings: Settings, name: str) -> str:
 
 
 def encode_json(value: Mapping[str, Any]) -> bytes:
+    """Compact UTF-8 JSON (not ASCII-escaped) of an output record; numpy values and sets become JSON."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default).encode("utf-8")
 
 
@@ -95,6 +92,7 @@ def _json_default(obj: Any) -> Any:
 
 
 def encode_key(doc_id: str | None) -> bytes | None:
+    """A document id as a Kafka key (UTF-8); None stays None."""
     return doc_id.encode("utf-8") if doc_id is not None else None
 
 
@@ -121,6 +119,7 @@ def bootstrap_servers(settings: Settings) -> list[str]:
 
 
 def ssl_context(settings: Settings) -> ssl.SSLContext | None:
+    """The TLS context of ``settings.kafka`` (None unless SSL or SASL_SSL)."""
     k = settings.kafka
     if k.security_protocol not in ("SSL", "SASL_SSL"):
         return None
