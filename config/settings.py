@@ -20,6 +20,7 @@ DAY = 86_400
 
 
 class NormalizeSettings(BaseModel):
+    """Input limits and the text folds applied before fingerprinting."""
     traditional_to_simplified: bool = True
     strip_html: bool = True
     max_bytes: int = Field(1_000_000, gt=0, description="documents larger than this (UTF-8) are rejected")
@@ -27,6 +28,7 @@ class NormalizeSettings(BaseModel):
 
 
 class FingerprintSettings(BaseModel):
+    """SimHash and MinHash parameters; changing them changes every stored fingerprint."""
     simhash_bits: Literal[64, 128] = 64
     num_perm: int = Field(128, ge=16, le=1024)
     zh_shingle: int = Field(5, ge=1, le=16, description="character shingle size for Chinese")
@@ -56,6 +58,7 @@ class FingerprintSettings(BaseModel):
 
 
 class IndexSettings(BaseModel):
+    """Candidate search: the SimHash block index and the MinHash LSH bands."""
     hamming_radius: int = Field(3, ge=0, le=15, description="SimHash block index finds all within k bits")
     lsh_threshold: float = Field(0.4, gt=0.0, lt=1.0, description="Jaccard the LSH bands are tuned for")
     lsh_fp_weight: float = Field(0.5, ge=0.0, le=1.0)
@@ -96,11 +99,13 @@ class ThresholdSettings(BaseModel):
 
 
 class WindowSettings(BaseModel):
+    """When a window of documents closes: at ``max_count`` documents or ``max_age_seconds`` after its first."""
     max_count: int = Field(1000, ge=1, le=100_000)
     max_age_seconds: float = Field(1.0, gt=0.0, le=3600.0)
 
 
 class TopicSettings(BaseModel):
+    """Topic names and how they are created (partitions, replicas)."""
     raw: str = "raw"
     unique: str = "unique"
     duplicate: str = "duplicate"
@@ -126,6 +131,7 @@ class KafkaSettings(BaseModel):
 
 
 class RedisSettings(BaseModel):
+    """The Redis store: credentials, TLS, pool size, key layout and its own retries."""
     password: SecretStr | None = None
     username: str | None = None
     tls: bool = False
@@ -168,6 +174,7 @@ def _default_ttl() -> dict[str, int | None]:
 
 
 class Settings(BaseSettings):
+    """Every setting of neardup; see :func:`load_settings` for where values come from."""
     model_config = SettingsConfigDict(
         env_prefix="NEARDUP_",
         env_nested_delimiter="__",
@@ -240,6 +247,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Where values come from, strongest first: explicit arguments, NEARDUP_* variables, the settings file."""
         # explicit arguments beat env, env beats the config file
         return (init_settings, env_settings, _ConfigFileSource(settings_cls))
 
@@ -261,6 +269,7 @@ def _strip_password(url: str) -> str:
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The mapping in a TOML, YAML or JSON settings file (under a top-level ``neardup`` key if there is one)."""
     p = Path(path)
     text = p.read_text(encoding="utf-8")
     if p.suffix in {".toml"}:
