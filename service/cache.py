@@ -18,6 +18,8 @@ Arrays = dict[str, npt.NDArray[np.generic]]
 
 
 def cache_dir() -> Path:
+    """Where derived tables are cached: ``NEARDUP_CACHE_DIR``, else ``$XDG_CACHE_HOME/neardup`` (``~/.cache/neardup``).
+    """
     base = os.environ.get("NEARDUP_CACHE_DIR")
     if base:
         return Path(base)

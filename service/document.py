@@ -26,6 +26,7 @@ class InvalidDocument(InputError):
     """
 
     def __init__(self, reason: str, detail: str) -> None:
+        """``reason``: the code (bad_json, missing_id, ...); ``detail``: what is wrong, for a person."""
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
@@ -33,6 +34,7 @@ class InvalidDocument(InputError):
 
 @dataclass(slots=True)
 class Document:
+    """A validated input document; ``raw`` is the input object, echoed in the output with the decision."""
     id: str
     text: str
     type: str = "default"

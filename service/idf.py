@@ -15,6 +15,10 @@ EN_WORD = re.compile(r"[a-z0-9]+")
 
 
 def build_idf(corpus: Path, output: Path, min_df: int = 2, window: int = 1000) -> int:
+    """Count document frequencies over a JSONL corpus and write ``word idf`` lines; returns the number of words.
+
+    Words in fewer than ``min_df`` documents are left out; ``window`` documents are normalised at once.
+    """
     seg = segmenter()
     df: Counter[str] = Counter()
     n_docs = 0

@@ -23,6 +23,7 @@ NEGATOR_FLAG = 1
 
 
 def jieba_idf_path() -> Path:
+    """The IDF table jieba ships (``jieba/analyse/idf.txt``)."""
     import jieba.analyse  # only for the location of its shipped IDF table
 
     return Path(jieba.analyse.__file__).resolve().parent / "idf.txt"
@@ -30,6 +31,7 @@ def jieba_idf_path() -> Path:
 
 @dataclass(frozen=True)
 class Lexicon:
+    """The domain word lists: template words, decision words, stop words, negators, polarity pairs."""
     template: frozenset[str]
     decision: frozenset[str]
     stopwords: frozenset[str]
@@ -43,6 +45,7 @@ class Lexicon:
 
 
 def load_lexicon(path: str | Path | None = None) -> Lexicon:
+    """The lexicon in ``path`` (YAML or TOML), or the bundled ``data/lexicon.yaml``."""
     p = Path(path) if path else DEFAULT_LEXICON
     text = p.read_text(encoding="utf-8")
     data: dict[str, Any] = tomllib.loads(text) if p.suffix == ".toml" else yaml.safe_load(text)
@@ -80,6 +83,7 @@ def hash_words(words: list[str]) -> npt.NDArray[np.uint64]:
 
 
 def read_idf(path: str | Path) -> dict[str, float]:
+    """An IDF table, one ``word idf`` per line; other lines are skipped."""
     idf: dict[str, float] = {}
     with open(path, encoding="utf-8") as fh:
         for line in fh:
@@ -94,6 +98,7 @@ def read_idf(path: str | Path) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class WeightTable:
+    """SimHash feature weights by token hash (IDF x domain weight), sorted for the kernels' lookups."""
     keys: npt.NDArray[np.uint64]  # sorted token hashes
     weights: npt.NDArray[np.float64]
     flags: npt.NDArray[np.uint8]
@@ -104,6 +109,7 @@ class WeightTable:
 
 @lru_cache(maxsize=4)
 def weight_table(idf_path: str | None = None, lexicon_path: str | None = None) -> WeightTable:
+    """The weight table from an IDF table and a lexicon (defaults: jieba's and the bundled), cached on disk."""
     lex = load_lexicon(lexicon_path)
     src = Path(idf_path) if idf_path else jieba_idf_path()
     digest = hashlib.sha1(src.read_bytes() + (Path(lexicon_path) if lexicon_path else DEFAULT_LEXICON)

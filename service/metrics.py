@@ -61,6 +61,7 @@ class Metrics:
     """The engine's collectors: decisions, windows, candidates, store calls, thresholds, Bloom filter."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        """Every collector on ``registry`` (a private one by default), labelled series pre-created at zero."""
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         r = self.registry
         self.documents = _zero(Counter("neardup_documents_total", "Documents decided, by status and reason",
@@ -108,6 +109,7 @@ class AgentMetrics:
     """The Kafka transport's collectors, and the standard process collectors of the worker's registry."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
+        """Every collector on ``registry``, with the process and platform collectors."""
         r = registry
         register_standard_collectors(r)
         self.messages_in = Counter("neardup_agent_messages_in_total", "raw messages taken from Kafka", registry=r)

@@ -155,6 +155,7 @@ def _to_cps(texts: list[str]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.in
 
 
 def normalize_batch(texts: list[str], t2s: bool = True, html_strip: bool = True) -> NormalizedBatch:
+    """Normalise a batch of texts in one kernel call (see the module docstring for what is folded)."""
     table, classes = tables(t2s)
     if html_strip:
         texts = [strip_html(t) for t in texts]
@@ -172,4 +173,5 @@ def normalize_batch(texts: list[str], t2s: bool = True, html_strip: bool = True)
 
 
 def normalize_text(text: str, t2s: bool = True, html_strip: bool = True) -> str:
+    """One text through :func:`normalize_batch`."""
     return normalize_batch([text], t2s=t2s, html_strip=html_strip).texts[0]

@@ -260,6 +260,7 @@ class JsonlWriter:
     """One JSON object per line, UTF-8, not ASCII-escaped."""
 
     def __init__(self, stream: IO[str], owned: bool) -> None:
+        """``owned``: close ``stream`` on :meth:`close` (a file), else only flush it (stdout)."""
         self.stream = stream
         self.owned = owned
 
@@ -279,6 +280,7 @@ class Columns:
     """The columns of a tabular output, fixed by its first record."""
 
     def __init__(self, path: str) -> None:
+        """``path`` names the output in errors."""
         self.path = path
         self.names: list[str] = []
 
@@ -309,6 +311,7 @@ class CsvWriter:
     """CSV with a header row; nested values as JSON text."""
 
     def __init__(self, path: str) -> None:
+        """Create (truncate) ``path``."""
         self.stream = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
         self.columns = Columns(path)
         self.writer: Any = None
@@ -333,6 +336,7 @@ class ParquetWriter:
     """
 
     def __init__(self, path: str) -> None:
+        """Nothing is written before the first row group; ``path`` is created then."""
         require_extra("pyarrow", "parquet", "Parquet output")
         self.path = path
         self.columns = Columns(path)

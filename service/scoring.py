@@ -10,10 +10,13 @@ from typing import Any
 
 
 class UnionFind:
+    """Disjoint sets of ids (path halving), for clusters of duplicates."""
     def __init__(self, items: Iterable[str]) -> None:
+        """Every item starts in a set of its own."""
         self.parent = {x: x for x in items}
 
     def find(self, x: str) -> str:
+        """The representative of ``x``'s set."""
         p = self.parent
         while p[x] != x:
             p[x] = p[p[x]]
@@ -21,6 +24,7 @@ class UnionFind:
         return x
 
     def union(self, a: str, b: str) -> None:
+        """Merge the sets of ``a`` and ``b``."""
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
             self.parent[ra] = rb
@@ -28,6 +32,7 @@ class UnionFind:
 
 @dataclass(slots=True)
 class Scores:
+    """Pair precision, recall and F1 of predicted clusters against gold ones, per pair kind too."""
     precision: float
     recall: float
     f1: float
@@ -37,12 +42,14 @@ class Scores:
     per_kind: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
+        """The scores as a JSON-able mapping."""
         return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
                 "hard_negative_fpr": self.hard_negative_fpr, "predicted_edges": self.predicted_edges,
                 "true_edges": self.true_edges, "per_kind": self.per_kind}
 
 
 def score(ids: list[str], pairs: list[Mapping[str, Any]], duplicate_of: Mapping[str, str | None]) -> Scores:
+    """Score ``duplicate_of`` (id -> original or None) against labelled ``pairs`` over ``ids``, as clusters."""
     gold = UnionFind(ids)
     for p in pairs:
         if p["label"] == 1:

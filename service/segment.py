@@ -18,6 +18,7 @@ from neardup.kernels.segment import build_prefix_table, segment_batch, single_ch
 
 
 def jieba_dict_path() -> Path:
+    """The dictionary jieba ships (``jieba/dict.txt``)."""
     import jieba  # only for the location of its shipped dictionary
 
     return Path(jieba.__file__).resolve().parent / "dict.txt"
@@ -25,6 +26,7 @@ def jieba_dict_path() -> Path:
 
 @dataclass(frozen=True)
 class Segmenter:
+    """jieba's dictionary as hash tables the segmentation kernel reads (prefix hash -> frequency)."""
     table: npt.NDArray[np.uint64]  # (size, 2): prefix hash, frequency
     single: npt.NDArray[np.int64]  # one-character prefixes of the BMP, direct
     longest: int
@@ -67,6 +69,7 @@ def _read_dict(path: Path) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64
 
 @lru_cache(maxsize=2)
 def segmenter(dict_path: str | None = None) -> Segmenter:
+    """The segmenter for a jieba dictionary (default: jieba's own), built once and cached on disk."""
     path = Path(dict_path) if dict_path else jieba_dict_path()
     digest = hashlib.sha1(path.read_bytes()).hexdigest()[:12]
 

@@ -23,6 +23,7 @@ class NeardupError(Exception):
     default_hint: ClassVar[str | None] = None
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        """``message``: what failed; ``hint``: what to do (default: the class's ``default_hint``)."""
         super().__init__(message)
         self.hint = hint if hint is not None else self.default_hint
 
@@ -72,6 +73,7 @@ class MissingExtraError(NeardupError, ImportError):
     reason = "missing_extra"
 
     def __init__(self, feature: str, extra: str) -> None:
+        """``feature``: what needs the extra (a command, a store scheme); ``extra``: its name in pyproject.toml."""
         super().__init__(f"{feature} needs the optional part '{extra}'",
                          hint=f"install it with: pip install 'neardup[{extra}]'")  # fmt: skip
         self.feature = feature

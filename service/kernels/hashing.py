@@ -18,6 +18,7 @@ GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 @njit(uint64(uint64), cache=True, inline="always")
 def fmix64(h):
+    """MurmurHash3's 64-bit finaliser: spreads every input bit over the whole word."""
     h ^= h >> np.uint64(33)
     h *= C1
     h ^= h >> np.uint64(33)
@@ -28,6 +29,7 @@ def fmix64(h):
 
 @njit(cache=True, inline="always")
 def hash_span(cps, start, end, seed):
+    """FNV-1a over the code points ``cps[start:end]``, seeded, finalised with :func:`fmix64`."""
     h = FNV_OFFSET ^ (np.uint64(seed) * GOLDEN)
     for i in range(start, end):
         h ^= np.uint64(cps[i])
@@ -43,6 +45,7 @@ def combine(h, x):
 
 @njit(cache=True)
 def hash_spans(cps, starts, ends, seed):
+    """:func:`hash_span` of each (start, end) span."""
     n = starts.shape[0]
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):

@@ -135,6 +135,7 @@ def simhash_batch(feature_hashes, feature_weights_, doc_offsets, words):
 
 @njit(cache=True)
 def popcount64(x):
+    """Set bits of a 64-bit word (SWAR popcount, no lookup table)."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
