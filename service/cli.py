@@ -42,6 +42,7 @@ LAZY_COMMANDS = {
     "worker": "neardup.agents.commands.worker",
     "publish": "neardup.agents.commands.publish",
     "tail": "neardup.agents.commands.tail",
+    "review": "neardup.review.review_command",
 }
 
 
