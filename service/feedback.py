@@ -158,8 +158,8 @@ def read_feedback(path: str | Path) -> Iterator[FeedbackRecord]:
 
 
 def _decode(line: str | bytes) -> Any:
-    try:
-        return json.loads(line)
+    try:  # bytes are UTF-8 (json.loads would also guess UTF-16 and UTF-32)
+        return json.loads(line.decode("utf-8") if isinstance(line, bytes) else line)
     except UnicodeDecodeError as exc:
         raise FeedbackError(f"not UTF-8 at byte {exc.start}") from None
     except json.JSONDecodeError as exc:

@@ -121,7 +121,7 @@ def _json_lines(path: Path) -> Iterable[tuple[int, Any]]:
             if not raw.strip():
                 continue
             try:
-                yield n, json.loads(raw)
+                yield n, json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError as exc:
                 raise ReviewInputError(f"{path}:{n}: not UTF-8 at byte {exc.start}") from None
             except json.JSONDecodeError as exc:
