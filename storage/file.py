@@ -17,11 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from neardup.storage.base import DecisionRecord, FingerprintRecord, StoreError, TTLPolicy
+from neardup.storage.base import DecisionRecord, FingerprintRecord, TTLPolicy
+from neardup.storage.errors import StoreCorruptError, StoreError
 from neardup.storage.memory import INF, MemoryFingerprintStore, _Entry
 
 FORMAT = "neardup-store"
 VERSION = 1
+_NOT_OURS = "give --store a new file, or the one an earlier neardup dedup wrote"
 
 
 def _b(x: bytes) -> str:
@@ -41,19 +43,27 @@ def _unexp(x: float | None) -> float:
 
 
 class FileFingerprintStore(MemoryFingerprintStore):
+    """The memory store, loaded from ``path`` on open (if it exists) and written back on flush and close."""
     def __init__(self, path: str | Path, ttl: TTLPolicy | None = None, clock: Callable[[], float] = time.time) -> None:
+        """``path``: the JSON file; ``ttl`` and ``clock`` as for the memory store."""
         super().__init__(url=f"file://{path}", ttl=ttl, clock=clock)
         self.path = Path(path)
 
     async def open(self) -> None:
+        """Load the file, if there is one; a file that is not a store of this version is ``StoreCorruptError``."""
         if not self.path.exists():
             return
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise StoreError(f"cannot read store file {self.path}: {exc}") from exc
-        if data.get("format") != FORMAT or data.get("version") != VERSION:
-            raise StoreError(f"{self.path}: not a {FORMAT} v{VERSION} file")
+            text = self.path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise StoreError(f"cannot read store file {self.path}: {exc.strerror}",
+                             hint="check the path and its permissions (--store file://PATH)") from exc  # fmt: skip
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise StoreCorruptError(f"store file {self.path} is not JSON: {exc}", hint=_NOT_OURS) from exc
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
+            raise StoreCorruptError(f"{self.path}: not a {FORMAT} v{VERSION} file", hint=_NOT_OURS)
         for r in data["records"]:
             rec = FingerprintRecord(
                 doc_id=r["id"],
@@ -113,6 +123,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
         }
 
     async def flush(self) -> None:
+        """Write the store to the file atomically (temporary file, fsync, rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         try:
@@ -126,4 +137,5 @@ class FileFingerprintStore(MemoryFingerprintStore):
             raise
 
     async def close(self) -> None:
+        """Flush, so the next run sees this one's documents."""
         await self.flush()

@@ -216,3 +216,10 @@ def test_dedup_reads_csv_and_parquet_and_writes_by_extension(tmp_path: Path) -> 
     assert res.returncode == 0, res.stderr.decode()[-2000:]
     with (tmp_path / "o.csv").open(encoding="utf-8") as f:
         assert [(r["doc_id"], r["status"], r["duplicate_of"] or None) for r in csv.DictReader(f)] == expected
+
+
+def test_a_file_that_is_not_a_store_is_one_line(tmp_path: Path) -> None:
+    other = tmp_path / "notes.json"
+    other.write_text("[1, 2]")
+    res = neardup("dedup", str(SAMPLE), "-q", "-o", os.devnull, "--store", f"file://{other}")
+    assert res.returncode == 1 and "not a neardup-store v1 file" in one_error_line(res)
