@@ -57,6 +57,7 @@ class LazyGroup(click.Group):
     """
 
     def __init__(self, *args: Any, lazy_subcommands: dict[str, str] | None = None, **kwargs: Any) -> None:
+        """``lazy_subcommands``: name -> ``module.attribute`` of a click command; the rest as click.Group."""
         super().__init__(*args, **kwargs)
         self.lazy_subcommands = dict(lazy_subcommands or {})
 
@@ -172,6 +173,7 @@ class DedupOutputs:
     """The files ``dedup`` writes: every decision, and optionally the unique, the duplicates, the rejects."""
 
     def __init__(self, output: str, unique: str | None, duplicates: str | None, rejects: str | None) -> None:
+        """Open every output (each in the format of its extension); None: not written."""
         from neardup.records import open_writer
 
         self.all = open_writer(output)
@@ -191,6 +193,7 @@ class DedupRun:
 
     def __init__(self, engine: Engine, settings: Settings, outputs: DedupOutputs, bar: Any,
                  fields: FieldMap) -> None:  # fmt: skip
+        """``bar``: a tqdm progress bar or None; ``fields`` restores the input's id/text field names."""
         from neardup.window import Window
 
         self.fields = fields
