@@ -32,6 +32,7 @@ class KafkaFeedbackSink:
     """
 
     def __init__(self, settings: Settings, timeout: float) -> None:
+        """``timeout``: seconds a send or the topic check may take; nothing is opened here."""
         self._settings = settings
         self._topic = settings.topics.feedback
         self._timeout = timeout

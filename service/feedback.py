@@ -234,6 +234,7 @@ class FileFeedbackSink:
     _fd: int | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        """Create the file and its folder when missing, and open it for appending."""
         self.path = Path(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()

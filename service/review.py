@@ -435,6 +435,7 @@ class ReviewServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, session: ReviewSession, bind: str, port: int) -> None:
+        """Listen on ``bind``:``port`` (IPv6 when ``bind`` has a colon) for ``session``."""
         self.session = session
         self.address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
         super().__init__((bind, port), _Handler)
