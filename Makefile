@@ -3,7 +3,7 @@
 #   make venv     .venv from requirements.lock (+ the project, editable); a no-op when up to date
 #   make demo     samples/sample.jsonl: batch dedup, then one worker on a local tansu broker (scripts/demo.sh)
 #   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka), runs pytest
-#   make lint     ruff + mypy
+#   make lint     ruff (incl. docstrings) + mypy + vulture
 #   make bench    neardup bench
 #   make lock     regenerate requirements.lock from pyproject.toml
 #   make check-wheels  install the lock into a throwaway venv with source builds refused
@@ -103,9 +103,11 @@ typecheck-tree:
 	@for f in service/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/; done
 	@for d in storage agents config; do ln -s "$(CURDIR)/$$d" $(TYPECHECK)/$$d; done
 
+# vulture: dead code; tests/vulture_whitelist.py lists what frameworks call (click, Faust, pydantic)
 lint: venv typecheck-tree
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/vulture service storage agents config scripts tests/vulture_whitelist.py --min-confidence 60
 
 # ---------------------------------------------------------------- tests
 

@@ -390,12 +390,12 @@ def create_app(
     app.runtime = runtime
     runtime.topics = declare_topics(app, settings)
 
-    async def _on_assigned(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+    async def _on_assigned(_sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
         runtime.on_assigned(args[0] if args else kwargs.get("assigned", ()))
 
     app.on_partitions_assigned.connect(_on_assigned)
 
-    async def _on_revoked(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+    async def _on_revoked(_sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
         runtime.on_revoked(args[0] if args else kwargs.get("revoked", ()))
 
     app.on_partitions_revoked.connect(_on_revoked)

@@ -1,0 +1,48 @@
+"""Names vulture (``make lint``) reports as unused that frameworks call: keep each entry justified.
+
+Vulture reads this file as code that uses the names below; nothing imports it.
+"""
+# ruff: noqa: B018, F821
+
+# click runs these commands (service/cli.py)
+explain
+evaluate
+bench
+idf_build
+# Faust calls them: a timer, web views and the view's handler (agents/app.py)
+_refresh_lag
+Health
+Ready
+Check
+_.post
+# pydantic calls validators and reads model_config; settings_customise_sources gets these by keyword
+_._bits
+_._simhash_bits
+_._ordered
+_._store_scheme
+_._broker_scheme
+_._ttl_positive
+model_config
+_.settings_customise_sources
+dotenv_settings
+file_secret_settings
+_.get_field_value
+# http.server reads and calls them (service/review.py); click runs review_command
+daemon_threads
+_.address_family
+protocol_version
+_.log_message
+_.do_GET
+_.do_POST
+review_command
+# public helpers that only the tests call so far
+normalize_text  # service/normalize.py: one text through the batch kernel
+acl_rules  # storage/acl.py: tests/fixtures/redis_servers.py builds the test user's ACL from it
+# lead is rewriting these files (service/index.py, policy.py, window.py, storage/): entries go with the rewrite
+candidate_probability
+updates
+closed
+_.time_left
+_.release_exact
+_.stats
+_.doc_keys
