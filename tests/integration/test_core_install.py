@@ -62,7 +62,14 @@ def core_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     python = venv / "bin" / "python"
     core = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     install_step([*uv(), "pip", "install", "-q", "--python", str(python), "-c", str(ROOT / "requirements.lock"), *core])
-    install_step([*uv(), "pip", "install", "-q", "--python", str(python), "--no-deps", str(ROOT)])
+    # the wheel is built from a copy: a build in the checkout would leave build/ and *.egg-info there
+    source = base / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    for name in ("service", "storage", "agents", "config"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    install_step([*uv(), "pip", "install", "-q", "--python", str(python), "--no-deps", str(source)])
     yield venv
 
 
@@ -101,6 +108,7 @@ def test_core_install_runs_dedup_on_the_sample(core_env: Path, tmp_path: Path) -
     (["tail", "raw"], "kafka"),
     (["dedup", str(SAMPLE), "--store", "redis://127.0.0.1:6379"], "redis"),
     (["dedup", str(SAMPLE), "-o", "out.parquet"], "parquet"),
+    (["eval", "--docs", str(SAMPLE), "--pairs", str(ROOT / "samples" / "pairs.jsonl"), "--report", "r"], "plots"),
 ])  # fmt: skip
 def test_a_missing_extra_is_named_in_one_line(core_env: Path, tmp_path: Path, args: list[str], extra: str) -> None:
     res = outside(core_env, tmp_path, *args)
