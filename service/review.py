@@ -410,7 +410,7 @@ class ReviewSession:
         state = verdict.value if verdict else "open"
         shown = {"confirm": "confirmed", "overturn": "overturned"}.get(state, "not reviewed")
         return _CARD.format(
-            index=item.index, number=item.index + 1, state=state, shown=shown, kind=item.kind.value,
+            index=item.index, number=item.index + 1, line=item.line, state=state, shown=shown, kind=item.kind.value,
             a_id=esc(item.other_id), b_id=esc(item.doc_id), facts=_facts(item, b), left=left, right=right,
             passages=passages, evidence=render_value(dict(item.evidence)),
             a_chars=len(a["text"]), b_chars=len(b["text"]),
@@ -668,7 +668,7 @@ article.pair.current{border-color:var(--cur);box-shadow:0 0 0 2px var(--cur)}
 article.pair[data-state=confirm]{border-left:6px solid #2a2}
 article.pair[data-state=overturn]{border-left:6px solid #c33}
 .head{display:flex;gap:1em;align-items:baseline;flex-wrap:wrap}.head h2{font-size:1em;margin:0}
-.verdict{font-weight:bold}.fact{margin-right:1.2em}.fact .k{color:var(--muted)}
+.verdict{font-weight:bold}.line{color:var(--muted);font-size:12px}.fact{margin-right:1.2em}.fact .k{color:var(--muted)}
 .critical{background:#fff3cd;padding:.2em .4em;margin:.3em 0}.title{color:var(--muted)}
 .sides{display:grid;grid-template-columns:1fr 1fr;gap:.8em;margin:.5em 0}
 .side h3{font-size:.95em;margin:.2em 0}.text{white-space:pre-wrap;word-break:break-word;max-height:55vh;
@@ -792,7 +792,7 @@ document that is a duplicate). Each answer appends a record; a later answer on t
 
 _CARD = """<article class="pair" id="item-{index}" data-item="{index}" data-state="{state}" data-kind="{kind}">
 <div class="head"><h2>#{number} <span class="kind">{kind}</span>: B <code>{b_id}</code> vs A <code>{a_id}</code></h2>
-<span class="verdict">{shown}</span></div>
+<span class="verdict">{shown}</span><span class="line">decisions line {line}</span></div>
 <div class="facts">{facts}</div>
 <div class="sides">
 <div class="side"><h3>A <code>{a_id}</code> ({a_chars} characters; {passages} differing passages)</h3>
