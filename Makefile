@@ -2,7 +2,7 @@
 #
 #   make venv     .venv from requirements.lock (+ the project, editable); a no-op when up to date
 #   make demo     samples/sample.jsonl: batch dedup, then one worker on a local tansu broker (scripts/demo.sh)
-#   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka), runs pytest
+#   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka, Prometheus), runs pytest
 #   make lint     ruff (incl. docstrings) + mypy + vulture
 #   make bench    neardup bench
 #   make lock     regenerate requirements.lock from pyproject.toml
