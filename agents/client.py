@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +29,7 @@ from neardup.agents.topics import (
 )
 from neardup.config import Settings
 from neardup.errors import BrokerError
+from neardup.records import FieldMap, Format, count_records, format_for, read_records
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +38,48 @@ log = logging.getLogger(__name__)
 # publish
 
 
-def _lines(path: str | Path) -> tuple[Iterator[bytes], int | None, IO[bytes] | None]:
-    if str(path) == "-":
-        return iter(sys.stdin.buffer), None, None
+@dataclass(frozen=True, slots=True)
+class Source:
+    """What ``publish`` sends: message values (None for a row the reader found malformed), each with
+    its progress step, the progress total and unit, and the file to close at the end."""
+
+    values: Iterator[tuple[bytes | None, int]]
+    total: int | None
+    unit: str
+    handle: IO[bytes] | None = None
+
+
+def _jsonl_lines(path: str) -> Source:
+    """Each line's bytes unchanged; progress in bytes."""
+    if path == "-":
+        return Source(((line, len(line)) for line in sys.stdin.buffer), None, "B")
     f = open(path, "rb")  # noqa: SIM115  (closed by publish)
-    return iter(f), os.fstat(f.fileno()).st_size, f
+    return Source(((line, len(line)) for line in f), os.fstat(f.fileno()).st_size, "B", f)
+
+
+def _records(path: str, fmt: Format, fields: FieldMap) -> Source:
+    """CSV/Parquet rows (or renamed JSONL objects) as compact JSON; progress in documents."""
+
+    def values() -> Iterator[tuple[bytes | None, int]]:
+        for rec in read_records(path, fmt, fields):
+            if rec.problem is not None:
+                log.warning("publish: %s:%d (line, or Parquet row) not sent: %s", path, rec.position, rec.problem[1])
+                yield None, 1
+            elif isinstance(rec.data, bytes):
+                yield rec.data, 1
+            else:
+                yield json.dumps(rec.data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 1
+
+    return Source(values(), count_records(path, fmt), "doc")
+
+
+def message_source(path: str, fmt: Format | None = None, fields: FieldMap | None = None) -> Source:
+    """The messages of ``path`` (``-``: stdin), in ``fmt`` or the format its extension names."""
+    fmt = format_for(path, fmt)
+    fields = fields or FieldMap()
+    if fmt is Format.JSONL and fields.identity:
+        return _jsonl_lines(path)
+    return _records(path, fmt, fields)
 
 
 def _doc_key(line: bytes) -> bytes | None:
@@ -142,21 +181,27 @@ def publish_file(
     skip_invalid: bool = False,
     idempotent: bool = True,
     max_in_flight: int = 10_000,
+    fmt: Format | None = None,
+    fields: FieldMap | None = None,
 ) -> int:
-    """Send a JSONL file (``-`` for stdin) to the raw topic, one message per non-blank line.
+    """Send a file (``-`` for stdin) to the raw topic, one message per document.
 
-    Each line's bytes go out unchanged, keyed by the document id. Lines that are not JSON objects
-    with an id are sent without a key (the workers dead-letter them), or skipped with
-    ``skip_invalid``. Waits for every broker ack; returns the number of messages sent.
-    ``idempotent=False`` skips the idempotent producer (see :func:`start_producer`).
+    JSONL lines go out unchanged, one message per non-blank line; CSV and Parquet rows (and JSONL
+    objects whose id/text fields ``fields`` renames) go out as compact JSON. Messages are keyed by
+    the document id. Those that are not JSON objects with an id are sent without a key (the
+    workers dead-letter them), or skipped with ``skip_invalid``; rows the reader finds malformed
+    (more CSV cells than the header) are not sent and are logged. Waits for every broker ack;
+    returns the number of messages sent. ``idempotent=False`` skips the idempotent producer (see
+    :func:`start_producer`).
     """
     name = resolve_topic(settings, topic or "raw")
-    return asyncio.run(_publish(settings, path, name, progress, skip_invalid, idempotent, max_in_flight))
+    source = message_source(str(path), fmt, fields)
+    return asyncio.run(_publish(settings, source, name, progress, skip_invalid, idempotent, max_in_flight))
 
 
 async def _publish(
     settings: Settings,
-    path: str | Path,
+    source: Source,
     topic: str,
     progress: bool,
     skip_invalid: bool,
@@ -167,21 +212,22 @@ async def _publish(
     from tqdm import tqdm
 
     producer = await start_producer(settings, idempotent)
-    lines, total, handle = _lines(path)
     sent = skipped = unkeyed = 0
     pending: set[asyncio.Future[Any]] = set()
     bar = tqdm(
-        total=total,
-        unit="B",
-        unit_scale=True,
+        total=source.total,
+        unit=source.unit,
+        unit_scale=source.unit == "B",
         desc=f"publish -> {topic}",
         disable=not progress,
         file=sys.stderr,
     )
     try:
-        for raw_line in lines:
-            bar.update(len(raw_line))
-            line = raw_line.rstrip(b"\r\n")
+        for value, step in source.values:
+            bar.update(step)
+            if value is None:  # malformed row, logged by the reader
+                continue
+            line = value.rstrip(b"\r\n")
             if not line.strip():
                 continue
             key = _doc_key(line)
@@ -206,8 +252,8 @@ async def _publish(
     finally:
         bar.close()
         await producer.stop()
-        if handle is not None:
-            handle.close()
+        if source.handle is not None:
+            source.handle.close()
     if skipped or unkeyed:
         log.warning(
             "publish: %d lines without a JSON id were %s",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from neardup.cli import broker_option, config_option, load_cli_settings, require_store_extra, store_option
+from neardup.records import FieldMap, Format
 from neardup.storage.extras import require_extra
 
 
@@ -47,15 +48,24 @@ def worker(web_bind: str | None, web_port: int | None, metrics_port: int | None,
 @click.command()
 @click.argument("source", metavar="INPUT")
 @click.option("--topic", metavar="NAME", help="Topic (default: the raw topic, settings key topics.raw).")
+@click.option("--format", "input_format", type=click.Choice([f.value for f in Format]),
+              help="Input format (default: by extension: .jsonl, .csv, .parquet; - is JSONL).")
+@click.option("--id-field", default="id", show_default=True, help="Input field that holds the document id.")
+@click.option("--text-field", default="text", show_default=True, help="Input field that holds the text.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--skip-invalid", is_flag=True, help="Skip lines without a JSON id (default: send them unkeyed).")
 @click.option("--no-idempotence", is_flag=True,
               help="Plain producer from the start (the default tries an idempotent one first).")
 @broker_option
 @config_option
-def publish(source: str, topic: str | None, no_progress: bool, skip_invalid: bool, no_idempotence: bool,
-            broker_url: str | None, config_path: str | None) -> None:
-    """Send INPUT (JSONL, - for stdin) to the raw topic, one message per line, keyed by document id."""
+def publish(source: str, topic: str | None, input_format: str | None, id_field: str, text_field: str,
+            no_progress: bool, skip_invalid: bool, no_idempotence: bool, broker_url: str | None,
+            config_path: str | None) -> None:
+    """Send INPUT to the raw topic, one message per document, keyed by its id.
+
+    INPUT is JSONL (each line sent unchanged; - is stdin), CSV or Parquet (each row sent as a JSON
+    object with the id and text fields named id and text).
+    """
     from neardup.records import check_readable
 
     _require_kafka("publish")
@@ -65,8 +75,9 @@ def publish(source: str, topic: str | None, no_progress: bool, skip_invalid: boo
     from neardup.agents.topics import resolve_topic
 
     name = resolve_topic(settings, topic or "raw")
+    fmt = Format(input_format) if input_format else None
     n = publish_file(settings, source, topic=name, progress=not no_progress, skip_invalid=skip_invalid,
-                     idempotent=not no_idempotence)  # fmt: skip
+                     idempotent=not no_idempotence, fmt=fmt, fields=FieldMap(id_field, text_field))  # fmt: skip
     click.echo(f"published {n} messages to {name}", err=True)
 
 

@@ -132,3 +132,26 @@ def test_a_second_worker_on_the_same_host_names_the_port_setting(kafka_broker: K
         assert f"port {web}" in line and "NEARDUP_WEB_PORT" in line and "--web-port" in line
         line = error_line(neardup("worker", "--web-port", str(free_port()), "--metrics-port", str(metrics), env=env))
         assert f"port {metrics}" in line and "NEARDUP_METRICS_PORT" in line and "--metrics-port" in line
+
+
+def test_publish_sends_csv_rows_as_json_documents(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+    import csv
+
+    docs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:12]]
+    src = tmp_path / "docs.csv"
+    with src.open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["doc_id", "body"])
+        w.writerows([d["id"], d["text"]] for d in docs)
+        w.writerow(["surplus", "text", "one cell too many"])  # malformed: logged, not sent
+    topic = kafka_broker.topic_name("cli-csv")
+    kafka_broker.create_topics_sync([topic], partitions=2)
+    env = {"NEARDUP_BROKER_URL": kafka_broker.url}
+    res = neardup("publish", str(src), "--topic", topic, "--id-field", "doc_id", "--text-field", "body",
+                  "--no-progress", env=env)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"published {len(docs)} messages to {topic}" in res.stderr and "not sent: row has 3 cells" in res.stderr
+    back = neardup("tail", topic, "--from-beginning", "--max", str(len(docs)), "--timeout", "30", "--meta", env=env)
+    assert back.returncode == 0, back.stderr[-3000:]
+    got = {r["key"]: r["value"] for r in map(json.loads, back.stdout.splitlines())}
+    assert got == {d["id"]: {"id": d["id"], "text": d["text"]} for d in docs}
