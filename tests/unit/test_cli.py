@@ -104,8 +104,33 @@ def test_bad_config_is_a_clear_error() -> None:
 
 
 # --------------------------------------------------------------------------- the click program
-SUBCOMMANDS = [[], ["dedup"], ["explain"], ["eval"], ["bench"], ["idf"], ["idf", "build"], ["worker"],
-               ["publish"], ["tail"]]  # fmt: skip
+def all_commands() -> list[list[str]]:
+    """Every command path of the program, read from the click group itself (lazy ones included)."""
+    import click
+
+    from neardup.cli import cli
+
+    paths: list[list[str]] = []
+
+    def walk(group: click.Group, prefix: list[str]) -> None:
+        ctx = click.Context(group)
+        for name in group.list_commands(ctx):
+            sub = group.get_command(ctx, name)
+            paths.append([*prefix, name])
+            if isinstance(sub, click.Group):
+                walk(sub, [*prefix, name])
+
+    walk(cli, [])
+    return [[], *paths]
+
+
+SUBCOMMANDS = all_commands()
+
+
+def test_the_program_has_the_commands_of_the_issue() -> None:
+    for command in (["dedup"], ["explain"], ["eval"], ["bench"], ["idf", "build"], ["worker"], ["publish"],
+                    ["tail"]):  # fmt: skip
+        assert command in SUBCOMMANDS
 
 
 def one_error_line(res: subprocess.CompletedProcess[bytes]) -> str:
