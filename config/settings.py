@@ -83,9 +83,14 @@ class ThresholdSettings(BaseModel):
         description="a critical difference with the nearest candidate vetoes matches this much less similar",
     )
     adaptive: bool = True
-    adaptive_every: int = Field(1000, ge=10)
+    adaptive_every: int = Field(1000, ge=10, description="near-duplicates gathered before the next shared version")
     adaptive_floor: float = Field(0.6, gt=0.0, le=1.0)
     adaptive_ceiling: float = Field(0.9, gt=0.0, le=1.0)
+    adaptive_hamming_floor: int = Field(3, ge=0, le=64)
+    adaptive_hamming_ceiling: int = Field(3, ge=0, le=64)
+    adaptive_prior_weight: int = Field(
+        2000, ge=1, description="the configured thresholds count as this many observations"
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> ThresholdSettings:
@@ -95,6 +100,8 @@ class ThresholdSettings(BaseModel):
             raise ValueError("thresholds.hamming_high must not exceed thresholds.hamming_low")
         if self.adaptive_floor > self.adaptive_ceiling:
             raise ValueError("thresholds.adaptive_floor must not exceed thresholds.adaptive_ceiling")
+        if self.adaptive_hamming_floor > self.adaptive_hamming_ceiling:
+            raise ValueError("thresholds.adaptive_hamming_floor must not exceed thresholds.adaptive_hamming_ceiling")
         return self
 
 
@@ -102,6 +109,8 @@ class WindowSettings(BaseModel):
     """When a window of documents closes: at ``max_count`` documents or ``max_age_seconds`` after its first."""
     max_count: int = Field(1000, ge=1, le=100_000)
     max_age_seconds: float = Field(1.0, gt=0.0, le=3600.0)
+    hot_count: int = Field(1000, ge=0, le=1_000_000, description="documents the in-process hot tier keeps")
+    hot_seconds: float = Field(3600.0, ge=0.0, description="and for how long at most")
 
 
 class TopicSettings(BaseModel):

@@ -1,19 +1,26 @@
-"""The one decision path behind the batch CLI and the Faust agents.
+"""The one decision path behind the library, the batch CLI and the Faust agents.
 
 ``Engine.decide(window)`` takes a window of validated documents and returns one decision per
-document, in input order, after storing fingerprints and decisions. Steps:
+document, in input order. The engine orchestrates; the decision itself is the pure
+:func:`neardup.policy.decide_window`. A window costs a fixed number of store calls, whatever its
+size (:mod:`neardup.storage.base`):
 
-1. replays: ids the store already decided get that decision again (idempotent redelivery);
-2. fingerprint the window in one batch (normalise, segment, SimHash, MinHash, clause profile);
-3. exact path: atomic claim of each content hash; a claim held by another id is an exact
-   duplicate (the Bloom filter only short-cuts, the store's claim decides);
-4. near path: candidates from the store (SimHash blocks, LSH bands, one round trip) and from
-   the earlier documents of this window, re-checked on full signatures (Jaccard, Hamming,
-   containment), the hybrid rule, then the critical-difference check;
-5. store the window's fingerprints, then re-query (a document another worker stored meanwhile
-   is seen now) and resolve such races: a candidate already decided wins, otherwise the earlier
-   (published_at, id) is the original;
-6. store the decisions.
+1. fingerprint the window in one batch (normalise, segment, SimHash, MinHash, index keys,
+   critical-difference profiles), in a thread so that the event loop stays responsive;
+2. ``lookup``: stored decisions of its ids (a redelivered document gets its decision again; an id
+   decided before with other text is decided anew, and says so), owners of the content hashes the
+   Bloom filter has seen (a miss skips the read: the claim at commit is the authority), the
+   candidates under every index key, and the shared adaptive thresholds;
+3. candidates of the hot tier (the last documents this process decided, in memory) join the
+   store's; ``fetch`` reads the records of the others;
+4. decide (pure): exact copies, then near-duplicates through the rule and the veto chain;
+5. ``commit``: atomic exact claims, then records and index entries (a claim lost to a document
+   stored meanwhile makes this one its exact duplicate);
+6. races: the documents decided unique re-query the index; a near-duplicate another worker stored
+   meanwhile wins when it is already decided unique, or, both undecided, when it is earlier
+   (published_at, id); the earlier one waits (``index.race_wait_seconds`` at most) for the later
+   one's decision in case that one re-checked before this one was stored;
+7. ``put_decisions``, last: a stored decision tells racing workers that a document is final.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -32,82 +39,31 @@ import numpy.typing as npt
 from rbloom import Bloom
 
 from neardup.config.settings import Settings
-from neardup.differences import CriticalDifference, Profile, decode_profile, profiler
+from neardup.decision import Decision, Evidence, Reason, Rule, Status
+from neardup.differences import Profile, profiler
 from neardup.document import Document
-from neardup.fingerprint import (
-    FingerprintConfig,
-    Fingerprinter,
-    Fingerprints,
-    corrected_jaccard,
-    decode_signature,
-    decode_simhash,
-    encode_simhash,
-    truncate_signature,
-)
+from neardup.fingerprint import FingerprintConfig, Fingerprinter, Fingerprints, encode_simhash
+from neardup.hot import HotTier
 from neardup.index import IndexLayout
-from neardup.kernels.minhash import jaccard_estimates
-from neardup.kernels.simhash import hamming_distances
+from neardup.kernels.pairs import self_join
 from neardup.metrics import Metrics
-from neardup.policy import HybridPolicy, Similarity, containment
-from neardup.storage import DecisionRecord, FingerprintRecord, FingerprintStore, open_store
+from neardup.policy import Thresholds, Verdict, WindowCase, decide_window, similar_candidates
+from neardup.similarity import Sketch, SketchTable, window_sketches
+from neardup.storage import (
+    Claim,
+    DecisionRecord,
+    FingerprintRecord,
+    FingerprintStore,
+    WindowQuery,
+    doc_ref,
+    open_store,
+)
+from neardup.thresholds import STATE_NAME, AdaptiveThresholds
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-UNIQUE = "unique"
-DUPLICATE = "duplicate"
 BLOOM_CAPACITY = 10_000_000
-
-
-@dataclass(slots=True)
-class Decision:
-    doc: Document
-    status: str
-    duplicate_of: str | None
-    evidence: dict[str, Any]
-
-    def to_record(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.doc.raw) if self.doc.raw else {"id": self.doc.id, "text": self.doc.text}
-        out["status"] = self.status
-        out["duplicate_of"] = self.duplicate_of
-        out["evidence"] = self.evidence
-        return out
-
-
-@dataclass(slots=True)
-class _Candidate:
-    doc_id: str
-    signature: npt.NDArray[np.uint32]  # the stored (possibly b-bit) values
-    sig_bits: int
-    sig_kind: bytes
-    simhash: npt.NDArray[np.uint64]
-    shingles: int
-    length: int
-    content_hash: bytes
-    profile: npt.NDArray[np.uint64]
-    published_at: float
-
-
-@dataclass(slots=True)
-class _Match:
-    candidate: _Candidate
-    similarity: Similarity
-    rule: str | None
-    critical: CriticalDifference | None = None
-
-
-@dataclass(slots=True)
-class _Prepared:
-    """Per-document state of one window while it is decided."""
-
-    doc: Document
-    row: int
-    published_at: float
-    keys: list[bytes] = field(default_factory=list)
-    record: FingerprintRecord | None = None
-    clauses: Profile | None = None
-    decision: Decision | None = None
-    seen: set[str] = field(default_factory=set)
 
 
 def _bloom_hash(item: Any) -> int:
@@ -115,8 +71,24 @@ def _bloom_hash(item: Any) -> int:
     return int.from_bytes(item[:16], "big", signed=True)
 
 
+@dataclass(slots=True)
+class _Window:
+    """A fingerprinted window: row r is document ``docs[r]`` (decision order)."""
+
+    docs: list[Document]
+    fps: Fingerprints
+    refs: list[bytes]
+    keys: npt.NDArray[np.uint64]
+    profiles: list[Profile]
+    sketches: list[Sketch]
+    records: list[FingerprintRecord]
+
+
 class Engine:
+    """Decides windows of documents against a fingerprint store (see the module docstring)."""
+
     def __init__(self, settings: Settings, store: FingerprintStore, metrics: Metrics | None = None) -> None:
+        """An engine on an opened ``store``; :meth:`open` builds both from settings."""
         self.settings = settings
         self.store = store
         self.metrics = metrics or Metrics()
@@ -131,12 +103,10 @@ class Engine:
                                          settings.index.lsh_threshold, settings.index.lsh_fp_weight,
                                          settings.index.lsh_fn_weight)
         self.profiler = profiler(fp.domain_weights_path)
-        self.policy = HybridPolicy(settings.thresholds)
+        self.thresholds = AdaptiveThresholds(settings.thresholds)
         self.bloom = Bloom(BLOOM_CAPACITY, 0.01, hash_func=_bloom_hash)
-        # only an in-process store sees every write through this engine: only there does a Bloom
-        # miss prove a hash unclaimed (other workers write to a shared Redis)
-        self.exclusive_store = settings.store_url.startswith(("memory://", "file://"))
         self._bloom_items = 0
+        self.hot = HotTier(settings.window.hot_count, settings.window.hot_seconds)
         self.windows = 0
         self._publish_thresholds()
 
@@ -144,22 +114,14 @@ class Engine:
     @classmethod
     async def open(cls, settings: Settings, registry: Any = None,
                    store: FingerprintStore | None = None) -> Engine:
+        """Open the store named by ``settings.store_url`` (unless given) and build an engine on it."""
         if store is None:
-            r = settings.redis
-            options: dict[str, Any] = {}
-            if settings.store_url.startswith(("redis", "rediss", "rediscluster")):
-                options = {
-                    "password": r.password.get_secret_value() if r.password else None,
-                    "username": r.username, "tls": r.tls, "tls_ca_file": r.tls_ca_file,
-                    "max_connections": r.max_connections, "key_prefix": r.key_prefix,
-                    "time_bucket_seconds": r.time_bucket_seconds, "index_shards": r.index_shards,
-                    "keep_index_keys": r.keep_index_keys, "retry_seconds": r.retry_seconds,
-                }
-            store = open_store(settings.store_url, ttl=settings.ttl_seconds, **options)
+            store = open_store(settings.store_url, ttl=settings.ttl_seconds, **store_options(settings))
         await store.open()
         return cls(settings, store, Metrics(registry) if registry is not None else None)
 
     async def close(self) -> None:
+        """Close the store."""
         await self.store.close()
 
     # ---------------------------------------------------------------- store calls, timed
@@ -174,11 +136,12 @@ class Engine:
             self.metrics.store_latency.labels(op).observe(time.perf_counter() - start)
 
     def _publish_thresholds(self) -> None:
-        for name, value in self.policy.thresholds().items():
+        for name, value in self.thresholds.for_type("default").as_evidence().items():
             self.metrics.threshold.labels(name).set(float(value))
 
     # ---------------------------------------------------------------- public API
     async def decide(self, docs: Sequence[Document]) -> list[Decision]:
+        """Decide, store and return one decision per document, in input order."""
         return await self._run(list(docs), dry_run=False)
 
     async def check(self, doc: Document) -> Decision:
@@ -187,257 +150,251 @@ class Engine:
 
     # ---------------------------------------------------------------- the path
     async def _run(self, docs: list[Document], dry_run: bool) -> list[Decision]:
+        started = time.perf_counter()
+        out = await self._decide_all(docs, dry_run)
+        if out and not dry_run:
+            self._account(out, started)
+        return out
+
+    async def _decide_all(self, docs: list[Document], dry_run: bool) -> list[Decision]:
         if not docs:
             return []
-        started = time.perf_counter()
-        self.windows += 1
-        window_id = f"{self.settings.worker_id}:{self.windows}"
         results: list[Decision | None] = [None] * len(docs)
-
-        # 1. replays, and repeated ids inside the window
+        # an id repeated in the window: the same text is a replay of the first occurrence; other
+        # text is decided in a window of its own after this one
         first_of: dict[str, int] = {}
-        # a dry run reads decisions too: checking an id that was already decided returns that decision
-        stored = await self._store(
-            "get_decisions", lambda: self.store.get_decisions(list({d.id for d in docs})))
         fresh: list[int] = []
+        later: list[int] = []
         for i, doc in enumerate(docs):
-            rec = stored.get(doc.id)
-            if rec is not None:
-                results[i] = Decision(doc, rec.status, rec.duplicate_of,
-                                      {**json.loads(rec.evidence), "replay": True})
-                self.metrics.replays.inc()
-            elif doc.id in first_of:
-                continue  # answered below with the first occurrence's decision
-            else:
-                first_of[doc.id] = i
+            j = first_of.setdefault(doc.id, i)
+            if j == i:
                 fresh.append(i)
-
-        if fresh:
-            await self._decide_fresh(docs, fresh, results, window_id, dry_run)
+            elif docs[j].text != doc.text:
+                later.append(i)
+        decided = await self._decide_fresh([docs[i] for i in fresh], dry_run)
+        for i, d in zip(fresh, decided, strict=True):
+            results[i] = d
+        if later:
+            for i, d in zip(later, await self._decide_all([docs[i] for i in later], dry_run), strict=True):
+                results[i] = d
         for i, doc in enumerate(docs):
             if results[i] is None:
                 first = results[first_of[doc.id]]
                 assert first is not None
-                results[i] = Decision(doc, first.status, first.duplicate_of, {**first.evidence, "replay": True})
+                results[i] = replace(first, doc=doc).as_replay()
+        return [r for r in results if r is not None]
 
-        out = [r for r in results if r is not None]
-        if not dry_run:
-            self.metrics.window_size.observe(len(docs))
-            self.metrics.window_seconds.observe(time.perf_counter() - started)
-            now = time.time()
-            for d in out:
-                if d.evidence.get("replay"):
-                    continue
-                self.metrics.documents.labels(d.status, d.evidence.get("reason", "")).inc()
-                if d.doc.published_at is not None:
-                    self.metrics.decision_latency.observe(max(0.0, now - d.doc.published_at))
-            dup_j = [float(d.evidence["jaccard"]) for d in out
-                     if d.status == DUPLICATE and d.evidence.get("reason") == "near"]
-            if self.policy.observe(len(out), dup_j):
-                self.metrics.threshold_updates.inc()
-                self._publish_thresholds()
-        return out
-
-    async def _decide_fresh(self, docs: list[Document], fresh: list[int], results: list[Decision | None],
-                            window_id: str, dry_run: bool) -> None:
-        # documents are decided in (published_at, arrival) order: the earlier one is the original
-        t0 = time.time()
-        order = sorted(fresh, key=lambda i: (docs[i].published_at if docs[i].published_at is not None
-                                             else math.inf, i))
-        batch = [docs[i] for i in order]
-        # the CPU-bound part runs in a thread so that the event loop (Kafka heartbeats, web
-        # probes) stays responsive during a large window
-        fps, preps = await asyncio.to_thread(self._prepare, batch, t0)
-
-        # 3. exact path
-        owners: list[str]
-        for p in preps:
-            assert p.record is not None
-            hit = p.record.content_hash in self.bloom
-            self.metrics.bloom_hits.labels("maybe" if hit else "miss").inc()
-        if dry_run:
-            # nothing may be claimed: a Bloom hit (a hash this process stored) is confirmed by a
-            # read of the claim; a miss skips the store, as no claim can exist from here
-            maybe = [p for p in preps if p.record is not None
-                     and (not self.exclusive_store or p.record.content_hash in self.bloom)]
-            held = await self._store("lookup_exact", lambda: self.store.lookup_exact(
-                [p.record.content_hash for p in maybe if p.record is not None])) if maybe else []
-            owner_of = {p.doc.id: o for p, o in zip(maybe, held, strict=True) if o is not None}
-            owners = [owner_of.get(p.doc.id, p.doc.id) for p in preps]
-        else:
-            owners = await self._store("claim_exact", lambda: self.store.claim_exact(
-                [(p.record.content_hash, p.doc.id, p.doc.type) for p in preps if p.record is not None]))
-        near: list[_Prepared] = []
-        for p, owner in zip(preps, owners, strict=True):
-            if owner != p.doc.id:
-                p.decision = Decision(p.doc, DUPLICATE, owner, self._evidence(
-                    "exact", window_id, matched=owner, jaccard=1.0, hamming=0, containment=1.0,
-                    rule="exact", candidates=1))
-            else:
-                near.append(p)
-
-        # 4. near path
-        found = await self._store("query", lambda: self.store.query([p.keys for p in near]))
-        cap = self.settings.index.max_candidates
-        wanted: set[str] = set()
-        for p, ids in zip(near, found, strict=True):
-            ids.discard(p.doc.id)
-            p.seen = set(sorted(ids)[:cap])
-            wanted |= p.seen
-        records = await self._store("fetch", lambda: self.store.fetch(sorted(wanted))) if wanted else {}
-        stored_cands: dict[str, _Candidate] = {}
-        for i, r in records.items():
-            cand = self._candidate(r)
-            if cand is not None:
-                stored_cands[i] = cand
-
-        local_index: dict[bytes, list[int]] = {}
-        local: list[_Candidate] = []
-        for p in preps:
-            if p.decision is None:
-                local_ids = {local[j].doc_id for k in p.keys for j in local_index.get(k, ())}
-                local_ids.discard(p.doc.id)
-                cands = [stored_cands[i] for i in sorted(p.seen) if i in stored_cands]
-                cands += [c for c in local if c.doc_id in local_ids and c.doc_id not in p.seen]
-                p.decision = self._judge(p, fps, cands, window_id)
-            # every fresh document is a candidate for the later ones in this window
-            if p.decision.evidence.get("reason") != "exact":
-                cand = self._candidate(p.record) if p.record is not None else None
-                if cand is not None:
-                    local.append(cand)
-                    for k in p.keys:
-                        local_index.setdefault(k, []).append(len(local) - 1)
-
-        if not dry_run:
-            # 5. store fingerprints, then resolve races with documents stored meanwhile
-            new_records = [p.record for p in preps if p.record is not None
-                           and p.decision is not None and p.decision.evidence.get("reason") != "exact"]
-            await self._store("add", lambda: self.store.add(new_records))
-            for p in preps:
-                assert p.record is not None
-                self.bloom.add(p.record.content_hash)
-            self._bloom_items += len(preps)
-            self.metrics.bloom_fill.set(min(1.0, self._bloom_items / BLOOM_CAPACITY))
-            await self._resolve_races(preps, fps, window_id)
-            # 6. decisions
-            await self._store("put_decisions", lambda: self.store.put_decisions([
-                DecisionRecord(p.doc.id, p.decision.status, p.decision.duplicate_of,
-                               json.dumps(p.decision.evidence, ensure_ascii=False), p.doc.type)
-                for p in preps if p.decision is not None]))
-        for p, pos in zip(preps, order, strict=True):
-            results[pos] = p.decision
-
-    def _prepare(self, batch: list[Document], t0: float) -> tuple[Fingerprints, list[_Prepared]]:
-        fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
-        band_keys = self.layout.band_keys(fps.signatures)
-        preps: list[_Prepared] = []
-        for row, doc in enumerate(batch):
-            p = _Prepared(doc, row, doc.published_at if doc.published_at is not None else t0)
-            p.keys = self.layout.simhash_keys(fps.simhash[row]) + band_keys[row]
-            p.clauses = self.profiler.profile(fps.texts[row], fps.langs[row])
-            p.record = FingerprintRecord(
-                doc_id=doc.id, content_type=doc.type, published_at=p.published_at,
-                content_hash=fps.content_hashes[row], simhash=encode_simhash(fps.simhash[row]),
-                signature=self.fingerprinter.encode_signature(fps, row), profile=p.clauses.encode(),
-                shingles=int(fps.shingle_counts[row]), length=fps.lengths[row], index_keys=tuple(p.keys),
-            )
-            preps.append(p)
-        return fps, preps
-
-    # ---------------------------------------------------------------- re-check
-    def _candidate(self, rec: FingerprintRecord) -> _Candidate | None:
-        try:
-            sig, kind, _size, seed, bits = decode_signature(rec.signature)
-            profile = decode_profile(rec.profile)
-        except Exception:  # a record from another format version is not comparable
-            self.metrics.recheck_rejections.labels("format").inc()
-            return None
-        if seed != self.settings.fingerprint.seed or sig.shape[0] != self.settings.fingerprint.num_perm:
-            self.metrics.recheck_rejections.labels("format").inc()
-            return None
-        return _Candidate(rec.doc_id, sig, bits, kind, decode_simhash(rec.simhash), rec.shingles, rec.length,
-                          rec.content_hash, profile, rec.published_at)
-
-    def _similarities(self, row: int, fps: Fingerprints, cands: list[_Candidate]) -> list[_Match]:
-        kind = fps.shingle_kind[row]
-        usable = [c for c in cands if c.sig_kind == kind and c.simhash.shape[0] == fps.simhash.shape[1]]
-        if len(usable) < len(cands):
-            self.metrics.recheck_rejections.labels("language").inc(len(cands) - len(usable))
-        if not usable:
-            return []
-        # compare at the coarsest precision among the pair's signatures (b-bit MinHash)
-        bits = min(c.sig_bits for c in usable)
-        raw = jaccard_estimates(truncate_signature(fps.signatures[row], bits),
-                                np.stack([truncate_signature(c.signature, bits) for c in usable]))
-        js = np.array([corrected_jaccard(float(j), bits) for j in raw])
-        hs = hamming_distances(fps.simhash[row], np.stack([c.simhash for c in usable]))
-        scale = 64.0 / (64 * fps.simhash.shape[1])
-        out: list[_Match] = []
-        for c, j, h in zip(usable, js.tolist(), hs.tolist(), strict=True):
-            sim = Similarity(round(j, 4), round(h * scale),
-                             round(containment(j, int(fps.shingle_counts[row]), c.shingles), 4))
-            out.append(_Match(c, sim, self.policy.rule(sim)))
-        return out
-
-    def _judge(self, p: _Prepared, fps: Fingerprints, cands: list[_Candidate], window_id: str) -> Decision:
-        self.metrics.candidates.observe(len(cands))
-        matches = self._similarities(p.row, fps, cands)
-        similar = [m for m in matches if m.rule is not None]
-        self.metrics.recheck_rejections.labels("similarity").inc(len(matches) - len(similar))
-        short = [m for m in similar if self.policy.too_short(fps.lengths[p.row], m.candidate.length)]
-        for m in short:
-            if m.candidate.content_hash != fps.content_hashes[p.row]:
-                m.rule = None
-                self.metrics.recheck_rejections.labels("short_text").inc()
-        similar = [m for m in similar if m.rule is not None]
-        similar.sort(key=lambda m: (-m.similarity.jaccard, m.similarity.hamming, m.candidate.doc_id))
-        assert p.clauses is not None
-        critical: list[_Match] = []
-        for m in similar:
-            m.critical = p.clauses.critical_against(m.candidate.profile)
-            if m.critical is not None:
-                self.metrics.recheck_rejections.labels("critical").inc()
-                critical.append(m)
+    def _account(self, out: list[Decision], started: float) -> None:
+        self.metrics.window_size.observe(len(out))
+        self.metrics.window_seconds.observe(time.perf_counter() - started)
+        now = time.time()
+        for d in out:
+            if d.evidence.replay:
+                self.metrics.replays.inc()
                 continue
-            s = m.similarity
-            if critical and critical[0].similarity.jaccard - s.jaccard > self.settings.thresholds.reversal_margin:
-                # the nearest document says the opposite; a much looser match must not pull this
-                # reversal into that document's cluster through a third one
-                self.metrics.recheck_rejections.labels("reversal_nearer").inc()
-                break
-            return Decision(p.doc, DUPLICATE, m.candidate.doc_id, self._evidence(
-                "near", window_id, matched=m.candidate.doc_id, jaccard=s.jaccard, hamming=s.hamming,
-                containment=s.containment, rule=m.rule, candidates=len(cands)))
-        best = max(matches, key=lambda m: m.similarity.jaccard, default=None)
-        ev = self._evidence("critical" if critical else "unique", window_id,
-                            matched=best.candidate.doc_id if best else None,
-                            jaccard=best.similarity.jaccard if best else None,
-                            hamming=best.similarity.hamming if best else None,
-                            containment=best.similarity.containment if best else None,
-                            rule=None, candidates=len(cands))
-        if critical:
-            m = critical[0]
-            ev["critical"] = {**m.critical.as_evidence(), "against": m.candidate.doc_id,  # type: ignore[union-attr]
-                              "jaccard": m.similarity.jaccard, "hamming": m.similarity.hamming}
-        return Decision(p.doc, UNIQUE, None, ev)
+            self.metrics.documents.labels(d.status.value, d.evidence.reason.value).inc()
+            if d.doc.published_at is not None:
+                self.metrics.document_age.observe(max(0.0, now - d.doc.published_at))
 
-    def _evidence(self, reason: str, window_id: str, *, matched: str | None, jaccard: float | None,
-                  hamming: int | None, containment: float | None, rule: str | None,
-                  candidates: int) -> dict[str, Any]:
-        return {
-            "reason": reason,
-            "rule": rule,
-            "matched_id": matched,
-            "jaccard": jaccard,
-            "hamming": hamming,
-            "containment": containment,
-            "candidates": candidates,
-            "thresholds": self.policy.thresholds(),
-            "window_id": window_id,
-            "worker_id": self.settings.worker_id,
-            "decided_at": round(time.time(), 3),
-        }
+    async def _decide_fresh(self, docs: list[Document], dry_run: bool) -> list[Decision]:
+        """Decide documents with distinct ids; returns decisions in the order of ``docs``."""
+        self.windows += 1
+        window_id = f"{self.settings.worker_id}:{self.windows}"
+        t0 = time.time()
+        # the earlier document is the original: decide in (published_at, arrival) order
+        order = sorted(range(len(docs)), key=lambda i: (docs[i].published_at if docs[i].published_at is not None
+                                                        else math.inf, i))
+        w = await asyncio.to_thread(self._prepare, [docs[i] for i in order], t0)
+        n = len(w.docs)
 
+        # lookup: replays, exact owners (Bloom hits only), candidates, shared thresholds
+        maybe = [r for r in range(n) if w.fps.content_hashes[r] in self.bloom]
+        self.metrics.bloom_hits.labels("maybe").inc(len(maybe))
+        self.metrics.bloom_hits.labels("miss").inc(n - len(maybe))
+        answer = await self._store("lookup", lambda: self.store.lookup(WindowQuery(
+            doc_ids=[d.id for d in w.docs], exact_hashes=[w.fps.content_hashes[r] for r in maybe],
+            index_keys=w.keys, state_names=[STATE_NAME] if self.settings.thresholds.adaptive else [])))
+        self.thresholds.load(answer.states.get(STATE_NAME))
+        owner_of = {r: o for r, o in zip(maybe, answer.owners, strict=True)}
+
+        final: dict[int, Decision] = {}
+        reused: set[int] = set()
+        for r, doc in enumerate(w.docs):
+            stored = answer.decisions.get(doc.id)
+            if stored is None:
+                continue
+            if stored.content_hash and stored.content_hash != w.fps.content_hashes[r]:
+                reused.add(r)  # the id came back with other text: decide the new text
+            else:
+                final[r] = _replay(doc, stored)
+        rows = [r for r in range(n) if r not in final]
+        if rows:
+            decisions = await self._decide_rows(w, rows, answer.candidates, owner_of, reused, window_id, dry_run)
+            final.update(zip(rows, decisions, strict=True))
+        out: list[Decision | None] = [None] * n
+        for r, pos in enumerate(order):
+            out[pos] = final[r]
+        return [d for d in out if d is not None]
+
+    def _prepare(self, batch: list[Document], t0: float) -> _Window:
+        fp_settings = self.settings.fingerprint
+        fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
+        keys = self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0)
+        profiles = [self.profiler.profile(fps.texts[r], fps.langs[r]) for r in range(len(batch))]
+        published = [d.published_at if d.published_at is not None else t0 for d in batch]
+        ids = [d.id for d in batch]
+        sketches = window_sketches(fps, ids, published, [p.entries for p in profiles], fp_settings.signature_bits)
+        records = [
+            FingerprintRecord(
+                doc_id=doc.id, content_type=doc.type, published_at=published[r],
+                content_hash=fps.content_hashes[r], simhash=encode_simhash(fps.simhash[r]),
+                signature=self.fingerprinter.encode_signature(fps, r), profile=profiles[r].encode(),
+                shingles=int(fps.shingle_counts[r]), length=fps.lengths[r],
+                index_keys=tuple(int(k) for k in keys[r] if k),
+            )
+            for r, doc in enumerate(batch)
+        ]
+        return _Window(batch, fps, [doc_ref(i) for i in ids], keys, profiles, sketches, records)
+
+    async def _decide_rows(self, w: _Window, rows: list[int], stored_cands: list[set[bytes]],
+                           owner_of: dict[int, str | None], reused: set[int], window_id: str,
+                           dry_run: bool) -> list[Decision]:
+        """Decide window rows ``rows`` (no replays among them)."""
+        n = len(rows)
+        keys = w.keys[rows]
+        own = set(w.refs)
+        hot = self.hot.candidates(keys)
+        cap = self.settings.index.max_candidates
+        seen: list[list[bytes]] = []
+        for k, r in enumerate(rows):
+            found = (stored_cands[r] | hot[k]) - own
+            seen.append(sorted(found)[:cap])
+        sketches = await self._sketches(sorted({ref for refs in seen for ref in refs}))
+
+        table_rows = [w.sketches[r] for r in rows]
+        slot: dict[bytes, int] = {}
+        left: list[int] = []
+        right: list[int] = []
+        for k, refs in enumerate(seen):
+            for ref in refs:
+                s = sketches.get(ref)
+                if s is None:
+                    continue
+                if ref not in slot:
+                    slot[ref] = len(table_rows)
+                    table_rows.append(s)
+                left.append(k)
+                right.append(slot[ref])
+        inner = self_join(keys)  # (earlier, later) rows of this window sharing a key
+        pairs = np.empty((len(left) + inner.shape[0], 2), dtype=np.int64)
+        pairs[: len(left), 0] = left
+        pairs[: len(left), 1] = right
+        pairs[len(left):, 0] = inner[:, 1]
+        pairs[len(left):, 1] = inner[:, 0]
+        fp = self.settings.fingerprint
+        table = SketchTable.of(table_rows, fp.num_perm, w.fps.simhash.shape[1])
+        case = WindowCase(table, n, [w.profiles[r] for r in rows], pairs, [owner_of.get(r) for r in rows])
+        thresholds = [self.thresholds.for_type(w.docs[r].type) for r in rows]
+        verdicts = decide_window(case, thresholds)
+        for why, count in case.counters.items():
+            self.metrics.recheck_rejections.labels(why).inc(count)
+        for v in verdicts:
+            self.metrics.candidates.observe(v.candidates)
+
+        if not dry_run:
+            verdicts = await self._commit(w, rows, verdicts, owner_of)
+            verdicts = await self._resolve_races(w, rows, table, verdicts, seen, thresholds)
+        decisions = [
+            Decision(w.docs[r], v.status, v.matched if v.status is Status.DUPLICATE else None,
+                     self._evidence(v, thresholds[k], window_id, id_reused=r in reused))
+            for k, (r, v) in enumerate(zip(rows, verdicts, strict=True))
+        ]
+        if not dry_run:
+            await self._store("put_decisions", lambda: self.store.put_decisions([
+                DecisionRecord(d.doc.id, d.status.value, d.duplicate_of,
+                               json.dumps(d.evidence.to_dict(), ensure_ascii=False, allow_nan=False),
+                               d.doc.type, w.fps.content_hashes[r])
+                for r, d in zip(rows, decisions, strict=True)]))
+            await self._adapt(decisions)
+        return decisions
+
+    async def _sketches(self, refs: list[bytes]) -> dict[bytes, Sketch]:
+        """Sketches of candidate refs: from the hot tier, else fetched and decoded."""
+        out: dict[bytes, Sketch] = {}
+        missing: list[bytes] = []
+        for ref in refs:
+            s = self.hot.get(ref)
+            if s is not None:
+                out[ref] = s
+            else:
+                missing.append(ref)
+        if missing:
+            records = await self._store("fetch", lambda: self.store.fetch(missing))
+            fp = self.settings.fingerprint
+            for ref, rec in records.items():
+                try:
+                    out[ref] = Sketch.from_record(rec, fp.seed, fp.num_perm)
+                except ValueError:  # another format version or MinHash family: not comparable
+                    self.metrics.recheck_rejections.labels("format").inc()
+        return out
+
+    async def _commit(self, w: _Window, rows: list[int], verdicts: list[Verdict],
+                      owner_of: dict[int, str | None]) -> list[Verdict]:
+        """Claim the window's content hashes and store the records of the documents that hold them."""
+        claims: list[Claim] = []
+        claimed: list[int] = []
+        records: list[FingerprintRecord] = []
+        for k, (r, v) in enumerate(zip(rows, verdicts, strict=True)):
+            if v.reason is Reason.EXACT and owner_of.get(r) == v.matched:
+                continue  # the owner was read from the store: nothing to claim
+            claims.append(Claim(w.fps.content_hashes[r], w.docs[r].id, w.docs[r].type))
+            claimed.append(k)
+            if v.reason is not Reason.EXACT:
+                records.append(w.records[r])
+        owners = await self._store("commit", lambda: self.store.commit(claims, records))
+        out = list(verdicts)
+        for k, owner in zip(claimed, owners, strict=True):
+            v = verdicts[k]
+            expected = v.matched if v.reason is Reason.EXACT else w.docs[rows[k]].id
+            if owner != expected:  # the hash was claimed meanwhile (another worker, an earlier run)
+                out[k] = Verdict(Status.DUPLICATE, Reason.EXACT, Rule.EXACT, owner, v.similarity, v.candidates)
+        for r in rows:
+            self.bloom.add(w.fps.content_hashes[r])
+        self._bloom_items += len(rows)
+        self.metrics.bloom_fill.set(min(1.0, self._bloom_items / BLOOM_CAPACITY))
+        self.hot.add((w.refs[r], w.sketches[r], w.records[r].index_keys)
+                     for r, v in zip(rows, out, strict=True) if v.reason is not Reason.EXACT)
+        return out
+
+    def _evidence(self, v: Verdict, t: Thresholds, window_id: str, *, id_reused: bool = False) -> Evidence:
+        s = v.similarity
+        return Evidence(
+            reason=v.reason, rule=v.rule, matched_id=v.matched,
+            jaccard=s.jaccard if s else None, hamming=s.hamming if s else None,
+            containment=s.containment if s else None, candidates=v.candidates,
+            thresholds=t.as_evidence(), threshold_version=t.version, window_id=window_id,
+            worker_id=self.settings.worker_id, decided_at=round(time.time(), 3), critical=v.critical,
+            race=v.race, id_reused=id_reused,
+        )
+
+    async def _adapt(self, decisions: list[Decision]) -> None:
+        """Feed near-duplicates to the adaptive thresholds; write the next shared version when due."""
+        for d in decisions:
+            e = d.evidence
+            if e.reason is Reason.NEAR and e.jaccard is not None and e.hamming is not None:
+                self.thresholds.observe(d.doc.type, e.jaccard, e.hamming)
+        if not self.thresholds.due():
+            return
+        value = self.thresholds.next_value()
+        if await self._store("write_state", lambda: self.store.write_state(STATE_NAME, value)):
+            self.thresholds.written(value)
+            self.metrics.threshold_updates.inc()
+            self._publish_thresholds()
+            log.info("adaptive thresholds: version %d, default %s", value.version,
+                     self.thresholds.for_type("default").as_evidence())
+        # else another worker wrote first: the next lookup reads its version, ours merges into it
+
+    # ---------------------------------------------------------------- races
     async def _await_decision(self, doc_id: str) -> DecisionRecord | None:
         """Poll for another worker's decision; None when it does not come in time (that worker
         died: its redelivered document will see ours in the store)."""
@@ -448,34 +405,37 @@ class Engine:
                 return found.get(doc_id)
             await asyncio.sleep(0.02)
 
-    async def _resolve_races(self, preps: list[_Prepared], fps: Fingerprints, window_id: str) -> None:
-        """Re-query after our insert: a near-duplicate stored meanwhile by another worker."""
-        uniques = [p for p in preps if p.decision is not None and p.decision.status == UNIQUE]
+    async def _resolve_races(self, w: _Window, rows: list[int], table: SketchTable, verdicts: list[Verdict],
+                             seen: list[list[bytes]], thresholds: list[Thresholds]) -> list[Verdict]:
+        """Re-query after our insert: a near-duplicate another worker stored meanwhile."""
+        uniques = [k for k, v in enumerate(verdicts) if v.status is Status.UNIQUE]
         if not uniques:
-            return
-        ours = {p.doc.id for p in preps}
-        found = await self._store("query", lambda: self.store.query([p.keys for p in uniques]))
-        late: dict[int, set[str]] = {}
-        for k, (p, ids) in enumerate(zip(uniques, found, strict=True)):
-            new = ids - p.seen - ours
+            return verdicts
+        found = await self._store("candidates", lambda: self.store.candidates(w.keys[[rows[k] for k in uniques]]))
+        own = set(w.refs)
+        late: dict[int, list[bytes]] = {}
+        for k, refs in zip(uniques, found, strict=True):
+            new = sorted(refs - set(seen[k]) - own)
             if new:
                 late[k] = new
         if not late:
-            return
-        wanted = sorted(set().union(*late.values()))
-        records = await self._store("fetch", lambda: self.store.fetch(wanted))
-        decided = await self._store("get_decisions", lambda: self.store.get_decisions(wanted))
-        for k, ids in late.items():
-            p = uniques[k]
-            cands = [c for c in (self._candidate(records[i]) for i in sorted(ids) if i in records) if c]
-            matches = [m for m in self._similarities(p.row, fps, cands) if m.rule is not None]
-            assert p.clauses is not None
-            for m in sorted(matches, key=lambda m: -m.similarity.jaccard):
-                if p.clauses.critical_against(m.candidate.profile) is not None:
-                    continue
-                other = m.candidate
+            return verdicts
+        wanted = sorted({ref for refs in late.values() for ref in refs})
+        sketches = await self._sketches(wanted)
+        decided = await self._store("get_decisions", lambda: self.store.get_decisions(
+            [s.doc_id for s in sketches.values()]))
+        out = list(verdicts)
+        base = len(table.sketches)
+        extra = [sketches[ref] for ref in wanted if ref in sketches]
+        row_of = {s.doc_id: base + i for i, s in enumerate(extra)}
+        big = SketchTable.of(table.sketches + extra, table.signatures.shape[1], table.simhash.shape[1])
+        for k, refs in late.items():
+            me = w.sketches[rows[k]]
+            cands = [row_of[sketches[ref].doc_id] for ref in refs if ref in sketches]
+            for row, sim, rule in similar_candidates(big, k, cands, w.profiles[rows[k]], thresholds[k]):
+                other = big.sketches[row]
                 theirs = decided.get(other.doc_id)
-                if theirs is None and (other.published_at, other.doc_id) < (p.published_at, p.doc.id):
+                if theirs is None and (other.published_at, other.doc_id) < (me.published_at, me.doc_id):
                     other_first = True  # both in flight and it is earlier: we yield at once
                 else:
                     if theirs is None:
@@ -483,16 +443,31 @@ class Engine:
                         # missed us: its decision (written right after its re-check) tells
                         theirs = await self._await_decision(other.doc_id)
                     # decided, so possibly emitted: a unique one wins; one that names us does not
-                    other_first = theirs is not None and theirs.status == UNIQUE
+                    other_first = theirs is not None and theirs.status == Status.UNIQUE.value
                 if other_first:
-                    s = m.similarity
-                    p.decision = Decision(p.doc, DUPLICATE, other.doc_id, {
-                        **self._evidence("near", window_id, matched=other.doc_id, jaccard=s.jaccard,
-                                         hamming=s.hamming, containment=s.containment, rule=m.rule,
-                                         candidates=len(cands)),
-                        "race": True})
+                    out[k] = Verdict(Status.DUPLICATE, Reason.NEAR, rule, other.doc_id, sim, len(cands), race=True)
                     self.metrics.races.inc()
                     break
+        return out
+
+
+def _replay(doc: Document, stored: DecisionRecord) -> Decision:
+    return Decision(doc, Status(stored.status), stored.duplicate_of,
+                    replace(Evidence.from_dict(json.loads(stored.evidence)), replay=True))
+
+
+def store_options(settings: Settings) -> dict[str, Any]:
+    """Keyword options of :func:`neardup.storage.open_store` for the settings' store URL."""
+    if not settings.store_url.startswith(("redis", "rediss", "rediscluster")):
+        return {}
+    r = settings.redis
+    return {
+        "password": r.password.get_secret_value() if r.password else None,
+        "username": r.username, "tls": r.tls, "tls_ca_file": r.tls_ca_file,
+        "max_connections": r.max_connections, "key_prefix": r.key_prefix,
+        "time_bucket_seconds": r.time_bucket_seconds, "index_shards": r.index_shards,
+        "retry_seconds": r.retry_seconds,
+    }
 
 
 async def decide_all(engine: Engine, docs: Sequence[Document], window: int) -> list[Decision]:

@@ -21,6 +21,7 @@ from neardup.storage.errors import (
     StoreAuthError,
     StoreCorruptError,
     StoreError,
+    StoreLostDataError,
     StoreUnavailableError,
     is_transient,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "StoreAuthError",
     "StoreCorruptError",
     "StoreError",
+    "StoreLostDataError",
     "StoreUnavailableError",
     "is_transient",
 ]

@@ -5,8 +5,9 @@
 - MinHash: (bands, rows) minimise the weighted false-positive and false-negative areas of the
   S-curve 1-(1-s^r)^b around the Jaccard threshold, as datasketch does.
 
-Key bytes: b"S" + block number (1 B) + block value (big-endian, whole bytes);
-b"M" + band number (1 B) + band hash (8 B).
+Index keys are uint64 (0 means "no key"): a block key is fmix64 of the block value mixed with its
+block number, a band key the band's 64-bit hash (band number mixed in). A document without
+shingles gets no keys: it has nothing comparable (it can still be an exact copy).
 """
 
 from __future__ import annotations
@@ -73,20 +74,68 @@ class IndexLayout:
             start += width
         return out
 
-    def simhash_keys(self, fp_words: npt.NDArray[np.uint64]) -> list[bytes]:
-        value = 0
-        for w in fp_words.tolist():
-            value = (value << 64) | int(w)
-        keys: list[bytes] = []
-        for i, (start, width) in enumerate(self.block_bounds()):
-            shift = self.simhash_bits - start - width
-            block = (value >> shift) & ((1 << width) - 1)
-            keys.append(b"S" + bytes([i]) + block.to_bytes((width + 7) // 8, "big"))
+    @property
+    def width(self) -> int:
+        """Index keys per document."""
+        return self.hamming_radius + 1 + self.bands
+
+    def block_values(self, simhash: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+        """(n, blocks) block values of SimHash rows (n, words), most significant block first."""
+        n = simhash.shape[0]
+        bounds = self.block_bounds()
+        out = np.zeros((n, len(bounds)), dtype=np.uint64)
+        if simhash.shape[1] == 1:
+            col = simhash[:, 0]
+            for i, (start, width) in enumerate(bounds):
+                shift = np.uint64(64 - start - width)
+                out[:, i] = (col >> shift) & np.uint64((1 << width) - 1)
+            return out
+        for r in range(n):  # 128-bit: Python ints (blocks may straddle the two words)
+            value = 0
+            for w in simhash[r].tolist():
+                value = (value << 64) | int(w)
+            for i, (start, width) in enumerate(bounds):
+                out[r, i] = (value >> (self.simhash_bits - start - width)) & ((1 << width) - 1) & MASK64
+        return out
+
+    def simhash_keys(self, fp_words: npt.NDArray[np.uint64]) -> list[int]:
+        """Block keys of one SimHash."""
+        return [int(k) for k in self.window_keys(fp_words[None, :], None)[0]]
+
+    def band_keys(self, signatures: npt.NDArray[np.uint32]) -> list[list[int]]:
+        """Band keys per signature row."""
+        return [[int(k) for k in row] for row in _nonzero(band_hashes(signatures, self.bands, self.rows, BAND_SEED))]
+
+    def window_keys(self, simhash: npt.NDArray[np.uint64], signatures: npt.NDArray[np.uint32] | None,
+                    comparable: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.uint64]:
+        """(n, width) index keys of a window: SimHash blocks, then LSH bands (when signatures are
+        given); rows not ``comparable`` (no shingles) get only zeros."""
+        blocks = self.block_values(simhash)
+        salt = (np.arange(1, blocks.shape[1] + 1, dtype=np.uint64) * np.uint64(GOLDEN))[None, :]
+        parts = [_nonzero(fmix64(blocks ^ salt))]
+        if signatures is not None:
+            parts.append(_nonzero(band_hashes(signatures, self.bands, self.rows, BAND_SEED)))
+        keys = np.ascontiguousarray(np.hstack(parts))
+        if comparable is not None:
+            keys[~comparable] = 0
         return keys
 
-    def band_keys(self, signatures: npt.NDArray[np.uint32]) -> list[list[bytes]]:
-        hashes = band_hashes(signatures, self.bands, self.rows, BAND_SEED)
-        return [
-            [b"M" + bytes([j]) + int(h).to_bytes(8, "big") for j, h in enumerate(row.tolist())]
-            for row in hashes
-        ]
+
+MASK64 = (1 << 64) - 1
+GOLDEN = 0x9E3779B97F4A7C15
+
+
+def fmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """MurmurHash3's 64-bit finaliser, elementwise (a bijection: distinct inputs stay distinct)."""
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xFF51AFD7ED558CCD)
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xC4CEB9FE1A85EC53)
+    return x ^ (x >> np.uint64(33))
+
+
+def _nonzero(keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """0 marks "no key": a real key that hashes to 0 becomes 1."""
+    keys = keys.copy()
+    keys[keys == 0] = 1
+    return keys

@@ -31,7 +31,7 @@ REJECT_REASONS = ("bad_json", "bad_schema", "missing_id", "missing_text", "bad_e
 DEAD_LETTER_REASONS = (*REJECT_REASONS, "decode_error", "engine_error", "output_too_large", "store_corrupt")
 WINDOW_CLOSE_REASONS = ("count", "age")
 RECHECK_REASONS = ("format", "language", "similarity", "short_text", "critical", "reversal_nearer")
-STORE_OPS = ("get_decisions", "lookup_exact", "claim_exact", "query", "fetch", "add", "put_decisions")
+STORE_OPS = ("lookup", "fetch", "commit", "candidates", "get_decisions", "put_decisions", "write_state")
 BLOOM_OUTCOMES = ("maybe", "miss")
 OUTPUTS = ("unique", "duplicate", "dead_letter")
 CHECK_OUTCOMES = ("ok", "invalid", "unauthorized", "busy", "not_ready", "error")
@@ -73,8 +73,6 @@ class Metrics:
         self.document_age = Histogram("neardup_document_age_seconds",
                                       "published_at (the crawler's clock) to decision: how old documents are "
                                       "when decided, not a service latency", buckets=AGE_BUCKETS, registry=r)
-        # service/engine.py still observes the document age under its former attribute name
-        self.decision_latency = self.document_age
         self.window_size = Histogram("neardup_window_documents", "Documents per closed window",
                                      buckets=(1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000), registry=r)
         self.window_closed = _zero(Counter("neardup_windows_closed_total", "Windows closed, by reason", ["reason"],

@@ -1,111 +1,257 @@
-"""The hybrid rule and its adaptive threshold.
+"""The decision policy: the hybrid rule, the veto chain, and the pure decision of a window.
 
-A candidate pair is similar when any of these holds (first match names the rule):
+A candidate pair is *similar* when any of these holds (first match names the rule):
 
 1. ``jaccard``:     J >= jaccard_high
 2. ``simhash``:     Hamming <= hamming_high  and  J >= jaccard_low / 2
 3. ``hybrid``:      J >= jaccard_low  and  Hamming <= hamming_low
 4. ``containment``: C >= containment_high  and  J >= jaccard_low / 2
 
-J is the MinHash Jaccard estimate, Hamming the SimHash distance scaled to 64 bits, C the
-containment of the smaller shingle set in the larger, estimated from J and both set sizes:
-C = J (|A| + |B|) / ((1 + J) min(|A|, |B|)). Containment catches truncations and excerpts, the
+(J, Hamming, C: :mod:`neardup.similarity`.) Containment catches truncations and excerpts, the
 SimHash rules catch edits that move many shingles but few weighted words (synonyms). SimHash and
-containment never decide alone: each needs half the low Jaccard, so a shared template cannot
-make two different documents duplicates.
+containment never decide alone: each needs half the low Jaccard, so a shared template cannot make
+two different documents duplicates.
 
-Short texts: when either text is shorter than ``short_text_chars`` normalised characters, only
-an exact content match counts (a 40-character notice has too few shingles for an estimate).
+A similar pair is a duplicate unless a veto of the chain below stops it; the chain runs over a
+document's similar candidates from the most similar down, and the first candidate that passes
+every veto is the original:
 
-A similar pair is a duplicate unless the critical-difference check (service/differences.py)
-finds a reversed polarity or a changed figure in a clause both texts share.
+1. *short text*: either text is shorter than ``short_text_chars`` normalised characters and the
+   contents differ (a 40-character notice has too few shingles for an estimate): skip it;
+2. *critical difference* (:mod:`neardup.differences`): the pair shares a clause whose polarity or
+   figure was replaced (不予批准 / 给予批准, a changed amount): skip it, and remember it;
+3. *reversal nearer*: a skipped critical candidate is more similar than this one by more than
+   ``reversal_margin``: stop. The nearest document says the opposite; a much looser match must not
+   pull this reversal into that document's cluster through a third one.
 
-Adaptive threshold: every ``adaptive_every`` decisions, the Jaccard values of the duplicates
-confirmed since the last update give mean m and deviation s; jaccard_high becomes
-clamp(m - 2 s, floor, ceiling). Switch off with ``thresholds.adaptive = false``.
+:func:`decide_window` applies all of it to a whole window at once. It is a pure function of the
+window's sketches, its candidates and the thresholds: no I/O, testable without a store.
 """
 
 from __future__ import annotations
 
-import logging
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from neardup.config.settings import ThresholdSettings
+import numpy as np
+import numpy.typing as npt
 
-log = logging.getLogger(__name__)
+from neardup.config.settings import ThresholdSettings
+from neardup.decision import CriticalEvidence, Reason, Rule, Status
+from neardup.differences import Profile
+from neardup.similarity import PairSimilarities, Similarity, SketchTable, similarities
+
+RULES: tuple[Rule | None, ...] = (None, Rule.JACCARD, Rule.SIMHASH, Rule.HYBRID, Rule.CONTAINMENT)
 
 
 @dataclass(frozen=True, slots=True)
-class Similarity:
-    jaccard: float
-    hamming: int  # on the 64-bit scale
-    containment: float
+class Thresholds:
+    """The rule's thresholds in force for one window; ``version`` names the shared adaptive state
+    they came from (0: the configured values)."""
+
+    jaccard_high: float
+    jaccard_low: float
+    hamming_high: int
+    hamming_low: int
+    containment_high: float
+    short_text_chars: int
+    reversal_margin: float
+    version: int = 0
+
+    @classmethod
+    def from_settings(cls, t: ThresholdSettings) -> Thresholds:
+        """The configured thresholds (version 0)."""
+        return cls(t.jaccard_high, t.jaccard_low, t.hamming_high, t.hamming_low, t.containment_high,
+                   t.short_text_chars, t.reversal_margin)
+
+    def as_evidence(self) -> dict[str, float | int]:
+        """The thresholds as every decision's evidence shows them."""
+        return {
+            "jaccard_high": round(self.jaccard_high, 4),
+            "jaccard_low": self.jaccard_low,
+            "hamming_high": self.hamming_high,
+            "hamming_low": self.hamming_low,
+            "containment_high": self.containment_high,
+            "short_text_chars": self.short_text_chars,
+        }
 
 
-def containment(jaccard: float, size_a: int, size_b: int) -> float:
-    small = min(size_a, size_b)
-    if small <= 0 or jaccard <= 0.0:
-        return 0.0
-    return min(1.0, jaccard * (size_a + size_b) / ((1.0 + jaccard) * small))
+def rule_codes(j: npt.NDArray[np.float64], h: npt.NDArray[np.int64], c: npt.NDArray[np.float64],
+               t: Thresholds) -> npt.NDArray[np.int8]:
+    """Index into :data:`RULES` of the first rule each pair meets (0: none), vectorised."""
+    half_low = t.jaccard_low / 2
+    out = np.zeros(j.shape[0], dtype=np.int8)
+    cases = (
+        (4, (c >= t.containment_high) & (j >= half_low)),
+        (3, (j >= t.jaccard_low) & (h <= t.hamming_low)),
+        (2, (h <= t.hamming_high) & (j >= half_low)),
+        (1, j >= t.jaccard_high),
+    )
+    for code, hit in cases:  # last assignment wins: the first rule in the docstring's order
+        out[hit] = code
+    return out
+
+
+def rule(sim: Similarity, t: Thresholds) -> Rule | None:
+    """The rule one pair meets (the same code path as the window's)."""
+    code = rule_codes(np.array([sim.jaccard]), np.array([sim.hamming]), np.array([sim.containment]), t)
+    return RULES[int(code[0])]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The pure core's answer for one document (the engine adds window, worker and time)."""
+
+    status: Status
+    reason: Reason
+    rule: Rule | None = None
+    matched: str | None = None
+    similarity: Similarity | None = None
+    candidates: int = 0
+    critical: CriticalEvidence | None = None
+    race: bool = False  # set by the engine's race re-check, never by the pure core
 
 
 @dataclass(slots=True)
-class HybridPolicy:
-    settings: ThresholdSettings
-    jaccard_high: float = field(init=False)
-    _window: list[float] = field(default_factory=list)
-    _since_update: int = 0
-    updates: int = 0
+class WindowCase:
+    """Everything :func:`decide_window` needs.
 
-    def __post_init__(self) -> None:
-        self.jaccard_high = self.settings.jaccard_high
+    Rows ``0 .. n-1`` of ``table`` are the window's documents in decision order (earlier
+    ``published_at`` first: the earlier one is the original); the other rows are candidates from
+    the hot tier and the store. ``pairs`` are (window row, candidate row); a window row may be the
+    candidate of a later window row. ``stored_owner[i]``: the id that holds row i's content hash in
+    the store, if the engine looked it up.
+    """
 
-    def rule(self, sim: Similarity) -> str | None:
-        t = self.settings
-        if sim.jaccard >= self.jaccard_high:
-            return "jaccard"
-        if sim.hamming <= t.hamming_high and sim.jaccard >= t.jaccard_low / 2:
-            return "simhash"
-        if sim.jaccard >= t.jaccard_low and sim.hamming <= t.hamming_low:
-            return "hybrid"
-        if sim.containment >= t.containment_high and sim.jaccard >= t.jaccard_low / 2:
-            return "containment"
-        return None
+    table: SketchTable
+    n: int
+    profiles: Sequence[Profile]
+    pairs: npt.NDArray[np.int64]  # (k, 2)
+    stored_owner: Sequence[str | None]
+    counters: dict[str, int] = field(default_factory=dict)  # vetoes applied, by name (metrics)
 
-    def too_short(self, length_a: int, length_b: int) -> bool:
-        return min(length_a, length_b) < self.settings.short_text_chars
 
-    def thresholds(self) -> dict[str, float | int]:
-        t = self.settings
-        return {
-            "jaccard_high": round(self.jaccard_high, 4),
-            "jaccard_low": t.jaccard_low,
-            "hamming_high": t.hamming_high,
-            "hamming_low": t.hamming_low,
-            "containment_high": t.containment_high,
-            "short_text_chars": t.short_text_chars,
-        }
+def decide_window(case: WindowCase, thresholds: Thresholds | Sequence[Thresholds]) -> list[Verdict]:
+    """Decide every document of a window: exact copies first, then near-duplicates, vetoes applied.
 
-    def observe(self, decided: int, duplicate_jaccards: list[float]) -> bool:
-        """Feed one window's outcome; returns True when the threshold moved."""
-        if not self.settings.adaptive:
-            return False
-        self._window.extend(duplicate_jaccards)
-        self._since_update += decided
-        if self._since_update < self.settings.adaptive_every:
-            return False
-        self._since_update = 0
-        values, self._window = self._window, []
-        if len(values) < 2:
-            return False
-        mean = sum(values) / len(values)
-        std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-        new = min(self.settings.adaptive_ceiling, max(self.settings.adaptive_floor, mean - 2.0 * std))
-        if abs(new - self.jaccard_high) < 1e-9:
-            return False
-        log.info("adaptive threshold: jaccard_high %.4f -> %.4f (mean %.4f, std %.4f, n=%d)",
-                 self.jaccard_high, new, mean, std, len(values))
-        self.jaccard_high = new
-        self.updates += 1
-        return True
+    ``thresholds``: one for the whole window, or one per window row (by its content type).
+    """
+    per_row = [thresholds] * case.n if isinstance(thresholds, Thresholds) else list(thresholds)
+    exact_of = _exact_owners(case)
+    pairs = case.pairs
+    if pairs.shape[0]:
+        # an exact copy is decided already, and is nobody's original
+        keep = np.array([exact_of[a] is None and (b >= case.n or exact_of[b] is None) for a, b in pairs.tolist()],
+                        dtype=bool)
+        pairs = pairs[keep]
+    sims = similarities(case.table, pairs[:, 0], pairs[:, 1])
+    codes = _codes_per_row(sims, per_row)
+    _count(case, "language", int((~sims.comparable).sum()))
+    by_row = _group(pairs[:, 0], case.n)
+    verdicts: list[Verdict] = []
+    for i in range(case.n):
+        owner = exact_of[i]
+        if owner is not None:
+            verdicts.append(Verdict(Status.DUPLICATE, Reason.EXACT, Rule.EXACT, owner, Similarity(1.0, 0, 1.0), 1))
+            continue
+        idx = by_row[i]
+        verdicts.append(_near(case, i, idx, sims, codes, per_row[i]) if idx.size
+                        else Verdict(Status.UNIQUE, Reason.UNIQUE))
+    return verdicts
+
+
+def _codes_per_row(sims: PairSimilarities, per_row: Sequence[Thresholds]) -> npt.NDArray[np.int8]:
+    """Rule codes of every pair under the thresholds of its deciding row; 0 for incomparable pairs."""
+    codes = np.zeros(sims.left.shape[0], dtype=np.int8)
+    distinct = {t: None for t in per_row}
+    rows_thr = np.array([list(distinct).index(t) for t in per_row], dtype=np.int64) if len(distinct) > 1 else None
+    for n, t in enumerate(distinct):
+        mask = slice(None) if rows_thr is None else rows_thr[sims.left] == n
+        codes[mask] = rule_codes(sims.jaccard[mask], sims.hamming[mask], sims.containment[mask], t)
+    codes[~sims.comparable] = 0
+    return codes
+
+
+def _exact_owners(case: WindowCase) -> list[str | None]:
+    """Per window row: the id it exactly copies (stored owner, else the first earlier row with the
+    same content), or None when it is the first of its content."""
+    sketches = case.table.sketches
+    first_row: dict[bytes, int] = {}
+    out: list[str | None] = []
+    for i in range(case.n):
+        s = sketches[i]
+        owner = case.stored_owner[i]
+        if owner is not None and owner != s.doc_id:
+            out.append(owner)
+            continue
+        earlier = first_row.setdefault(s.content_hash, i)
+        out.append(sketches[earlier].doc_id if earlier != i else None)
+    return out
+
+
+def _group(rows: npt.NDArray[np.int64], n: int) -> list[npt.NDArray[np.int64]]:
+    """Pair indices per window row."""
+    order = np.argsort(rows, kind="stable")
+    bounds = np.searchsorted(rows[order], np.arange(n + 1))
+    return [order[bounds[i]:bounds[i + 1]] for i in range(n)]
+
+
+def _count(case: WindowCase, name: str, k: int = 1) -> None:
+    if k:
+        case.counters[name] = case.counters.get(name, 0) + k
+
+
+def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimilarities,
+          codes: npt.NDArray[np.int8], t: Thresholds) -> Verdict:
+    """The veto chain over row ``i``'s similar candidates, most similar first."""
+    sketches = case.table.sketches
+    me = sketches[i]
+    comparable = idx[sims.comparable[idx]]
+    similar = comparable[codes[comparable] > 0]
+    _count(case, "similarity", int(comparable.size - similar.size))
+    order = sorted(similar.tolist(), key=lambda p: (-sims.jaccard[p], sims.hamming[p], sketches[sims.right[p]].doc_id))
+    critical: tuple[int, CriticalEvidence] | None = None
+    for p in order:
+        cand = sketches[int(sims.right[p])]
+        if min(me.length, cand.length) < t.short_text_chars and cand.content_hash != me.content_hash:
+            _count(case, "short_text")
+            continue
+        diff = case.profiles[i].critical_against(cand.profile)
+        if diff is not None:
+            _count(case, "critical")
+            if critical is None:
+                ev = diff.as_evidence()
+                critical = (p, CriticalEvidence(str(ev["kind"]), str(ev["passage"]), str(ev["term"]), cand.doc_id,
+                                                float(sims.jaccard[p]), int(sims.hamming[p])))
+            continue
+        if critical is not None and sims.jaccard[critical[0]] - sims.jaccard[p] > t.reversal_margin:
+            _count(case, "reversal_nearer")
+            break
+        return Verdict(Status.DUPLICATE, Reason.NEAR, RULES[int(codes[p])], cand.doc_id, sims.at(p), int(idx.size))
+    best = None
+    if comparable.size:
+        b = int(comparable[np.argmax(sims.jaccard[comparable])])
+        best = (sketches[int(sims.right[b])].doc_id, sims.at(b))
+    return Verdict(Status.UNIQUE, Reason.CRITICAL if critical else Reason.UNIQUE, None,
+                   best[0] if best else None, best[1] if best else None, int(idx.size),
+                   critical[1] if critical else None)
+
+
+def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], profile: Profile,
+                       t: Thresholds) -> list[tuple[int, Similarity, Rule]]:
+    """Candidate rows similar to ``row`` with no critical difference, most similar first (the race
+    re-check after a store insert applies the same rule and the same critical-difference veto)."""
+    if not candidates:
+        return []
+    right = np.asarray(candidates, dtype=np.int64)
+    sims = similarities(table, np.full(right.shape[0], row, dtype=np.int64), right)
+    codes = _codes_per_row(sims, [t])
+    out = []
+    for p in np.argsort(-sims.jaccard, kind="stable").tolist():
+        if codes[p] and profile.critical_against(table.sketches[int(right[p])].profile) is None:
+            out.append((int(right[p]), sims.at(p), RULES[int(codes[p])] or Rule.JACCARD))
+    return out
+
+
+__all__ = ["RULES", "Thresholds", "Verdict", "WindowCase", "decide_window", "rule", "rule_codes",
+           "similar_candidates"]

@@ -1,13 +1,31 @@
 """Fingerprint stores: one async interface, backends chosen by URL. Imports nothing else of ours."""
 
-from neardup.storage.base import DecisionRecord, FingerprintRecord, FingerprintStore, StoreError, TTLPolicy
+from neardup.storage.base import (
+    Claim,
+    DecisionRecord,
+    FingerprintRecord,
+    FingerprintStore,
+    IndexKeys,
+    StateValue,
+    StoreError,
+    TTLPolicy,
+    WindowAnswer,
+    WindowQuery,
+    doc_ref,
+)
 from neardup.storage.registry import open_store
 
 __all__ = [
+    "Claim",
     "DecisionRecord",
     "FingerprintRecord",
     "FingerprintStore",
+    "IndexKeys",
+    "StateValue",
     "StoreError",
     "TTLPolicy",
+    "WindowAnswer",
+    "WindowQuery",
+    "doc_ref",
     "open_store",
 ]

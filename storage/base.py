@@ -1,19 +1,46 @@
-"""The fingerprint store interface: what the engine may ask of any backend.
+"""The fingerprint store interface: what the engine may ask of any backend, a window at a time.
 
-Backends remember; they never decide. Every method takes and returns plain values (bytes, str,
-numbers) so that this package imports nothing else of neardup's. Index keys are opaque bytes built
-by the engine (band and block buckets); a backend only groups, expires and unions them.
+Backends remember; they never decide. Values are plain (bytes, str, numbers, numpy arrays of
+uint64 index keys) so that this package imports nothing else of neardup's. A window costs the
+engine a fixed number of store calls, whatever its size:
+
+1. :meth:`FingerprintStore.lookup`: the stored decisions of the window's ids (replays), the owners
+   of some content hashes (read only), the candidates filed under each document's index keys, and
+   named shared state (thresholds, the learned model, the store's generation), in one call;
+2. :meth:`FingerprintStore.fetch`: the records of candidates the engine does not hold in memory;
+3. :meth:`FingerprintStore.commit`: atomic exact claims, then the records (and index entries) of
+   the documents whose claims won;
+4. :meth:`FingerprintStore.candidates` again for the documents decided unique (a near-duplicate
+   another worker committed meanwhile), then :meth:`FingerprintStore.put_decisions`. Decisions are
+   written last because the race protocol reads them as "this document is final" (engine docs).
+
+Documents are referred to by a :func:`doc_ref`, an 8-byte digest of the id; records carry the full
+id, and a ref whose record holds another id (a digest collision) is treated as absent.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+import numpy.typing as npt
+
 from neardup.storage.errors import StoreError
 
-__all__ = ["DecisionRecord", "FingerprintRecord", "FingerprintStore", "StoreError", "TTLPolicy"]
+REF_BYTES = 8
+_REF_PERSON = b"neardup-doc"
+
+IndexKeys = npt.NDArray[np.uint64]
+"""Index keys of a window: shape (documents, keys per document); 0 marks "no key"."""
+
+
+def doc_ref(doc_id: str) -> bytes:
+    """The 8-byte reference of a document id (blake2b): how index entries point at records."""
+    return hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=REF_BYTES,
+                           person=_REF_PERSON).digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +56,14 @@ class FingerprintRecord:
     profile: bytes  # critical-difference profile in its versioned byte format
     shingles: int  # distinct shingles (for containment estimates)
     length: int  # characters after normalisation
-    # bucket keys this record is filed under; a backend may return () from fetch (they are only
-    # needed to file the record, and Redis saves memory by not keeping them)
-    index_keys: tuple[bytes, ...] = field(default=())
+    # the index keys this record is filed under (uint64, 0 = none); backends may return () from
+    # fetch: the keys are needed to file a record, never to re-check it
+    index_keys: tuple[int, ...] = field(default=())
+
+    @property
+    def ref(self) -> bytes:
+        """This record's :func:`doc_ref`."""
+        return doc_ref(self.doc_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,55 +75,100 @@ class DecisionRecord:
     duplicate_of: str | None
     evidence: str  # JSON text
     content_type: str = "default"
+    content_hash: bytes = b""  # of the text decided: a reused id with other text is not a replay
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Claim ``content_hash`` for ``doc_id``: the first id to claim a hash owns it."""
+
+    content_hash: bytes
+    doc_id: str
+    content_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class StateValue:
+    """A versioned blob of shared state (thresholds, the learned model, the store generation)."""
+
+    version: int
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class WindowQuery:
+    """What :meth:`FingerprintStore.lookup` reads for one window."""
+
+    doc_ids: Sequence[str] = ()
+    exact_hashes: Sequence[bytes] = ()
+    index_keys: IndexKeys = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint64))
+    state_names: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WindowAnswer:
+    """The answer to a :class:`WindowQuery`, in the query's order."""
+
+    decisions: dict[str, DecisionRecord]
+    owners: list[str | None]
+    candidates: list[set[bytes]]
+    states: dict[str, StateValue]
 
 
 @runtime_checkable
 class FingerprintStore(Protocol):
-    """Async fingerprint store. All batch methods keep the order of their inputs."""
+    """Async fingerprint store. Every batch method keeps the order of its inputs."""
 
     url: str
 
-    async def open(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-    async def claim_exact(self, items: Sequence[tuple[bytes, str, str]]) -> list[str]:
-        """For each (content_hash, doc_id, content_type): atomically claim the hash.
-
-        Returns the owner id per item: ``doc_id`` itself when the claim is new (or was already
-        this id's), otherwise the id that claimed the hash first.
-        """
+    async def open(self) -> None:
+        """Connect (network stores) or load (file store); idempotent."""
         ...
 
-    async def lookup_exact(self, content_hashes: Sequence[bytes]) -> list[str | None]:
-        """Owner id of each content hash, or None; reads only (dry runs, Bloom-filter hits)."""
+    async def close(self) -> None:
+        """Flush what is pending and release connections."""
         ...
 
-    async def release_exact(self, items: Sequence[tuple[bytes, str]]) -> None:
-        """Drop claims (content_hash, doc_id) that this id holds; used by dry runs only."""
+    async def lookup(self, query: WindowQuery) -> WindowAnswer:
+        """Decisions of ``doc_ids``, owners of ``exact_hashes``, candidate refs per row of
+        ``index_keys`` (live entries only), and the named states that exist."""
         ...
 
-    async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]: ...
-
-    async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None: ...
-
-    async def query(self, keys_per_doc: Sequence[Sequence[bytes]]) -> list[set[str]]:
-        """Ids filed under any of each document's index keys (live entries only)."""
+    async def candidates(self, index_keys: IndexKeys) -> list[set[bytes]]:
+        """Candidate refs per row of ``index_keys`` (a lookup of the index only)."""
         ...
 
-    async def fetch(self, doc_ids: Sequence[str]) -> dict[str, FingerprintRecord]:
-        """Stored records by id; missing or expired ids are absent from the result."""
+    async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:
+        """Stored records by ref; missing or expired refs are absent from the result."""
         ...
 
-    async def add(self, records: Sequence[FingerprintRecord]) -> None:
-        """Store records and file each under its index keys, with its content type's TTL."""
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord]) -> list[str]:
+        """Claim each content hash atomically (the owner per claim comes back: the claimant when
+        the hash was free or already its own), then store and file the records of every document
+        that holds its claim (a record whose document lost its claim is not stored), each with its
+        content type's TTL."""
+        ...
+
+    async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
+        """Stored decisions by id (the race protocol polls a racing document's decision)."""
+        ...
+
+    async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
+        """Store decisions, each with its content type's TTL."""
+        ...
+
+    async def write_state(self, name: str, value: StateValue) -> bool:
+        """Store ``value`` if the stored version is ``value.version - 1`` (or absent and the
+        version is 1): an atomic compare-and-set. True when written."""
         ...
 
     async def expire(self, now: float | None = None) -> int:
         """Drop entries that outlived their TTL; returns how many went (0 where the server does it)."""
         ...
 
-    async def stats(self) -> dict[str, int]: ...
+    async def stats(self) -> dict[str, int]:
+        """Sizes for diagnostics (keys, entries, memory where the backend knows it)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +179,23 @@ class TTLPolicy:
     default: int | None = 30 * 86_400
 
     def ttl(self, content_type: str) -> int | None:
+        """Seconds to keep a ``content_type`` entry (``None``: forever)."""
         if content_type in self.by_type:
             return self.by_type[content_type]
         return self.by_type.get("default", self.default)
+
+
+__all__ = [
+    "REF_BYTES",
+    "Claim",
+    "DecisionRecord",
+    "FingerprintRecord",
+    "FingerprintStore",
+    "IndexKeys",
+    "StateValue",
+    "StoreError",
+    "TTLPolicy",
+    "WindowAnswer",
+    "WindowQuery",
+    "doc_ref",
+]

@@ -67,6 +67,17 @@ class StoreAuthError(StoreError):
     default_hint = "check NEARDUP_REDIS__USERNAME / NEARDUP_REDIS__PASSWORD and the server's ACL"
 
 
+class StoreLostDataError(StoreError):
+    """Permanent: the store no longer holds what this worker wrote (restarted empty, flushed, or
+    another store behind the same address). Deciding on would call every repeat unique, so the
+    worker stops deciding and alerts instead."""
+
+    reason = "store_lost_data"
+    transient = False
+    default_hint = ("the store's generation marker changed or vanished: restore the store's data, or restart "
+                    "the workers to accept the store as it is now (a new generation)")
+
+
 class MissingExtraError(NeardupError, ImportError):
     """A feature needs an optional part that is not installed (``pip install 'neardup[EXTRA]'``)."""
 

@@ -1,8 +1,8 @@
 """``file://PATH``: the in-process store, persisted atomically so a later run de-duplicates
 against an earlier one.
 
-Format (version 1): one JSON object ``{"format": "neardup-store", "version": 1, "records": [...],
-"claims": [...], "decisions": [...]}`` with bytes as base64 and absolute expiry times (null =
+Format (version 2): one JSON object ``{"format": "neardup-store", "version": 2, "records": [...],
+"claims": [...], "decisions": [...], "states": [...]}`` (index keys as integers) with bytes as base64 and absolute expiry times (null =
 forever). Written to a temporary file in the same folder, fsynced, then renamed over the old one.
 """
 
@@ -17,12 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from neardup.storage.base import DecisionRecord, FingerprintRecord, TTLPolicy
+from neardup.storage.base import DecisionRecord, FingerprintRecord, StateValue, TTLPolicy
 from neardup.storage.errors import StoreCorruptError, StoreError
 from neardup.storage.memory import INF, MemoryFingerprintStore, _Entry
 
 FORMAT = "neardup-store"
-VERSION = 1
+VERSION = 2
 _NOT_OURS = "give --store a new file, or the one an earlier neardup dedup wrote"
 
 
@@ -75,17 +75,20 @@ class FileFingerprintStore(MemoryFingerprintStore):
                 profile=_unb(r["profile"]),
                 shingles=r["shingles"],
                 length=r["length"],
-                index_keys=tuple(_unb(k) for k in r["index_keys"]),
+                index_keys=tuple(int(k) for k in r["index_keys"]),
             )
             expires_at = _unexp(r["expires_at"])
-            self._records[rec.doc_id] = _Entry(rec, expires_at)
+            self._records[rec.ref] = _Entry(rec, expires_at)
             for key in rec.index_keys:
-                self._buckets.setdefault(key, {})[rec.doc_id] = expires_at
+                self._buckets.setdefault(key, {})[rec.ref] = expires_at
         for c in data["claims"]:
             self._claims[_unb(c["hash"])] = (c["id"], _unexp(c["expires_at"]))
         for d in data["decisions"]:
-            rec_d = DecisionRecord(d["id"], d["status"], d["duplicate_of"], d["evidence"], d["type"])
+            rec_d = DecisionRecord(d["id"], d["status"], d["duplicate_of"], d["evidence"], d["type"],
+                                   _unb(d.get("content_hash", "")))
             self._decisions[rec_d.doc_id] = (rec_d, _unexp(d["expires_at"]))
+        for st in data.get("states", []):
+            self._states[st["name"]] = StateValue(int(st["version"]), _unb(st["payload"]))
         await self.expire()
 
     def _snapshot(self) -> dict[str, Any]:
@@ -103,7 +106,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
                     "profile": _b(e.record.profile),
                     "shingles": e.record.shingles,
                     "length": e.record.length,
-                    "index_keys": [_b(k) for k in e.record.index_keys],
+                    "index_keys": list(e.record.index_keys),
                     "expires_at": _exp(e.expires_at),
                 }
                 for e in self._records.values()
@@ -116,10 +119,12 @@ class FileFingerprintStore(MemoryFingerprintStore):
                     "duplicate_of": d.duplicate_of,
                     "evidence": d.evidence,
                     "type": d.content_type,
+                    "content_hash": _b(d.content_hash),
                     "expires_at": _exp(x),
                 }
                 for d, x in self._decisions.values()
             ],
+            "states": [{"name": n, "version": v.version, "payload": _b(v.payload)} for n, v in self._states.items()],
         }
 
     async def flush(self) -> None:

@@ -1,4 +1,4 @@
-"""In-process fingerprint store: the embedded backend behind ``memory://``."""
+"""In-process fingerprint store: the embedded backend behind ``memory://`` (and, persisted, ``file://``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from neardup.storage.base import DecisionRecord, FingerprintRecord, TTLPolicy
+from neardup.storage.base import (
+    Claim,
+    DecisionRecord,
+    FingerprintRecord,
+    IndexKeys,
+    StateValue,
+    TTLPolicy,
+    WindowAnswer,
+    WindowQuery,
+)
 
 INF = float("inf")
 
@@ -18,7 +27,11 @@ class _Entry:
 
 
 class MemoryFingerprintStore:
-    """Dicts with expiry times. Expired entries are invisible at once and swept by ``expire``."""
+    """Dicts with expiry times. Expired entries are invisible at once and swept by ``expire``.
+
+    The reference implementation of the store contract (tests/contract runs every backend against
+    the same expectations).
+    """
 
     def __init__(
         self,
@@ -26,52 +39,70 @@ class MemoryFingerprintStore:
         ttl: TTLPolicy | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``ttl``: time-to-live per content type; ``clock``: epoch seconds (tests move it)."""
         self.url = url
         self.ttl = ttl or TTLPolicy(by_type={})
         self._clock = clock
-        self._records: dict[str, _Entry] = {}
-        self._buckets: dict[bytes, dict[str, float]] = {}
+        self._records: dict[bytes, _Entry] = {}
+        self._buckets: dict[int, dict[bytes, float]] = {}
         self._claims: dict[bytes, tuple[str, float]] = {}
         self._decisions: dict[str, tuple[DecisionRecord, float]] = {}
+        self._states: dict[str, StateValue] = {}
 
     def _expiry(self, content_type: str, now: float) -> float:
         ttl = self.ttl.ttl(content_type)
         return INF if ttl is None else now + ttl
 
     async def open(self) -> None:
+        """Nothing to open."""
         return None
 
     async def close(self) -> None:
+        """Nothing to close."""
         return None
 
-    async def claim_exact(self, items: Sequence[tuple[bytes, str, str]]) -> list[str]:
+    # -- reads -------------------------------------------------------------------------------
+    async def lookup(self, query: WindowQuery) -> WindowAnswer:
+        """See :meth:`neardup.storage.base.FingerprintStore.lookup`."""
         now = self._clock()
-        owners: list[str] = []
-        for content_hash, doc_id, content_type in items:
-            held = self._claims.get(content_hash)
-            if held is not None and held[1] > now:
-                owners.append(held[0])
-                continue
-            self._claims[content_hash] = (doc_id, self._expiry(content_type, now))
-            owners.append(doc_id)
-        return owners
+        return WindowAnswer(
+            decisions=self._get_decisions(query.doc_ids, now),
+            owners=[self._owner(h, now) for h in query.exact_hashes],
+            candidates=self._candidates(query.index_keys, now),
+            states={n: self._states[n] for n in query.state_names if n in self._states},
+        )
 
-    async def lookup_exact(self, content_hashes: Sequence[bytes]) -> list[str | None]:
-        now = self._clock()
-        out: list[str | None] = []
-        for h in content_hashes:
-            held = self._claims.get(h)
-            out.append(held[0] if held is not None and held[1] > now else None)
+    async def candidates(self, index_keys: IndexKeys) -> list[set[bytes]]:
+        """See :meth:`neardup.storage.base.FingerprintStore.candidates`."""
+        return self._candidates(index_keys, self._clock())
+
+    def _owner(self, content_hash: bytes, now: float) -> str | None:
+        held = self._claims.get(content_hash)
+        return held[0] if held is not None and held[1] > now else None
+
+    def _candidates(self, index_keys: IndexKeys, now: float) -> list[set[bytes]]:
+        out: list[set[bytes]] = []
+        buckets = self._buckets
+        for row in index_keys.tolist():
+            found: set[bytes] = set()
+            for key in row:
+                bucket = buckets.get(key) if key else None
+                if bucket:
+                    found.update(ref for ref, exp in bucket.items() if exp > now)
+            out.append(found)
         return out
 
-    async def release_exact(self, items: Sequence[tuple[bytes, str]]) -> None:
-        for content_hash, doc_id in items:
-            held = self._claims.get(content_hash)
-            if held is not None and held[0] == doc_id:
-                del self._claims[content_hash]
-
-    async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
+    async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:
+        """See :meth:`neardup.storage.base.FingerprintStore.fetch`."""
         now = self._clock()
+        out: dict[bytes, FingerprintRecord] = {}
+        for ref in refs:
+            entry = self._records.get(ref)
+            if entry is not None and entry.expires_at > now:
+                out[ref] = entry.record
+        return out
+
+    def _get_decisions(self, doc_ids: Sequence[str], now: float) -> dict[str, DecisionRecord]:
         out: dict[str, DecisionRecord] = {}
         for doc_id in doc_ids:
             held = self._decisions.get(doc_id)
@@ -79,49 +110,60 @@ class MemoryFingerprintStore:
                 out[doc_id] = held[0]
         return out
 
+    async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
+        """See :meth:`neardup.storage.base.FingerprintStore.get_decisions`."""
+        return self._get_decisions(doc_ids, self._clock())
+
+    # -- writes ------------------------------------------------------------------------------
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord]) -> list[str]:
+        """See :meth:`neardup.storage.base.FingerprintStore.commit`."""
+        now = self._clock()
+        owners = [self._claim(c, now) for c in claims]
+        lost = {c.doc_id for c, owner in zip(claims, owners, strict=True) if owner != c.doc_id}
+        self._add([r for r in records if r.doc_id not in lost], now)
+        return owners
+
+    def _claim(self, claim: Claim, now: float) -> str:
+        held = self._claims.get(claim.content_hash)
+        if held is not None and held[1] > now:
+            return held[0]
+        self._claims[claim.content_hash] = (claim.doc_id, self._expiry(claim.content_type, now))
+        return claim.doc_id
+
+    def _add(self, records: Sequence[FingerprintRecord], now: float) -> None:
+        for rec in records:
+            expires_at = self._expiry(rec.content_type, now)
+            ref = rec.ref
+            self._records[ref] = _Entry(rec, expires_at)
+            for key in rec.index_keys:
+                if key:
+                    self._buckets.setdefault(key, {})[ref] = expires_at
+
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
+        """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""
         now = self._clock()
         for d in decisions:
             self._decisions[d.doc_id] = (d, self._expiry(d.content_type, now))
 
-    async def query(self, keys_per_doc: Sequence[Sequence[bytes]]) -> list[set[str]]:
-        now = self._clock()
-        out: list[set[str]] = []
-        for keys in keys_per_doc:
-            found: set[str] = set()
-            for key in keys:
-                bucket = self._buckets.get(key)
-                if bucket:
-                    found.update(i for i, exp in bucket.items() if exp > now)
-            out.append(found)
-        return out
+    async def write_state(self, name: str, value: StateValue) -> bool:
+        """See :meth:`neardup.storage.base.FingerprintStore.write_state`."""
+        held = self._states.get(name)
+        if (held.version if held is not None else 0) != value.version - 1:
+            return False
+        self._states[name] = value
+        return True
 
-    async def fetch(self, doc_ids: Sequence[str]) -> dict[str, FingerprintRecord]:
-        now = self._clock()
-        out: dict[str, FingerprintRecord] = {}
-        for doc_id in doc_ids:
-            entry = self._records.get(doc_id)
-            if entry is not None and entry.expires_at > now:
-                out[doc_id] = entry.record
-        return out
-
-    async def add(self, records: Sequence[FingerprintRecord]) -> None:
-        now = self._clock()
-        for rec in records:
-            expires_at = self._expiry(rec.content_type, now)
-            self._records[rec.doc_id] = _Entry(rec, expires_at)
-            for key in rec.index_keys:
-                self._buckets.setdefault(key, {})[rec.doc_id] = expires_at
-
+    # -- upkeep ------------------------------------------------------------------------------
     async def expire(self, now: float | None = None) -> int:
+        """Sweep expired records, index entries, claims and decisions; returns the records dropped."""
         now = self._clock() if now is None else now
-        gone = [i for i, e in self._records.items() if e.expires_at <= now]
-        for doc_id in gone:
-            del self._records[doc_id]
+        gone = [ref for ref, e in self._records.items() if e.expires_at <= now]
+        for ref in gone:
+            del self._records[ref]
         for key in list(self._buckets):
             bucket = self._buckets[key]
-            for doc_id in [i for i, exp in bucket.items() if exp <= now]:
-                del bucket[doc_id]
+            for ref in [r for r, exp in bucket.items() if exp <= now]:
+                del bucket[ref]
             if not bucket:
                 del self._buckets[key]
         for h in [h for h, (_, exp) in self._claims.items() if exp <= now]:
@@ -131,10 +173,12 @@ class MemoryFingerprintStore:
         return len(gone)
 
     async def stats(self) -> dict[str, int]:
+        """Counts of records, index buckets and entries, claims, decisions and states."""
         return {
             "records": len(self._records),
             "buckets": len(self._buckets),
             "bucket_entries": sum(len(b) for b in self._buckets.values()),
             "claims": len(self._claims),
             "decisions": len(self._decisions),
+            "states": len(self._states),
         }

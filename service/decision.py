@@ -1,0 +1,161 @@
+"""The decision a document gets and its evidence: typed records shared by the engine, the CLI,
+the agents and the public API. ``to_dict`` gives the JSON that every output row carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from neardup.document import Document
+
+
+class Status(StrEnum):
+    """What a document is: the first of its kind, or a duplicate of an earlier one."""
+
+    UNIQUE = "unique"
+    DUPLICATE = "duplicate"
+
+
+class Reason(StrEnum):
+    """Why: an exact copy, a near-duplicate, nothing similar, or similar but a critical difference."""
+
+    EXACT = "exact"
+    NEAR = "near"
+    UNIQUE = "unique"
+    CRITICAL = "critical"
+
+
+class Rule(StrEnum):
+    """Which rule matched (see :mod:`neardup.policy`)."""
+
+    EXACT = "exact"
+    JACCARD = "jaccard"
+    SIMHASH = "simhash"
+    HYBRID = "hybrid"
+    CONTAINMENT = "containment"
+
+
+@dataclass(frozen=True, slots=True)
+class CriticalEvidence:
+    """A critical difference with the most similar candidate: the passage and the term that differ."""
+
+    kind: str  # "polarity" | "figure"
+    passage: str
+    term: str
+    against: str
+    jaccard: float
+    hamming: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``evidence.critical``)."""
+        return {"kind": self.kind, "passage": self.passage, "term": self.term, "against": self.against,
+                "jaccard": self.jaccard, "hamming": self.hamming}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CriticalEvidence:
+        """Inverse of :meth:`to_dict`."""
+        return cls(str(d.get("kind", "")), str(d.get("passage", "")), str(d.get("term", "")),
+                   str(d.get("against", "")), float(d.get("jaccard") or 0.0), int(d.get("hamming") or 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Enough to explain a decision without re-running anything."""
+
+    reason: Reason
+    rule: Rule | None = None
+    matched_id: str | None = None  # the duplicate's original, or the most similar candidate
+    jaccard: float | None = None
+    hamming: int | None = None  # SimHash distance on the 64-bit scale
+    containment: float | None = None
+    candidates: int = 0  # candidates re-checked
+    thresholds: dict[str, float | int] = field(default_factory=dict)
+    threshold_version: int = 0  # 0: the configured thresholds; n: the n-th shared adaptive state
+    window_id: str = ""
+    worker_id: str = ""
+    decided_at: float = 0.0
+    critical: CriticalEvidence | None = None
+    replay: bool = False  # the stored decision of an earlier delivery
+    race: bool = False  # decided against a near-duplicate another worker stored meanwhile
+    id_reused: bool = False  # the id was decided before with other text: this text was decided anew
+    model_version: int = 0  # the learned model in force (0: none)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form; optional flags appear only when set, so rows stay as short as before."""
+        out: dict[str, Any] = {
+            "reason": self.reason.value,
+            "rule": self.rule.value if self.rule is not None else None,
+            "matched_id": self.matched_id,
+            "jaccard": self.jaccard,
+            "hamming": self.hamming,
+            "containment": self.containment,
+            "candidates": self.candidates,
+            "thresholds": dict(self.thresholds),
+            "threshold_version": self.threshold_version,
+            "window_id": self.window_id,
+            "worker_id": self.worker_id,
+            "decided_at": self.decided_at,
+        }
+        if self.model_version:
+            out["model_version"] = self.model_version
+        if self.critical is not None:
+            out["critical"] = self.critical.to_dict()
+        for flag in ("replay", "race", "id_reused"):
+            if getattr(self, flag):
+                out[flag] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Evidence:
+        """Inverse of :meth:`to_dict` (a stored decision read back for a replay)."""
+        critical = d.get("critical")
+        return cls(
+            reason=Reason(d.get("reason", "unique")),
+            rule=Rule(d["rule"]) if d.get("rule") else None,
+            matched_id=d.get("matched_id"),
+            jaccard=d.get("jaccard"),
+            hamming=d.get("hamming"),
+            containment=d.get("containment"),
+            candidates=int(d.get("candidates") or 0),
+            thresholds=dict(d.get("thresholds") or {}),
+            threshold_version=int(d.get("threshold_version") or 0),
+            window_id=str(d.get("window_id") or ""),
+            worker_id=str(d.get("worker_id") or ""),
+            decided_at=float(d.get("decided_at") or 0.0),
+            critical=CriticalEvidence.from_dict(critical) if isinstance(critical, dict) else None,
+            replay=bool(d.get("replay")),
+            race=bool(d.get("race")),
+            id_reused=bool(d.get("id_reused")),
+            model_version=int(d.get("model_version") or 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One document's decision: ``status``, the original it duplicates, and the evidence."""
+
+    doc: Document
+    status: Status
+    duplicate_of: str | None
+    evidence: Evidence
+
+    @property
+    def id(self) -> str:
+        """The document's id."""
+        return self.doc.id
+
+    def as_replay(self) -> Decision:
+        """The same decision, marked as the answer to a repeated delivery."""
+        return replace(self, evidence=replace(self.evidence, replay=True))
+
+    def to_record(self) -> dict[str, Any]:
+        """The output row: the input object plus ``status``, ``duplicate_of`` and ``evidence``."""
+        out: dict[str, Any] = dict(self.doc.raw) if self.doc.raw else {"id": self.doc.id, "text": self.doc.text}
+        out["status"] = self.status.value
+        out["duplicate_of"] = self.duplicate_of
+        out["evidence"] = self.evidence.to_dict()
+        return out
+
+
+__all__ = ["CriticalEvidence", "Decision", "Evidence", "Reason", "Rule", "Status"]
