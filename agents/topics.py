@@ -72,8 +72,10 @@ def resolve_topic(settings: Settings, name: str) -> str:
 
 
 def encode_json(value: Mapping[str, Any]) -> bytes:
-    """Compact UTF-8 JSON (not ASCII-escaped) of an output record; numpy values and sets become JSON."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default).encode("utf-8")
+    """Compact UTF-8 strict JSON (not ASCII-escaped; NaN or Infinity is a ValueError, never written) of an
+    output record; numpy values and sets become JSON."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default,
+                      allow_nan=False).encode("utf-8")  # fmt: skip
 
 
 def _json_default(obj: Any) -> Any:

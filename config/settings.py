@@ -6,28 +6,71 @@ Nested fields use ``__`` in env names, e.g. ``NEARDUP_THRESHOLDS__JACCARD_HIGH=0
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import tomllib
+import zoneinfo
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from neardup.storage.redact import redact_url
+
 DAY = 86_400
+ENV_PREFIX = "NEARDUP_"
+
+# NEARDUP_* variables that are not settings: read by the code itself (NEARDUP_CONFIG: the settings
+# file; NEARDUP_CACHE_DIR: service/cache.py) or by the tests and scripts (tests/fixtures/kafka_broker.py,
+# tests/conftest.py, scripts/stream_demo.py). Every other NEARDUP_* variable must name a setting.
+NOT_SETTINGS = frozenset({
+    "NEARDUP_CONFIG",
+    "NEARDUP_CACHE_DIR",
+    "NEARDUP_TEST_BROKER",
+    "NEARDUP_KAFKA_LIBS",
+    "NEARDUP_KAFKA_VERSION",
+    "NEARDUP_TANSU",
+    "NEARDUP_DATASETS",
+})  # fmt: skip
 
 
-class NormalizeSettings(BaseModel):
-    """Input limits and the text folds applied before fingerprinting."""
+class UnknownSettingError(ValueError):
+    """A NEARDUP_* variable or a settings-file key that names no setting (a misspelling, usually)."""
+
+
+class _Section(BaseModel):
+    """A group of settings: unknown keys are an error, and a rejected value is never echoed (it may be a secret)."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+
+class NormalizeSettings(_Section):
+    """Input limits, how input times are read, and the text folds applied before fingerprinting."""
     traditional_to_simplified: bool = True
     strip_html: bool = True
     max_bytes: int = Field(1_000_000, gt=0, description="documents larger than this (UTF-8) are rejected")
     max_id_length: int = Field(512, gt=0)
+    naive_time_zone: str = Field(
+        "UTC", description="IANA zone of a published_at without a UTC offset (the same on every host)"
+    )
+
+    @field_validator("naive_time_zone")
+    @classmethod
+    def _zone(cls, v: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(v)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError("normalize.naive_time_zone must be an IANA time zone such as UTC or Asia/Shanghai") \
+                from exc
+        return v
 
 
-class FingerprintSettings(BaseModel):
+class FingerprintSettings(_Section):
     """SimHash and MinHash parameters; changing them changes every stored fingerprint."""
     simhash_bits: Literal[64, 128] = 64
     num_perm: int = Field(128, ge=16, le=1024)
@@ -57,7 +100,7 @@ class FingerprintSettings(BaseModel):
         return int(v) if isinstance(v, str) and v.isdigit() else v  # env values arrive as text
 
 
-class IndexSettings(BaseModel):
+class IndexSettings(_Section):
     """Candidate search: the SimHash block index and the MinHash LSH bands."""
     hamming_radius: int = Field(3, ge=0, le=15, description="SimHash block index finds all within k bits")
     lsh_threshold: float = Field(0.4, gt=0.0, lt=1.0, description="Jaccard the LSH bands are tuned for")
@@ -69,7 +112,7 @@ class IndexSettings(BaseModel):
     )
 
 
-class ThresholdSettings(BaseModel):
+class ThresholdSettings(_Section):
     """The hybrid rule (see service/policy.py)."""
 
     jaccard_high: float = Field(0.70, gt=0.0, le=1.0, description="duplicate on Jaccard alone")
@@ -105,7 +148,7 @@ class ThresholdSettings(BaseModel):
         return self
 
 
-class WindowSettings(BaseModel):
+class WindowSettings(_Section):
     """When a window of documents closes: at ``max_count`` documents or ``max_age_seconds`` after its first."""
     max_count: int = Field(1000, ge=1, le=100_000)
     max_age_seconds: float = Field(1.0, gt=0.0, le=3600.0)
@@ -113,7 +156,7 @@ class WindowSettings(BaseModel):
     hot_seconds: float = Field(3600.0, ge=0.0, description="and for how long at most")
 
 
-class TopicSettings(BaseModel):
+class TopicSettings(_Section):
     """Topic names and how they are created (partitions, replicas)."""
     raw: str = "raw"
     unique: str = "unique"
@@ -124,7 +167,7 @@ class TopicSettings(BaseModel):
     replicas: int = Field(1, ge=1)
 
 
-class KafkaSettings(BaseModel):
+class KafkaSettings(_Section):
     """Consumer-group timing; production defaults, tests shorten them."""
 
     session_timeout_seconds: float = Field(30.0, gt=0)
@@ -139,7 +182,7 @@ class KafkaSettings(BaseModel):
     ssl_keyfile: str | None = None
 
 
-class RedisSettings(BaseModel):
+class RedisSettings(_Section):
     """The Redis store: credentials, TLS, pool size, key layout and its own retries."""
     password: SecretStr | None = None
     username: str | None = None
@@ -157,7 +200,7 @@ class RedisSettings(BaseModel):
     retry_seconds: float = Field(30.0, ge=0.0, description="how long a store call retries a failing cluster")
 
 
-class RetrySettings(BaseModel):
+class RetrySettings(_Section):
     """Backoff of the calls neardup retries outside the Redis client (that one: ``redis.retry_seconds``).
 
     Delays double from ``initial_delay_seconds`` up to ``max_delay_seconds``. A worker retries a
@@ -189,6 +232,7 @@ class Settings(BaseSettings):
         env_nested_delimiter="__",
         extra="forbid",
         validate_default=True,
+        hide_input_in_errors=True,
     )
 
     store_url: str = Field("memory://", description="memory:// file://PATH redis://H:P rediscluster://H:P,..")
@@ -225,8 +269,9 @@ class Settings(BaseSettings):
     def _store_scheme(cls, v: str) -> str:
         scheme = v.split("://", 1)[0] if "://" in v else ""
         if scheme not in {"memory", "file", "redis", "rediss", "rediscluster"}:
+            # the value itself is not echoed: a mistyped URL may hold a password
             raise ValueError(
-                f"store_url {v!r}: scheme must be memory://, file://PATH, redis://HOST:PORT "
+                f"store_url{_scheme_note(v)}: scheme must be memory://, file://PATH, redis://HOST:PORT "
                 "or rediscluster://HOST:PORT[,HOST:PORT...]"
             )
         return v
@@ -235,7 +280,7 @@ class Settings(BaseSettings):
     @classmethod
     def _broker_scheme(cls, v: str) -> str:
         if not v.startswith(("kafka://", "memory://")):
-            raise ValueError(f"broker_url {v!r}: expected kafka://HOST:PORT[;HOST:PORT]")
+            raise ValueError(f"broker_url{_scheme_note(v)}: expected kafka://HOST:PORT[;HOST:PORT]")
         return v
 
     @field_validator("ttl_seconds")
@@ -260,36 +305,134 @@ class Settings(BaseSettings):
         # explicit arguments beat env, env beats the config file
         return (init_settings, env_settings, _ConfigFileSource(settings_cls))
 
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """``repr()`` without URL passwords (SecretStr fields mask themselves)."""
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name in ("store_url", "broker_url") else value
+
     def redacted(self) -> dict[str, Any]:
         """A dump safe to log: secrets are masked by SecretStr, URLs lose their passwords."""
         data = self.model_dump(mode="json")
         for key in ("store_url", "broker_url"):
-            data[key] = _strip_password(data[key])
+            data[key] = redact_url(data[key])
         return data
 
 
-def _strip_password(url: str) -> str:
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        user = creds.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}"
-    return url
+def _scheme_note(url: str) -> str:
+    """`` (scheme 'x://')`` when ``url`` starts with a plausible scheme, else nothing: never the URL itself."""
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]{0,15})://", url)
+    return f" (scheme {m.group(1)!r})" if m else " (no scheme://)"
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The mapping in a TOML, YAML or JSON settings file (under a top-level ``neardup`` key if there is one)."""
+    """The mapping in a TOML, YAML or JSON settings file (under a top-level ``neardup`` key if there is one).
+
+    A file that does not parse is a ``ValueError`` naming the line and column, never quoting the
+    file's text (the line may hold a password).
+    """
     p = Path(path)
     text = p.read_text(encoding="utf-8")
-    if p.suffix in {".toml"}:
-        data: Any = tomllib.loads(text)
-    elif p.suffix in {".yaml", ".yml", ".json"}:
-        data = yaml.safe_load(text)
-    else:
-        raise ValueError(f"config file {p}: use .toml, .yaml, .yml or .json")
+    try:
+        if p.suffix in {".toml"}:
+            data: Any = tomllib.loads(text)
+        elif p.suffix in {".yaml", ".yml", ".json"}:
+            data = yaml.safe_load(text)
+        else:
+            raise ValueError(f"settings file {p}: use .toml, .yaml, .yml or .json")
+    except tomllib.TOMLDecodeError as exc:  # its message names the place, never the text
+        raise ValueError(f"settings file {p} is not valid TOML: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"settings file {p} is not valid YAML/JSON: {_yaml_problem(exc)}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"config file {p}: top level must be a mapping")
-    return data.get("neardup", data)
+        raise ValueError(f"settings file {p}: top level must be a mapping")
+    data = data.get("neardup", data)
+    if not isinstance(data, dict):
+        raise ValueError(f"settings file {p}: the neardup key must hold a mapping")
+    problems = [f"settings file {p}: {problem}" for problem in unknown_keys(data)]
+    if problems:
+        raise UnknownSettingError("; ".join(problems))
+    return data
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """What PyYAML found wrong and where, without the snippet of the file it would quote."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        return f"{exc.problem or exc.context or 'syntax error'}{where}"
+    return type(exc).__name__
+
+
+# --------------------------------------------------------------------------- unknown names
+def _section(model: type[BaseModel], name: str) -> type[BaseModel] | None:
+    """The model of the field ``name`` if it is a group of settings (else None: a value or a dict)."""
+    ann = model.model_fields[name].annotation
+    return ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+
+
+def _is_dict(model: type[BaseModel], name: str) -> bool:
+    ann = model.model_fields[name].annotation
+    return getattr(ann, "__origin__", ann) is dict
+
+
+def setting_paths(model: type[BaseModel] | None = None) -> Iterator[tuple[str, ...]]:
+    """Every setting (of ``model``, default :class:`Settings`) as its path of field names, e.g.
+    ``("thresholds", "jaccard_high")``."""
+    model = model or Settings
+    for name in model.model_fields:
+        sub = _section(model, name)
+        if sub is None:
+            yield (name,)
+        else:
+            yield from ((name, *rest) for rest in setting_paths(sub))
+
+
+def _closest(wrong: str, known: list[str]) -> str:
+    match = difflib.get_close_matches(wrong, known, n=1, cutoff=0.6)
+    return f" (did you mean {match[0]}?)" if match else ""
+
+
+def unknown_keys(data: Mapping[str, Any], model: type[BaseModel] | None = None, prefix: str = "") -> list[str]:
+    """Keys of a settings mapping (a file's) that name no setting, each with the closest known one."""
+    model = model or Settings
+    known = [".".join(p) for p in setting_paths()]
+    problems: list[str] = []
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if not isinstance(key, str) or key not in model.model_fields:
+            problems.append(f"unknown setting {path!r}{_closest(path, known)}")
+            continue
+        sub = _section(model, key)
+        if sub is not None and isinstance(value, Mapping):
+            problems += unknown_keys(value, sub, f"{path}.")
+    return problems
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """``NEARDUP_*`` variables of ``environ`` that name no setting (and are not in :data:`NOT_SETTINGS`),
+    each with the closest known variable."""
+    known = [ENV_PREFIX + "__".join(p).upper() for p in setting_paths()]
+    problems: list[str] = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in NOT_SETTINGS or _names_a_setting(upper):
+            continue
+        problems.append(f"unknown setting {name}{_closest(upper, known + sorted(NOT_SETTINGS))}")
+    return problems
+
+
+def _names_a_setting(variable: str) -> bool:
+    """Does ``NEARDUP_A__B`` name a setting (or a key below a dict setting such as ttl_seconds)?"""
+    model: type[BaseModel] = Settings
+    parts = variable.removeprefix(ENV_PREFIX).lower().split("__")
+    for i, part in enumerate(parts):
+        if part not in model.model_fields:
+            return False
+        sub = _section(model, part)
+        if sub is None:  # a value: nothing may follow, except below a dict
+            return i == len(parts) - 1 or _is_dict(model, part)
+        model = sub
+    return True
 
 
 _CONFIG_PATH: ContextVar[Path | None] = ContextVar("neardup_config_path", default=None)
@@ -309,8 +452,13 @@ class _ConfigFileSource(PydanticBaseSettingsSource):
 def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
     """Settings from (lowest first) defaults, the file, NEARDUP_* env, explicit overrides.
 
-    The file path may also come from ``NEARDUP_CONFIG``.
+    The file path may also come from ``NEARDUP_CONFIG``. A ``NEARDUP_*`` variable or a file key
+    that names no setting is an :class:`UnknownSettingError` naming the closest one: a misspelt
+    setting is never ignored.
     """
+    problems = unknown_variables(os.environ)
+    if problems:
+        raise UnknownSettingError("; ".join(problems))
     token = _CONFIG_PATH.set(Path(path) if path else None)
     try:
         return Settings(**overrides)

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from neardup.errors import ConfigError, InputError, NeardupError
-from neardup.records import FieldMap, Format, InputRecord, check_readable, format_for
+from neardup.outputs import Named, OutputFile, check_paths
+from neardup.records import FieldMap, Format, InputRecord, RecordWriter, check_readable, format_for
 
 if TYPE_CHECKING:
     from neardup.config import Settings
@@ -110,10 +111,10 @@ def load_cli_settings(config_path: str | None, **overrides: Any) -> Settings:
 
     A bad value or an unreadable settings file becomes a :class:`ConfigError` naming the field.
     """
-    import yaml
     from pydantic import ValidationError
 
     from neardup.config import load_settings
+    from neardup.config.settings import UnknownSettingError
 
     given = {k: v for k, v in overrides.items() if v is not None}
     if config_path is not None and not Path(config_path).is_file():
@@ -121,14 +122,20 @@ def load_cli_settings(config_path: str | None, **overrides: Any) -> Settings:
     try:
         return load_settings(config_path, **given)
     except ValidationError as exc:
+        # messages only: the rejected value (e['input']) may be a secret
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg'].removeprefix('Value error, ')}"
             for e in exc.errors()
         )
         raise ConfigError(f"bad settings: {problems}",
                           hint="fix the flag, the NEARDUP_* variable or the settings file") from exc  # fmt: skip
-    except (ValueError, OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"settings file {config_path}: {exc}", hint="fix the file or --config") from exc
+    except UnknownSettingError as exc:
+        raise ConfigError(str(exc), hint="fix the name of the NEARDUP_* variable or of the settings-file key") from exc
+    except ValueError as exc:  # the settings file does not parse (its message names the file, never its text)
+        raise ConfigError(str(exc), hint="fix the file or --config") from exc
+    except OSError as exc:
+        raise ConfigError(f"settings file {config_path}: {exc.strerror or exc}",
+                          hint="fix the file or --config") from exc  # fmt: skip
 
 
 def require_store_extra(settings: Settings) -> None:
@@ -170,22 +177,39 @@ def cli(verbose: bool) -> None:
 
 # --------------------------------------------------------------------------- dedup
 class DedupOutputs:
-    """The files ``dedup`` writes: every decision, and optionally the unique, the duplicates, the rejects."""
+    """The files ``dedup`` writes: every decision, and optionally the unique, the duplicates, the rejects.
+
+    Each regular file is written beside its final path and put in place only by :meth:`close`
+    (:mod:`neardup.outputs`); :meth:`abort` leaves earlier files as they were.
+    """
 
     def __init__(self, output: str, unique: str | None, duplicates: str | None, rejects: str | None) -> None:
         """Open every output (each in the format of its extension); None: not written."""
+        self.opened: list[RecordWriter] = []
+        try:
+            self.all = self._open(output)
+            self.unique = self._open(unique) if unique else None
+            self.duplicates = self._open(duplicates) if duplicates else None
+            self.rejects = self._open(rejects) if rejects else None
+        except BaseException:
+            self.abort()
+            raise
+
+    def _open(self, path: str) -> RecordWriter:
         from neardup.records import open_writer
 
-        self.all = open_writer(output)
-        self.unique = open_writer(unique) if unique else None
-        self.duplicates = open_writer(duplicates) if duplicates else None
-        self.rejects = open_writer(rejects) if rejects else None
+        self.opened.append(open_writer(path))
+        return self.opened[-1]
 
     def close(self) -> None:
-        """Close every file."""
-        for w in (self.unique, self.duplicates, self.rejects, self.all):
-            if w is not None:
-                w.close()
+        """Finish every file and put it in place."""
+        for w in self.opened:
+            w.close()
+
+    def abort(self) -> None:
+        """Drop what this run wrote; files from earlier runs stay as they were."""
+        for w in self.opened:
+            w.abort()
 
 
 class DedupRun:
@@ -202,6 +226,7 @@ class DedupRun:
         self.outputs = outputs
         self.bar = bar
         self.window: Window[Any] = Window(settings.window.max_count, settings.window.max_age_seconds)
+        self.limits = settings.normalize
         self.counts: Counter[str] = Counter()
         self.decided = 0
 
@@ -212,9 +237,10 @@ class DedupRun:
         if rec.problem is not None:
             self.reject(rec, *rec.problem)
             return
-        n = self.settings.normalize
+        n = self.limits
         try:
-            doc = parse_document(rec.data, max_bytes=n.max_bytes, max_id_length=n.max_id_length)
+            doc = parse_document(rec.data, max_bytes=n.max_bytes, max_id_length=n.max_id_length,
+                                 naive_time_zone=n.naive_time_zone)  # fmt: skip
         except InvalidDocument as exc:
             self.reject(rec, exc.reason, exc.detail)
             return
@@ -292,7 +318,11 @@ async def _dedup(settings: Settings, source: str, fmt: Format, fields: FieldMap,
     from neardup.engine import Engine
     from neardup.records import count_records, read_records
 
-    engine = await Engine.open(settings)
+    try:
+        engine = await Engine.open(settings)
+    except BaseException:
+        outputs.abort()
+        raise
     bar = _progress(count_records(source, fmt), sys.stderr.isatty() and not quiet)
     run = DedupRun(engine, settings, outputs, bar, fields)
     started = time.perf_counter()
@@ -300,12 +330,24 @@ async def _dedup(settings: Settings, source: str, fmt: Format, fields: FieldMap,
         for rec in read_records(source, fmt, fields):
             await run.add(rec)
         await run.flush("end")
+        await engine.close()
+    except BaseException:
+        outputs.abort()
+        await _close_quietly(engine)
+        raise
     finally:
         if bar is not None:
             bar.close()
-        await engine.close()
-        outputs.close()
+    outputs.close()
     return run.summary(time.perf_counter() - started)
+
+
+async def _close_quietly(engine: Engine) -> None:
+    """Close the engine after a failure: the failure is what gets reported, not a second one."""
+    try:
+        await engine.close()
+    except Exception as exc:
+        log.debug("closing the engine after a failure: %s: %s", type(exc).__name__, exc)
 
 
 @cli.command()
@@ -336,31 +378,69 @@ def dedup(source: str, output: str, unique: str | None, duplicates: str | None, 
     require_store_extra(settings)
     check_readable(source)
     fmt = format_for(source, Format(input_format) if input_format else None)
+    writes = [Named(opt, path) for opt, path in (("-o/--output", output), ("--unique", unique),
+                                                 ("--duplicates", duplicates), ("--rejects", rejects)) if path]
+    check_paths([Named("INPUT", source), *_store_files(settings)], writes)
     outputs = DedupOutputs(output, unique, duplicates, rejects)
     summary = asyncio.run(_dedup(settings, source, fmt, FieldMap(id_field, text_field), outputs, quiet))
-    click.echo(json.dumps(summary, ensure_ascii=False, indent=None if quiet else 2), err=True)
+    click.echo(json.dumps(summary, ensure_ascii=False, allow_nan=False, indent=None if quiet else 2), err=True)
+    if summary["rejected"] and not summary["unique"] + summary["duplicate"]:
+        raise InputError(f"all {summary['rejected']} input records were rejected, none decided "
+                         f"({', '.join(f'{k}: {v}' for k, v in summary['rejected_by_reason'].items())})",
+                         hint="see --rejects FILE for each record's reason; check --format, --id-field, --text-field")
+
+
+def _store_files(settings: Settings) -> list[Named]:
+    """The files of a ``file://`` store (an output must not be one of them); none for other stores."""
+    scheme, _, path = settings.store_url.partition("://")
+    return [Named("--store", path)] if scheme == "file" and path else []
 
 
 # --------------------------------------------------------------------------- explain
 def _find_ids(path: str, a: str, b: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The records with ids ``a`` and ``b`` in ``path``; a missing id is an :class:`InputError` that
+    also names the lines that could not be read (one of them may be the one wanted)."""
+    from neardup.document import loads_strict
     from neardup.records import read_records
 
     wanted = {a, b}
     found: dict[str, dict[str, Any]] = {}
+    unreadable: list[int] = []
     for rec in read_records(path, format_for(path)):
         try:
-            obj = json.loads(rec.data) if isinstance(rec.data, bytes) else rec.data
-        except ValueError:
+            obj = loads_strict(rec.data) if isinstance(rec.data, bytes) else rec.data
+        except (ValueError, RecursionError):
+            unreadable.append(rec.position)
             continue
-        if isinstance(obj, dict) and obj.get("id") in wanted:
-            found[obj["id"]] = obj
+        doc_id = obj.get("id") if isinstance(obj, dict) else None
+        if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+            doc_id = str(doc_id)  # as parse_document reads it
+        if isinstance(doc_id, str) and doc_id in wanted:
+            found[doc_id] = {**obj, "id": doc_id}
+        elif not isinstance(obj, dict):
+            unreadable.append(rec.position)
     missing = wanted - set(found)
     if missing:
-        raise InputError(f"ids not found in {path}: {', '.join(sorted(missing))}", hint="check the ids and the file")
+        bad = f"; {len(unreadable)} line(s) are not JSON objects (first: line {unreadable[0]})" if unreadable else ""
+        raise InputError(f"ids not found in {path}: {', '.join(sorted(missing))}{bad}",
+                         hint="check the ids and the file")  # fmt: skip
     return found[a], found[b]
 
 
-@cli.command()
+class TextArgumentsCommand(click.Command):
+    """A command whose arguments are free text: a text that starts with ``-`` goes after ``--``, and
+    an unknown option says so (``neardup explain -- "A" "-B"``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """As click's, with the hint about ``--`` on an unknown option."""
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            exc.message += " (a text that starts with - goes after --: neardup explain [OPTIONS] -- A B)"
+            raise
+
+
+@cli.command(cls=TextArgumentsCommand)
 @click.argument("a")
 @click.argument("b")
 @click.option("--file", "path", metavar="FILE",
@@ -368,16 +448,23 @@ def _find_ids(path: str, a: str, b: str) -> tuple[dict[str, Any], dict[str, Any]
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 @config_option
 def explain(a: str, b: str, path: str | None, as_json: bool, config_path: str | None) -> None:
-    """Why two texts (or two ids of a file) are or are not duplicates."""
+    """Why two texts (or two ids of a file) are or are not duplicates.
+
+    Options come first; a text that starts with - goes after --: neardup explain --json -- "A" "-B".
+    """
     from neardup.explain import explain_pair, format_report
 
     settings = load_cli_settings(config_path, store_url="memory://")
     da, db = _find_ids(path, a, b) if path else ({"id": "A", "text": a}, {"id": "B", "text": b})
     report = asyncio.run(explain_pair(settings, da, db))
-    click.echo(json.dumps(report, ensure_ascii=False, indent=2) if as_json else format_report(report))
+    click.echo(json.dumps(report, ensure_ascii=False, allow_nan=False, indent=2) if as_json else format_report(report))
 
 
 # --------------------------------------------------------------------------- eval
+# the files eval --report writes into its folder (service/evaluate.py)
+EVAL_REPORT_FILES = ("metrics.json", "similarity_histograms.png", "roc.png", "confusion_matrix.png")
+
+
 @cli.command("eval")
 @click.option("--docs", required=True, metavar="FILE", help="JSONL documents.")
 @click.option("--pairs", required=True, metavar="FILE", help="JSONL labelled pairs.")
@@ -393,16 +480,26 @@ def evaluate(docs: str, pairs: str, report: str | None, json_path: str | None, t
 
     for path in (docs, pairs):
         check_readable(path)
+    writes = [Named("--report", str(Path(report) / name)) for name in EVAL_REPORT_FILES] if report else []
+    check_paths([Named("--docs", docs), Named("--pairs", pairs)],
+                [*writes, *([Named("--json", json_path)] if json_path else [])])  # fmt: skip
     if report:
         require_extra("matplotlib", "plots", "eval --report (plots)")
     from neardup.evaluate import run_eval
 
     settings = load_cli_settings(config_path, store_url="memory://")
-    result = asyncio.run(run_eval(settings, Path(docs), Path(pairs), Path(report) if report else None,
-                                  target_precision=target_precision))  # fmt: skip
-    click.echo(result["table"])
-    if json_path:
-        Path(json_path).write_text(json.dumps(result["metrics"], indent=1, ensure_ascii=False))
+    out = OutputFile(json_path) if json_path else None
+    try:
+        result = asyncio.run(run_eval(settings, Path(docs), Path(pairs), Path(report) if report else None,
+                                      target_precision=target_precision))  # fmt: skip
+        click.echo(result["table"])
+        if out is not None:
+            Path(out.target).write_text(json.dumps(result["metrics"], indent=1, ensure_ascii=False, allow_nan=False),
+                                        encoding="utf-8")  # fmt: skip
+            out.commit()
+    finally:
+        if out is not None:
+            out.discard()
 
 
 # --------------------------------------------------------------------------- bench / idf
@@ -421,8 +518,16 @@ def bench(docs: str | None, n: int, json_path: str | None, quick: bool) -> None:
         require_extra(peer, "bench", f"bench ({peer})")
     if docs:
         check_readable(docs)
+    check_paths([Named("--docs", docs)] if docs else [], [Named("--json", json_path)] if json_path else [])
+    out = OutputFile(json_path) if json_path else None
     module = importlib.import_module("neardup.bench")
-    code = int(module.main(argparse.Namespace(docs=docs, n=n, json=json_path, quick=quick)))
+    try:
+        code = int(module.main(argparse.Namespace(docs=docs, n=n, json=out.target if out else None, quick=quick)))
+        if out is not None and not code:
+            out.commit()
+    finally:
+        if out is not None:
+            out.discard()
     if code:
         raise click.exceptions.Exit(code)
 
@@ -441,7 +546,13 @@ def idf_build(corpus: str, output: str, min_df: int) -> None:
     from neardup.idf import build_idf
 
     check_readable(corpus)
-    n = build_idf(Path(corpus), Path(output), min_df=min_df)
+    check_paths([Named("CORPUS", corpus)], [Named("-o/--output", output)])
+    out = OutputFile(output)
+    try:
+        n = build_idf(Path(corpus), Path(out.target), min_df=min_df)
+        out.commit()
+    finally:
+        out.discard()
     click.echo(f"wrote {n} words to {output}; use NEARDUP_FINGERPRINT__IDF_PATH={output}", err=True)
 
 

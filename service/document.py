@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
+from functools import lru_cache
 from typing import Any
 
 from neardup.errors import InputError
@@ -46,7 +48,54 @@ class Document:
     raw: dict[str, Any] = field(default_factory=dict)  # the input object, echoed in the output
 
 
-def _parse_time(value: Any) -> float | None:
+class NotStrictJson(ValueError):
+    """A JSON text that only Python's lenient parser reads: NaN, Infinity, or a number out of float range."""
+
+
+def _no_constant(token: str) -> Any:
+    raise NotStrictJson(f"{token} is not JSON (strict JSON has no NaN or Infinity)")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise NotStrictJson(f"number {token[:40]} is out of range")
+    return value
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """``json.loads`` that refuses what strict JSON has not: ``NaN``, ``Infinity``, ``-Infinity``
+    and numbers beyond float range (``1e999``), as :class:`NotStrictJson` (a ``ValueError``).
+
+    Whatever it returns can be written back with ``json.dumps(..., allow_nan=False)``.
+    """
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+
+
+def non_finite_path(value: Any, path: str = "") -> str | None:
+    """The path (``a.b[2]``) of a NaN or infinite float inside ``value``, else None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path or "the value")
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found = non_finite_path(v, f"{path}.{k}" if path else str(k))
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            found = non_finite_path(v, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+@lru_cache(maxsize=16)
+def time_zone(name: str) -> tzinfo:
+    """The zone ``name`` (IANA, e.g. ``UTC``, ``Asia/Shanghai``), cached."""
+    return UTC if name == "UTC" else zoneinfo.ZoneInfo(name)
+
+
+def _parse_time(value: Any, naive_zone: tzinfo = UTC) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -60,7 +109,9 @@ def _parse_time(value: Any) -> float | None:
         return float(value) / 1000.0 if value > 1e11 else float(value)
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            # a time without an offset is in naive_zone, never the host's zone: the same on every host
+            return (when if when.tzinfo is not None else when.replace(tzinfo=naive_zone)).timestamp()
         except (ValueError, OverflowError, OSError) as exc:
             raise InvalidDocument("bad_field", f"published_at {value[:40]!r} is not ISO-8601") from exc
     raise InvalidDocument("bad_field", "published_at must be a number or an ISO-8601 string")
@@ -75,8 +126,14 @@ def _has_surrogate(text: str) -> bool:
 
 
 def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_000_000,
-                   max_id_length: int = 512) -> Document:
-    """Validate one input record (bytes, JSON text or a mapping) into a :class:`Document`."""
+                   max_id_length: int = 512, naive_time_zone: str = "UTC") -> Document:
+    """Validate one input record (bytes, JSON text or a mapping) into a :class:`Document`.
+
+    JSON text must be strict JSON (``NaN``, ``Infinity`` and out-of-range numbers are ``bad_json``;
+    a mapping holding a NaN or infinite float is ``bad_json`` too), so that every record written
+    back out is strict JSON. A ``published_at`` without a UTC offset is read in
+    ``naive_time_zone`` (setting ``normalize.naive_time_zone``, default UTC).
+    """
     from_bytes = isinstance(raw, bytes | bytearray | memoryview)
     if isinstance(raw, bytes | bytearray | memoryview):
         data = bytes(raw)
@@ -91,7 +148,7 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
         # decoded bytes hold no surrogates; escapes in the JSON (or a str given directly) may
         check_encoding = bool(SURROGATE_ESCAPE.search(raw)) or (not from_bytes and _has_surrogate(raw))
         try:
-            obj = json.loads(raw)
+            obj = loads_strict(raw)
         except RecursionError as exc:
             raise InvalidDocument("bad_json", "JSON nested too deeply") from exc
         except ValueError as exc:
@@ -100,6 +157,10 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
         obj = raw
     if not isinstance(obj, Mapping):
         raise InvalidDocument("bad_schema", f"expected a JSON object, got {type(obj).__name__}")
+    if not isinstance(raw, str):  # a mapping (CSV, Parquet, renamed fields): JSON text was checked above
+        where = non_finite_path(obj)
+        if where is not None:
+            raise InvalidDocument("bad_json", f"{where} is NaN or infinite, which strict JSON cannot hold")
     if check_encoding:
         try:
             json.dumps(obj, ensure_ascii=False).encode("utf-8")
@@ -137,7 +198,7 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
         title=obj.get("title"),
         url=obj.get("url"),
         lang=lang,
-        published_at=_parse_time(obj.get("published_at")),
+        published_at=_parse_time(obj.get("published_at"), time_zone(naive_time_zone)),
         source=obj.get("source"),
         raw=dict(obj),
     )

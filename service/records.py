@@ -9,6 +9,11 @@ take one JSON-able mapping per record.
 Tabular outputs (CSV, Parquet) take their columns from the first record written; nested values
 (the evidence) are JSON text. A later record with a field outside those columns is an
 :class:`InputError`, not a silently dropped field. Parquet needs the ``parquet`` extra (pyarrow).
+
+Every output is strict JSON (``allow_nan=False``): input holding ``NaN`` or ``Infinity`` is
+rejected (``bad_json``) before it could be echoed. A regular output file is written to a temporary
+file and renamed into place by ``close`` (:mod:`neardup.outputs`); ``abort`` leaves the earlier
+file as it was. A UTF-8 byte-order mark at the start of a JSONL or CSV file is skipped.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import base64
 import csv
 import datetime as dt
 import decimal
+import io
 import json
 import sys
 from collections.abc import Iterator, Mapping
@@ -25,10 +31,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from neardup.document import loads_strict
 from neardup.errors import InputError
+from neardup.outputs import STDIO, OutputFile
 from neardup.storage.extras import require_extra
 
 PARQUET_ROWS = 1000  # rows per batch read and per row group written
+BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark, written by some Windows tools
 
 
 class Format(StrEnum):
@@ -158,6 +167,8 @@ def _read_jsonl(path: str, fields: FieldMap) -> Iterator[InputRecord]:
     stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     try:
         for n, line in enumerate(stream, 1):
+            if n == 1 and line.startswith(BOM):
+                line = line[len(BOM):]
             if not line.strip():
                 continue
             raw = line.rstrip(b"\r\n")
@@ -165,7 +176,7 @@ def _read_jsonl(path: str, fields: FieldMap) -> Iterator[InputRecord]:
                 yield InputRecord(n, raw)
                 continue
             try:
-                obj = json.loads(raw)
+                obj = loads_strict(raw)
             except ValueError:
                 yield InputRecord(n, raw)  # validation names the reason
                 continue
@@ -176,7 +187,9 @@ def _read_jsonl(path: str, fields: FieldMap) -> Iterator[InputRecord]:
 
 
 def _read_csv(path: str, fields: FieldMap) -> Iterator[InputRecord]:
-    stream = sys.stdin if path == "-" else open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115
+    # utf-8-sig: a byte-order mark is skipped, on stdin too
+    stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", newline="") if path == "-" else \
+        open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115
     try:
         reader = csv.DictReader(stream, restkey="\x00extra")
         if reader.fieldnames is None:
@@ -195,7 +208,9 @@ def _read_csv(path: str, fields: FieldMap) -> Iterator[InputRecord]:
     except csv.Error as exc:
         raise InputError(f"{path}: not a readable CSV file: {exc}", hint="check the file") from exc
     finally:
-        if stream is not sys.stdin:
+        if path == "-":
+            stream.detach()  # leave sys.stdin open
+        else:
             stream.close()
 
 
@@ -246,6 +261,11 @@ def to_json_value(value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- writers
+def dumps(record: Any) -> str:
+    """Strict JSON text (never ``NaN`` or ``Infinity``), UTF-8 characters as they are."""
+    return json.dumps(record, ensure_ascii=False, allow_nan=False)
+
+
 class RecordWriter(Protocol):
     """Where output records go, one mapping at a time."""
 
@@ -253,27 +273,39 @@ class RecordWriter(Protocol):
         """Write one record."""
 
     def close(self) -> None:
-        """Flush and close (stdout is flushed, not closed)."""
+        """Finish the file and put it in place (stdout is flushed, not closed)."""
+
+    def abort(self) -> None:
+        """Give up: the earlier file at the path (if any) stays as it was."""
 
 
 class JsonlWriter:
     """One JSON object per line, UTF-8, not ASCII-escaped."""
 
-    def __init__(self, stream: IO[str], owned: bool) -> None:
-        """``owned``: close ``stream`` on :meth:`close` (a file), else only flush it (stdout)."""
-        self.stream = stream
-        self.owned = owned
+    def __init__(self, out: OutputFile) -> None:
+        """Write to ``out`` (stdout for ``-``)."""
+        self.out = out
+        self.stream: IO[str] = sys.stdout if out.path == STDIO else open(out.target, "w", encoding="utf-8")  # noqa: SIM115
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Write one record as a line."""
-        self.stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.stream.write(dumps(record) + "\n")
 
     def close(self) -> None:
-        """Close the file (flush stdout)."""
-        if self.owned:
-            self.stream.close()
-        else:
+        """Close the file and put it in place (flush stdout)."""
+        self._end()
+        self.out.commit()
+
+    def abort(self) -> None:
+        """Close and remove what was written (a stream keeps it)."""
+        self._end()
+        self.out.discard()
+
+    def _end(self) -> None:
+        if self.stream is sys.stdout:
             self.stream.flush()
+        else:
+            self.stream.close()
 
 
 class Columns:
@@ -304,16 +336,17 @@ def cell_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return dumps(value)
 
 
 class CsvWriter:
     """CSV with a header row; nested values as JSON text."""
 
-    def __init__(self, path: str) -> None:
-        """Create (truncate) ``path``."""
-        self.stream = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
-        self.columns = Columns(path)
+    def __init__(self, out: OutputFile) -> None:
+        """Write to ``out``."""
+        self.out = out
+        self.stream = open(out.target, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        self.columns = Columns(out.path)
         self.writer: Any = None
 
     def write(self, record: Mapping[str, Any]) -> None:
@@ -325,8 +358,14 @@ class CsvWriter:
         self.writer.writerow([cell_text(record.get(name)) for name in self.columns.names])
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file and put it in place."""
         self.stream.close()
+        self.out.commit()
+
+    def abort(self) -> None:
+        """Close and remove what was written."""
+        self.stream.close()
+        self.out.discard()
 
 
 class ParquetWriter:
@@ -335,11 +374,11 @@ class ParquetWriter:
     Nested values (the evidence) are JSON text; a column that is empty in the first group is text.
     """
 
-    def __init__(self, path: str) -> None:
-        """Nothing is written before the first row group; ``path`` is created then."""
+    def __init__(self, out: OutputFile) -> None:
+        """Write to ``out``; nothing is written before the first row group."""
         require_extra("pyarrow", "parquet", "Parquet output")
-        self.path = path
-        self.columns = Columns(path)
+        self.out = out
+        self.columns = Columns(out.path)
         self.rows: list[dict[str, Any]] = []
         self.schema: Any = None
         self.writer: Any = None
@@ -347,8 +386,7 @@ class ParquetWriter:
     def write(self, record: Mapping[str, Any]) -> None:
         """Buffer one row; write a row group when the buffer is full."""
         self.columns.check(record)
-        self.rows.append({k: json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v
-                          for k, v in record.items()})  # fmt: skip
+        self.rows.append({k: dumps(v) if isinstance(v, dict | list) else v for k, v in record.items()})
         if len(self.rows) >= PARQUET_ROWS:
             self._flush()
 
@@ -362,17 +400,17 @@ class ParquetWriter:
             table = pa.Table.from_pylist(self.rows)
             fields = [f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema]
             self.schema = pa.schema(fields)
-            self.writer = pq.ParquetWriter(self.path, self.schema)
+            self.writer = pq.ParquetWriter(self.out.target, self.schema)
         try:
             table = pa.Table.from_pylist(self.rows, schema=self.schema)
         except (pa.ArrowException, TypeError, ValueError) as exc:
-            raise InputError(f"{self.path}: a record does not fit the columns' types of the first "
+            raise InputError(f"{self.out.path}: a record does not fit the columns' types of the first "
                              f"{PARQUET_ROWS} records: {exc}", hint="write JSONL output") from exc  # fmt: skip
         self.writer.write_table(table)
         self.rows.clear()
 
     def close(self) -> None:
-        """Write what is buffered and the footer."""
+        """Write what is buffered and the footer, and put the file in place."""
         self._flush()
         if self.writer is not None:
             self.writer.close()
@@ -380,17 +418,26 @@ class ParquetWriter:
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            pq.write_table(pa.table({}), self.path)
+            pq.write_table(pa.table({}), self.out.target)
+        self.out.commit()
+
+    def abort(self) -> None:
+        """Stop writing and remove what was written."""
+        if self.writer is not None:
+            self.writer.close()
+        self.out.discard()
 
 
 def open_writer(path: str, fmt: Format | None = None) -> RecordWriter:
-    """A writer for ``path`` (``-``: stdout), in ``fmt`` or the format its extension names."""
-    if path == "-":
-        return JsonlWriter(sys.stdout, owned=False)
-    fmt = format_for(path, fmt)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    """A writer for ``path`` (``-``: stdout, always JSONL), in ``fmt`` or the format its extension names.
+
+    A regular file is written to a temporary file beside it (created now: an unwritable folder
+    fails here) and replaces ``path`` on ``close``; see :class:`neardup.outputs.OutputFile`.
+    """
+    out = OutputFile(path)
+    fmt = Format.JSONL if path == STDIO else format_for(path, fmt)
     if fmt is Format.CSV:
-        return CsvWriter(path)
+        return CsvWriter(out)
     if fmt is Format.PARQUET:
-        return ParquetWriter(path)
-    return JsonlWriter(open(path, "w", encoding="utf-8"), owned=True)
+        return ParquetWriter(out)
+    return JsonlWriter(out)

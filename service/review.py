@@ -53,6 +53,7 @@ from neardup.feedback import (
     read_feedback,
     utc_now,
 )
+from neardup.outputs import Named, check_paths
 
 log = logging.getLogger(__name__)
 
@@ -635,6 +636,9 @@ def review_command(ctx: click.Context, decisions: Path, docs: Path, feedback_pat
         raise click.UsageError("give either --feedback OUT.jsonl or --broker URL, not both")
     if feedback_path is None and broker_url is None:
         raise click.UsageError("give --feedback OUT.jsonl (a file) or --broker URL (the feedback topic)")
+    if feedback_path is not None:  # feedback is appended: it must not be one of the files read
+        check_paths([Named("DECISIONS", str(decisions)), Named("--docs", str(docs))],
+                    [Named("--feedback", str(feedback_path))])  # fmt: skip
     settings = load_cli_settings(config_path, broker_url=broker_url if feedback_path is None else None)
     sink = _open_sink(feedback_path, settings)
     try:
