@@ -392,8 +392,10 @@ def dedup(source: str, output: str, unique: str | None, duplicates: str | None, 
 
 def _store_files(settings: Settings) -> list[Named]:
     """The files of a ``file://`` store (an output must not be one of them); none for other stores."""
+    from neardup.storage.file import store_files
+
     scheme, _, path = settings.store_url.partition("://")
-    return [Named("--store", path)] if scheme == "file" and path else []
+    return [Named("--store", str(p)) for p in store_files(path)] if scheme == "file" and path else []
 
 
 # --------------------------------------------------------------------------- explain

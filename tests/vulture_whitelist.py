@@ -22,6 +22,7 @@ _._ordered
 _._store_scheme
 _._broker_scheme
 _._ttl_positive
+_._zone
 model_config
 _.settings_customise_sources
 dotenv_settings
