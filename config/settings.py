@@ -190,12 +190,9 @@ class RedisSettings(_Section):
     tls_ca_file: str | None = None
     max_connections: int = Field(64, ge=1)
     key_prefix: str = "nd"
-    time_bucket_seconds: int = Field(DAY, ge=60, description="width of the time buckets of index keys")
     index_shards: int = Field(
-        1 << 19, ge=1, description="index bucket shards: about documents per day x index keys per document / 64"
-    )
-    keep_index_keys: bool = Field(
-        False, description="also keep each record's index keys (the engine never reads them back)"
+        1 << 19, ge=1, le=1 << 24,
+        description="index shard keys: about live documents x index keys per document / 64",
     )
     retry_seconds: float = Field(30.0, ge=0.0, description="how long a store call retries a failing cluster")
 

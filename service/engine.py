@@ -11,8 +11,8 @@ size (:mod:`neardup.storage.base`):
    decided before with other text is decided anew, and says so), owners of the content hashes the
    Bloom filter has seen (a miss skips the read: the claim at commit is the authority), the
    candidates under every index key, and the shared adaptive thresholds;
-3. candidates of the hot tier (the last documents this process decided, in memory) join the
-   store's; ``fetch`` reads the records of the others;
+3. the hot tier (the last documents this process decided, in memory) answers for the candidates'
+   records first; ``fetch`` reads the others in one call;
 4. decide (pure): exact copies, then near-duplicates through the rule and the veto chain;
 5. ``commit``: atomic exact claims, then records and index entries (a claim lost to a document
    stored meanwhile makes this one its exact duplicate);
@@ -263,12 +263,8 @@ class Engine:
         n = len(rows)
         keys = w.keys[rows]
         own = set(w.refs)
-        hot = self.hot.candidates(keys)
         cap = self.settings.index.max_candidates
-        seen: list[list[bytes]] = []
-        for k, r in enumerate(rows):
-            found = (stored_cands[r] | hot[k]) - own
-            seen.append(sorted(found)[:cap])
+        seen = [sorted(stored_cands[r] - own)[:cap] for r in rows]
         sketches = await self._sketches(sorted({ref for refs in seen for ref in refs}))
 
         table_rows = [w.sketches[r] for r in rows]
@@ -362,8 +358,7 @@ class Engine:
             self.bloom.add(w.fps.content_hashes[r])
         self._bloom_items += len(rows)
         self.metrics.bloom_fill.set(min(1.0, self._bloom_items / BLOOM_CAPACITY))
-        self.hot.add((w.refs[r], w.sketches[r], w.records[r].index_keys)
-                     for r, v in zip(rows, out, strict=True) if v.reason is not Reason.EXACT)
+        self.hot.add((w.refs[r], w.sketches[r]) for r, v in zip(rows, out, strict=True) if v.reason is not Reason.EXACT)
         return out
 
     def _evidence(self, v: Verdict, t: Thresholds, window_id: str, *, id_reused: bool = False) -> Evidence:
@@ -429,9 +424,9 @@ class Engine:
         extra = [sketches[ref] for ref in wanted if ref in sketches]
         row_of = {s.doc_id: base + i for i, s in enumerate(extra)}
         big = SketchTable.of(table.sketches + extra, table.signatures.shape[1], table.simhash.shape[1])
-        for k, refs in late.items():
+        for k, late_refs in late.items():
             me = w.sketches[rows[k]]
-            cands = [row_of[sketches[ref].doc_id] for ref in refs if ref in sketches]
+            cands = [row_of[sketches[ref].doc_id] for ref in late_refs if ref in sketches]
             for row, sim, rule in similar_candidates(big, k, cands, w.profiles[rows[k]], thresholds[k]):
                 other = big.sketches[row]
                 theirs = decided.get(other.doc_id)
@@ -465,7 +460,7 @@ def store_options(settings: Settings) -> dict[str, Any]:
         "password": r.password.get_secret_value() if r.password else None,
         "username": r.username, "tls": r.tls, "tls_ca_file": r.tls_ca_file,
         "max_connections": r.max_connections, "key_prefix": r.key_prefix,
-        "time_bucket_seconds": r.time_bucket_seconds, "index_shards": r.index_shards,
+        "index_shards": r.index_shards,
         "retry_seconds": r.retry_seconds,
     }
 

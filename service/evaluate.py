@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from neardup.config.settings import Settings
-from neardup.differences import decode_profile
 from neardup.document import parse_document
 from neardup.engine import Engine, decide_all
-from neardup.kernels.minhash import jaccard_estimates
-from neardup.kernels.simhash import hamming_distances
-from neardup.policy import HybridPolicy, Similarity, containment
+from neardup.policy import Thresholds, rule_codes
 from neardup.scoring import UnionFind, score
+from neardup.similarity import SketchTable, similarities
 
 
 def _load_jsonl(path: Path) -> list[Mapping[str, Any]]:
@@ -25,38 +25,31 @@ def _load_jsonl(path: Path) -> list[Mapping[str, Any]]:
 
 
 def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]]) -> dict[str, np.ndarray]:
-    """Jaccard, Hamming, containment and critical flag of every labelled pair."""
-    fp = engine.fingerprinter.fingerprint([d.text for d in docs], [d.lang for d in docs])
-    row = {d.id: i for i, d in enumerate(docs)}
-    profiles = [engine.profiler.profile(fp.texts[i], fp.langs[i]) for i in range(len(docs))]
-    j = np.zeros(len(pairs))
-    h = np.zeros(len(pairs))
-    c = np.zeros(len(pairs))
-    crit = np.zeros(len(pairs), dtype=bool)
-    for k, p in enumerate(pairs):
-        a, b = row[p["a"]], row[p["b"]]
-        j[k] = jaccard_estimates(fp.signatures[a], fp.signatures[b][None, :])[0]
-        h[k] = hamming_distances(fp.simhash[a], fp.simhash[b][None, :])[0] * 64 / (64 * fp.simhash.shape[1])
-        c[k] = containment(j[k], int(fp.shingle_counts[a]), int(fp.shingle_counts[b]))
-        crit[k] = profiles[b].critical_against(decode_profile(profiles[a].encode())) is not None
+    """Jaccard, Hamming, containment and critical flag of every labelled pair, computed as the
+    engine computes them (:func:`neardup.similarity.similarities` over the stored precision)."""
+    w = engine._prepare(docs, time.time())
+    row = {d.id: i for i, d in enumerate(w.docs)}
+    table = SketchTable.of(w.sketches, engine.settings.fingerprint.num_perm, w.fps.simhash.shape[1])
+    a = np.array([row[p["a"]] for p in pairs], dtype=np.int64)
+    b = np.array([row[p["b"]] for p in pairs], dtype=np.int64)
+    sims = similarities(table, b, a)
+    crit = np.array([w.profiles[y].critical_against(w.profiles[x].entries) is not None
+                     for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool)
     labels = np.array([p["label"] for p in pairs])
-    return {"jaccard": j, "hamming": h, "containment": c, "critical": crit, "label": labels}
+    return {"jaccard": sims.jaccard, "hamming": sims.hamming.astype(np.float64), "containment": sims.containment,
+            "comparable": sims.comparable, "critical": crit, "label": labels}
 
 
 def recommend(settings: Settings, feats: dict[str, np.ndarray], target_precision: float) -> dict[str, Any]:
     """The (jaccard_high, jaccard_low) pair with the best pair recall at >= target pair precision."""
     best: dict[str, Any] | None = None
     labels = feats["label"] == 1
+    base = Thresholds.from_settings(settings.thresholds)
     for high in np.arange(0.50, 0.96, 0.05):
         for low in np.arange(0.30, high + 1e-9, 0.05):
-            t = settings.thresholds.model_copy(update={"jaccard_high": float(high), "jaccard_low": float(low),
-                                                       "adaptive": False})
-            policy = HybridPolicy(t)
-            pred = np.array([
-                policy.rule(Similarity(float(j), int(h), float(c))) is not None and not cr
-                for j, h, c, cr in zip(feats["jaccard"], feats["hamming"], feats["containment"],
-                                       feats["critical"], strict=True)
-            ])
+            t = replace(base, jaccard_high=float(high), jaccard_low=float(low))
+            codes = rule_codes(feats["jaccard"], feats["hamming"].astype(np.int64), feats["containment"], t)
+            pred = (codes > 0) & feats["comparable"] & ~feats["critical"]
             tp = int((pred & labels).sum())
             fp = int((pred & ~labels).sum())
             prec = tp / (tp + fp) if tp + fp else 0.0
@@ -134,8 +127,6 @@ async def run_eval(settings: Settings, docs_path: Path, pairs_path: Path, report
     docs = [parse_document(d, max_bytes=settings.normalize.max_bytes) for d in raw_docs]
     engine = await Engine.open(settings)
     try:
-        import time
-
         started = time.perf_counter()
         decisions = await decide_all(engine, docs, settings.window.max_count)
         elapsed = time.perf_counter() - started
@@ -168,7 +159,7 @@ async def run_eval(settings: Settings, docs_path: Path, pairs_path: Path, report
         lines.append(f"plots: {', '.join(str(report / f) for f in files)}")  # type: ignore[operator]
     metrics = {**scores.as_dict(), "documents": len(docs), "pairs": len(pairs),
                "documents_per_second": len(docs) / elapsed, "recommended": rec,
-               "thresholds": engine.policy.thresholds()}
+               "thresholds": engine.thresholds.for_type("default").as_evidence()}
     if report:
         (report / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False))
     return {"metrics": metrics, "table": "\n".join(lines)}

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
 
 from neardup.config.settings import Settings
-from neardup.differences import decode_profile
 from neardup.document import parse_document
 from neardup.engine import Engine
-from neardup.kernels.minhash import jaccard_estimates
-from neardup.kernels.simhash import hamming_distances
 from neardup.lexicon import hash_words
-from neardup.policy import Similarity, containment
+from neardup.policy import rule
 from neardup.segment import segmenter
+from neardup.similarity import SketchTable, similarities
 
 
 def _weighted_tokens(engine: Engine, text: str, lang: str, top: int = 15) -> list[tuple[str, float]]:
@@ -43,49 +42,58 @@ def _shingles(text: str, lang: str, k_zh: int, k_en: int) -> set[str]:
 
 
 async def explain_pair(settings: Settings, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Explain the pair (a, b) with a fresh engine on an in-memory store (see :func:`explain_with`)."""
     engine = await Engine.open(settings.model_copy(update={"store_url": "memory://"}))
     try:
-        da = parse_document(a)
-        db = parse_document(b)
-        fp = engine.fingerprinter.fingerprint([da.text, db.text], [da.lang, db.lang])
-        j = float(jaccard_estimates(fp.signatures[0], fp.signatures[1][None, :])[0])
-        h = int(hamming_distances(fp.simhash[0], fp.simhash[1][None, :])[0])
-        c = containment(j, int(fp.shingle_counts[0]), int(fp.shingle_counts[1]))
-        diff_bits = [
-            w * 64 + bit for w in range(fp.simhash.shape[1]) for bit in range(64)
-            if (int(fp.simhash[0, w]) ^ int(fp.simhash[1, w])) >> bit & 1
-        ]
-        cfg = engine.fingerprinter.config
-        sa = _shingles(fp.texts[0], fp.langs[0], cfg.zh_shingle, cfg.en_shingle)
-        sb = _shingles(fp.texts[1], fp.langs[1], cfg.zh_shingle, cfg.en_shingle)
-        profile_a = engine.profiler.profile(fp.texts[0], fp.langs[0])
-        critical = engine.profiler.profile(fp.texts[1], fp.langs[1]).critical_against(
-            decode_profile(profile_a.encode()))
-        rule = engine.policy.rule(Similarity(j, h * 64 // (64 * fp.simhash.shape[1]), c))
-        await engine.decide([da])
-        decision = await engine.check(db)
-        return {
-            "a": {"id": da.id, "lang": fp.langs[0], "chars": fp.lengths[0], "shingles": int(fp.shingle_counts[0]),
-                  "simhash": [f"{int(x):016x}" for x in fp.simhash[0]],
-                  "top_weighted_tokens": _weighted_tokens(engine, fp.texts[0], fp.langs[0])},
-            "b": {"id": db.id, "lang": fp.langs[1], "chars": fp.lengths[1], "shingles": int(fp.shingle_counts[1]),
-                  "simhash": [f"{int(x):016x}" for x in fp.simhash[1]],
-                  "top_weighted_tokens": _weighted_tokens(engine, fp.texts[1], fp.langs[1])},
-            "exact_shingle_jaccard": round(len(sa & sb) / max(1, len(sa | sb)), 4),
-            "shared_shingles": len(sa & sb),
-            "shared_shingle_examples": sorted(sa & sb)[:10],
-            "jaccard_estimate": round(j, 4),
-            "hamming": h,
-            "differing_simhash_bits": diff_bits,
-            "containment": round(c, 4),
-            "rule": rule,
-            "critical_difference": critical.as_evidence() if critical else None,
-            "thresholds": engine.policy.thresholds(),
-            "decision_for_b_after_a": {"status": decision.status, "duplicate_of": decision.duplicate_of,
-                                       "evidence": decision.evidence},
-        }
+        return await explain_with(engine, a, b)
     finally:
         await engine.close()
+
+
+async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Everything behind B's decision when A came first, with the numbers the engine uses: the
+    same sketches (b-bit signatures as stored), the same :func:`neardup.similarity.similarities`,
+    the same rule and veto. ``engine`` should be on an empty in-memory store (B is decided after A)."""
+    da = parse_document(a)
+    db = parse_document(b)
+    w = engine._prepare([da, db], time.time())
+    fp = w.fps
+    table = SketchTable.of(w.sketches, engine.settings.fingerprint.num_perm, fp.simhash.shape[1])
+    sims = similarities(table, np.array([1]), np.array([0]))
+    sim = sims.at(0)
+    thresholds = engine.thresholds.for_type(db.type)
+    diff_bits = [
+        wd * 64 + bit for wd in range(fp.simhash.shape[1]) for bit in range(64)
+        if (int(fp.simhash[0, wd]) ^ int(fp.simhash[1, wd])) >> bit & 1
+    ]
+    cfg = engine.fingerprinter.config
+    sa = _shingles(fp.texts[0], fp.langs[0], cfg.zh_shingle, cfg.en_shingle)
+    sb = _shingles(fp.texts[1], fp.langs[1], cfg.zh_shingle, cfg.en_shingle)
+    critical = w.profiles[1].critical_against(w.profiles[0].entries)
+    await engine.decide([da])
+    decision = await engine.check(db)
+    return {
+        "a": {"id": da.id, "lang": fp.langs[0], "chars": fp.lengths[0], "shingles": int(fp.shingle_counts[0]),
+              "simhash": [f"{int(x):016x}" for x in fp.simhash[0]],
+              "top_weighted_tokens": _weighted_tokens(engine, fp.texts[0], fp.langs[0])},
+        "b": {"id": db.id, "lang": fp.langs[1], "chars": fp.lengths[1], "shingles": int(fp.shingle_counts[1]),
+              "simhash": [f"{int(x):016x}" for x in fp.simhash[1]],
+              "top_weighted_tokens": _weighted_tokens(engine, fp.texts[1], fp.langs[1])},
+        "exact_shingle_jaccard": round(len(sa & sb) / max(1, len(sa | sb)), 4),
+        "shared_shingles": len(sa & sb),
+        "shared_shingle_examples": sorted(sa & sb)[:10],
+        "jaccard_estimate": sim.jaccard,
+        "signature_bits": int(table.bits.min()),
+        "hamming": sim.hamming,
+        "differing_simhash_bits": diff_bits,
+        "containment": sim.containment,
+        "comparable": bool(sims.comparable[0]),
+        "rule": rule(sim, thresholds) if sims.comparable[0] else None,
+        "critical_difference": critical.as_evidence() if critical else None,
+        "thresholds": thresholds.as_evidence(),
+        "decision_for_b_after_a": {"status": decision.status.value, "duplicate_of": decision.duplicate_of,
+                                   "evidence": decision.evidence.to_dict()},
+    }
 
 
 def format_report(r: dict[str, Any]) -> str:

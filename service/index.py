@@ -46,11 +46,14 @@ def optimal_bands(threshold: float, num_perm: int, fp_weight: float = 0.5,
 
 
 def candidate_probability(s: float, bands: int, rows: int) -> float:
+    """Probability that a pair of Jaccard ``s`` shares at least one band."""
     return 1.0 - (1.0 - s**rows) ** bands
 
 
 @dataclass(frozen=True, slots=True)
 class IndexLayout:
+    """Where a document is filed: SimHash blocks and LSH bands (``bands`` x ``rows``)."""
+
     simhash_bits: int
     hamming_radius: int
     bands: int
@@ -59,6 +62,7 @@ class IndexLayout:
     @classmethod
     def create(cls, simhash_bits: int, hamming_radius: int, num_perm: int, threshold: float,
                fp_weight: float = 0.5, fn_weight: float = 0.5) -> IndexLayout:
+        """The layout with the optimal bands for ``threshold`` (see :func:`optimal_bands`)."""
         b, r = optimal_bands(threshold, num_perm, fp_weight, fn_weight)
         return cls(simhash_bits, hamming_radius, b, r)
 

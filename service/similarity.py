@@ -101,6 +101,7 @@ class SketchTable:
                    np.array([s.shingles for s in sketches], dtype=np.int64))
 
     def __len__(self) -> int:
+        """Rows."""
         return len(self.sketches)
 
 
@@ -149,7 +150,7 @@ def similarities(table: SketchTable, left: npt.NDArray[np.int64], right: npt.NDA
     with np.errstate(divide="ignore", invalid="ignore"):
         cont = np.where((small > 0) & (jac > 0), np.minimum(1.0, jac * (sa + sb) / ((1.0 + jac) * small)), 0.0)
     comparable = (table.kinds[left] == table.kinds[right]) & (table.kinds[left] != 0) & (small > 0)
-    return PairSimilarities(left, right, jac, hamming, np.round(cont, ROUND), comparable)
+    return PairSimilarities(left, right, jac, hamming, np.round(cont, ROUND).astype(np.float64), comparable)
 
 
 __all__ = [

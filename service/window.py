@@ -12,6 +12,8 @@ T = TypeVar("T")
 
 @dataclass(slots=True)
 class Window(Generic[T]):
+    """Documents waiting to be decided together; closed by count or by age."""
+
     max_count: int
     max_age_seconds: float
     clock: Callable[[], float] = time.monotonic
@@ -27,18 +29,22 @@ class Window(Generic[T]):
         return "count" if len(self.items) >= self.max_count else None
 
     def expired(self) -> bool:
+        """The window is older than ``max_age_seconds``."""
         return self.opened_at is not None and self.clock() - self.opened_at >= self.max_age_seconds
 
     def time_left(self) -> float:
+        """Seconds until the window is due by age."""
         if self.opened_at is None:
             return self.max_age_seconds
         return max(0.0, self.max_age_seconds - (self.clock() - self.opened_at))
 
     def drain(self) -> list[T]:
+        """Take every buffered item; the window starts over."""
         out, self.items, self.opened_at = self.items, [], None
         if out:
             self.closed += 1
         return out
 
     def __len__(self) -> int:
+        """Items buffered."""
         return len(self.items)

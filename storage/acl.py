@@ -1,7 +1,7 @@
 """The Redis commands the fingerprint store needs: the ACL of its Redis user.
 
 Production runs the store as a Redis user that may run these commands and nothing else, on its own
-keys only. :data:`STORE_COMMANDS` is the one list; whoever changes what :mod:`storage.redis` sends
+keys only. :data:`STORE_COMMANDS` is the one list; whoever changes what :mod:`neardup.storage.redis` sends
 (its pipelines, its Lua scripts, redis-py's cluster client underneath) changes it here in the same
 commit. ``tests/integration/test_redis_acl.py`` runs the engine as such a user against a real
 Redis Cluster over TLS: a command missing here fails that test with NOPERM.
@@ -15,20 +15,17 @@ one ``user neardup on >PASSWORD ...`` line in ``redis.conf`` / an ACL file, on e
 from __future__ import annotations
 
 STORE_COMMANDS: tuple[str, ...] = (
-    # records, decisions and exact-hash claims (SET NX GET EX); GETRANGE reads a record's id only
+    # records, decisions, claims, shared state and generation markers, inside the scripts
     "get",
     "set",
-    "getrange",
     # the Lua scripts: loaded once per master, run by hash, re-sent by body where a node lacks them
     "script|load",
     "evalsha",
     "eval",
-    # called inside the scripts: index lookup (ZRANGE BYLEX), index insert with bucket expiry,
-    # release of a claim that still names its owner
+    # called inside the scripts: index lookup (ZRANGE BYLEX), index insert with bucket expiry
     "zrange",
     "zadd",
     "expireat",
-    "del",
     # stats(): keys and memory per master
     "dbsize",
     "info",

@@ -131,7 +131,8 @@ class FingerprintStore(Protocol):
 
     async def lookup(self, query: WindowQuery) -> WindowAnswer:
         """Decisions of ``doc_ids``, owners of ``exact_hashes``, candidate refs per row of
-        ``index_keys`` (live entries only), and the named states that exist."""
+        ``index_keys``, and the named states that exist. Candidates may include a ref whose record
+        expired while its index bucket lives on (``fetch`` omits it): they only propose."""
         ...
 
     async def candidates(self, index_keys: IndexKeys) -> list[set[bytes]]:

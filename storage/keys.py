@@ -4,220 +4,194 @@ Every key starts with the configured prefix ``P`` (``RedisSettings.key_prefix``,
 and a hash tag ``{...}`` that decides its slot. Binary parts inside tags are base64url (no padding),
 so a tag never contains ``{`` or ``}`` and is never empty.
 
-=====================  ===============  =============================  ================================
-key                    type (owner)     value                          expiry
-=====================  ===============  =============================  ================================
-``P:{d<D>}r``          string (add)     packed FingerprintRecord, id   EX ttl(content type); none when
-                                        first (see storage.redis)      the type's ttl is None
-``P:{d<D>}v``          string           packed DecisionRecord          EX ttl(decision's content type);
-                       (put_decisions)                                 none when None
-``P:{x<H>}``           string           id of the document that        EX ttl(content type), set by the
-                       (claim_exact)    claimed the hash               winning SET NX; none when None
-``P:{i<S>}t<T>:<B>``   sorted set       members ``C + D`` (13 bytes),  EXPIREAT end of bucket B + T +
-``[.<U>]``             (add)            every score 0                  60 s, once per bucket key per call
-``P:{i<S>}f``          sorted set (add) as above, ttl None             none (kept forever)
-=====================  ===============  =============================  ================================
+===================  ================  ================================  ==============================
+key                  type (writer)     value                             expiry
+===================  ================  ================================  ==============================
+``P:{d<D>}r``        string (commit)   packed FingerprintRecord          EX ttl(content type); none
+                                       (storage/redis.py)                when the type's ttl is None
+``P:{d<D>}v``        string            packed DecisionRecord             EX ttl(decision's content
+                     (put_decisions)                                     type); none when None
+``P:{x<H>}``         string (commit)   id of the document that claimed   EX ttl(content type), set by
+                                       the hash                          the winning claim
+``P:{i<S>}``         sorted set        members ``C + E + D`` (17 B),     none: expired members are
+                     (commit)          every score 0                     skipped by lookups and swept
+                                                                         by writes (below)
+``P:{s}<name>``      string            versioned shared state            none
+                     (write_state)     (thresholds, learned model)
+``P:{g<n>}``         string (open)     the store's generation token      none
+===================  ================  ================================  ==============================
 
 ``D``
-    ``blake2b(doc_id, 8 bytes)``: the document's keys (record, decision) share the tag ``{d<D>}``
-    and hence one slot. Stored values carry the full id; a lookup whose id differs (a 64-bit
-    collision, about 3e-4 at 1e8 live documents) is treated as absent.
+    ``blake2b(doc_id, 8 bytes)`` (:func:`neardup.storage.base.doc_ref`): the document's keys (record,
+    decision) share the tag ``{d<D>}`` and hence one slot. Stored values carry the full id; a value
+    whose id differs (a 64-bit collision, about 3e-4 at 1e8 live documents) is treated as absent.
 ``H``
     The content hash itself (16 bytes in practice), so claims are exact.
-``S``, ``C``, ``U``
-    Index keys are opaque bytes from the engine; ``blake2b(index_key, 16 bytes)`` gives a shard
-    ``S`` (hex, one of ``index_shards``), a 5-byte check ``C`` and, for classes whose buckets span
-    ``k > 1`` days, a sub-shard ``U`` in ``0..k-1`` (so a bucket key holds about one day's entries
-    of its shard whatever the class). A bucket key holds the entries of every index
-    key of its shard for one TTL class ``T`` (ttl in seconds) and one time bucket ``B``. One index
-    key's entries are the lexicographic range ``[C, C+0xff..]`` (``ZRANGE BYLEX``); all its bucket
-    keys share the tag ``{i<S>}``, so looking one index key up over every live time bucket and TTL
-    class is one script call on one slot. Two index keys of one shard with the same check (about
-    1e-10 per lookup) would only add a candidate, which the engine re-checks anyway.
-``B``
-    ``floor(now / W_T)`` in base 36 with ``W_T = max(time_bucket_seconds, ceil(T / 4))``: about five
-    live buckets per class however long its ttl, each expiring as a whole. Wider buckets mean
-    fewer keys per lookup (each is one ZRANGE inside the script, ~1.5 us) but entries that stay in
-    memory up to ``W_T`` past their ttl (their records are gone at the ttl, so queries skip them).
+``S``, ``C``
+    Index keys are uint64 from the engine; ``fmix64(key)`` gives a shard ``S`` (hex, one of
+    ``index_shards``) from its low 24 bits and a 5-byte check ``C`` from its high 40 bits. One index
+    key's entries are the lexicographic range ``[C, C+0xff..]`` of its shard (``ZRANGE BYLEX``): one
+    command per index key, whatever the content types and ages of its entries. Two index keys of
+    one shard with the same check (about 1e-12 per lookup) only add a candidate, which the engine
+    re-checks anyway.
+``E``
+    The entry's expiry, epoch seconds as a big-endian uint32 (``0xffffffff``: never). Lookups skip
+    expired members; every write to a shard key samples a few of its members and removes the
+    expired ones (``ZRANDMEMBER``), so a shard holds about as many dead entries as live ones at
+    worst and nothing grows without bound but the entries of content kept forever.
 
 Why sorted sets and shards instead of one set per index key: most LSH band keys are held by one
-document only, and a Redis key costs about 100-150 bytes before its first member. Measured with 24
-index keys per document (bench/store_memory.py): one integer set per index key took 2,629 bytes
-per document for the index (50,000 documents); these sharded listpack sorted sets take 485 (20.2
-per entry, 1,000,000 documents, about 45 members per key). Size ``index_shards`` near ``documents per day *
-index keys per document / 64`` so that bucket keys stay well under
-``zset-max-listpack-entries`` (128 by default; a key above it switches to the skiplist encoding, about
-100 bytes per member). The default, 2**19, suits about 1.4 million documents a day at 24 keys each.
-TTL-less classes have one key per shard that grows for ever, as their entries do.
-
-Expiry is exact per entry even though buckets expire as a whole: a query only reports documents
-whose record key still exists, and the record key carries the content type's own ttl.
+document only, and a Redis key costs about 100-150 bytes before its first member. Sharded listpack
+sorted sets cost about 20 bytes per entry. Size ``index_shards`` near ``live documents * index keys
+per document / 64`` so that shard keys stay well under ``zset-max-listpack-entries`` (128 by
+default; above it a key switches to the skiplist encoding, about 100 bytes per member). The default,
+2**19, suits about 800,000 live documents at 41 keys each.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
-import math
-from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-DOC_DIGEST_BYTES = 8
-CHECK_BYTES = 5
-MEMBER_BYTES = CHECK_BYTES + DOC_DIGEST_BYTES
-DEFAULT_SHARDS = 1 << 19
-MAX_LIVE_BUCKETS = 4  # per TTL class: a lookup reads about 5 bucket keys per class, whatever the ttl
-DAY = 86_400
-EXPIRY_MARGIN = 60  # seconds, covers clock skew between workers and servers
+import numpy as np
+import numpy.typing as npt
 
-_DOC_PERSON = b"neardup-doc"
-_IDX_PERSON = b"neardup-idx"
+from neardup.storage.base import REF_BYTES, doc_ref
+
+DOC_DIGEST_BYTES = REF_BYTES
+CHECK_BYTES = 5
+EXPIRY_BYTES = 4
+MEMBER_BYTES = CHECK_BYTES + EXPIRY_BYTES + DOC_DIGEST_BYTES
+NEVER = 0xFFFFFFFF
+DEFAULT_SHARDS = 1 << 19
 
 
 def _b64(data: bytes) -> bytes:
     return base64.urlsafe_b64encode(data).rstrip(b"=")
 
 
-def _b36(n: int) -> bytes:
-    if n < 0:
-        raise ValueError("negative time bucket")
-    digits = b"0123456789abcdefghijklmnopqrstuvwxyz"
-    out = bytearray()
-    while True:
-        n, r = divmod(n, 36)
-        out.append(digits[r])
-        if n == 0:
-            return bytes(reversed(out))
-
-
 def doc_digest(doc_id: str) -> bytes:
-    return hashlib.blake2b(doc_id.encode("utf-8"), digest_size=DOC_DIGEST_BYTES, person=_DOC_PERSON).digest()
+    """The document's 8-byte ref (:func:`neardup.storage.base.doc_ref`): its keys' hash tag."""
+    return doc_ref(doc_id)
 
 
-def ttl_class(ttl: int | None) -> bytes:
-    """Stable code of a TTL class; all workers must agree on the TTL values."""
-    return b"f" if ttl is None else b"t%d" % ttl
+def _fmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xFF51AFD7ED558CCD)
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xC4CEB9FE1A85EC53)
+    return x ^ (x >> np.uint64(33))
 
 
-def ttl_classes(by_type: Mapping[str, int | None], default: int | None) -> list[int | None]:
-    """Every ttl a record can get under a TTLPolicy (types not listed fall back to the default)."""
-    found: set[int | None] = set(by_type.values())
-    found.add(by_type.get("default", default))
-    return sorted(found, key=lambda t: (t is None, t or 0))
+def _crc16_table() -> npt.NDArray[np.uint32]:
+    table = np.zeros(256, dtype=np.uint32)
+    for i in range(256):
+        c = i << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) if c & 0x8000 else (c << 1)
+        table[i] = c & 0xFFFF
+    return table
+
+
+_CRC16_TABLE = _crc16_table()
+
+
+def crc16_slots(tags: list[bytes]) -> npt.NDArray[np.int64]:
+    """Cluster slots (CRC16-XMODEM mod 16384) of many hash-tag contents at once."""
+    width = max((len(t) for t in tags), default=0)
+    joined = np.frombuffer(b"".join(t.ljust(width, b"\0") for t in tags), dtype=np.uint8)
+    buf = joined.reshape(len(tags), width).astype(np.uint32) if tags else np.zeros((0, 0), dtype=np.uint32)
+    lengths = np.array([len(t) for t in tags], dtype=np.int64)
+    crc = np.zeros(len(tags), dtype=np.uint32)
+    for j in range(width):
+        nxt = ((crc << 8) ^ _CRC16_TABLE[((crc >> 8) ^ buf[:, j]) & 0xFF]) & 0xFFFF
+        crc = np.where(lengths > j, nxt, crc)
+    return (crc % 16384).astype(np.int64)
 
 
 class IndexSlot(NamedTuple):
-    shard: int  # the hash tag: every bucket key of one index key lives in this shard's slot
-    spread: int  # picks the sub-shard in classes whose buckets are wider than time_bucket_seconds
-    check: bytes  # member prefix that tells this index key's entries from its shard-mates'
+    """Where one index key's entries live: its shard key and the check that prefixes its members."""
+
+    shard: int
+    check: bytes
 
 
 class KeyLayout:
     """Builds every key name of one store. Pure: no I/O, so slot tests need no server."""
 
-    def __init__(
-        self,
-        prefix: str = "nd",
-        index_shards: int = DEFAULT_SHARDS,
-        time_bucket_seconds: int = 86_400,
-    ) -> None:
-        if index_shards < 1:
-            raise ValueError("index_shards must be at least 1")
-        if time_bucket_seconds < 1:
-            raise ValueError("time_bucket_seconds must be at least 1")
+    def __init__(self, prefix: str = "nd", index_shards: int = DEFAULT_SHARDS) -> None:
+        """``prefix``: every key's first part; ``index_shards``: shard keys of the index."""
+        if not 1 <= index_shards <= 1 << 24:
+            raise ValueError("index_shards must be between 1 and 2**24")
         if "{" in prefix or "}" in prefix:
             raise ValueError("key_prefix must not contain '{' or '}' (it would move the hash tag)")
         self.prefix = prefix.encode("utf-8") + b":"
         self.index_shards = index_shards
-        self.time_bucket_seconds = time_bucket_seconds
+        self._shard_slots: npt.NDArray[np.int64] | None = None
 
     # -- per document ------------------------------------------------------------------------
     def doc_tag(self, digest: bytes) -> bytes:
+        """The hash tag every key of one document shares."""
         return self.prefix + b"{d" + _b64(digest) + b"}"
 
     def record_key(self, digest: bytes) -> bytes:
+        """The key of a document's fingerprint record."""
         return self.doc_tag(digest) + b"r"
 
     def decision_key(self, digest: bytes) -> bytes:
+        """The key of a document's decision."""
         return self.doc_tag(digest) + b"v"
 
     def doc_keys(self, doc_id: str) -> tuple[bytes, bytes]:
+        """(record key, decision key) of a document id."""
         d = doc_digest(doc_id)
         return self.record_key(d), self.decision_key(d)
 
-    # -- exact claims ------------------------------------------------------------------------
+    # -- exact claims, shared state, generation ----------------------------------------------
     def claim_key(self, content_hash: bytes) -> bytes:
+        """The key holding the owner of a content hash."""
         return self.prefix + b"{x" + _b64(content_hash) + b"}"
 
-    # -- index buckets -----------------------------------------------------------------------
-    def index_slot(self, index_key: bytes) -> IndexSlot:
-        h = hashlib.blake2b(index_key, digest_size=16, person=_IDX_PERSON).digest()
-        spread, shard = divmod(int.from_bytes(h[8:], "big"), self.index_shards)
-        return IndexSlot(shard, spread, h[:CHECK_BYTES])
+    def state_key(self, name: str) -> bytes:
+        """The key of a named shared state."""
+        return self.prefix + b"{s}" + name.encode("utf-8")
 
-    def sub_shards(self, ttl: int | None) -> int:
-        """Bucket keys per shard and time bucket: one per started day of bucket width, so a key
-        holds about a day's entries of its shard whatever the class's ttl."""
-        return 1 if ttl is None else math.ceil(self.bucket_width(ttl) / DAY)
+    def marker_keys(self, count: int) -> list[bytes]:
+        """The generation marker keys (spread over slots, so every master holds some)."""
+        return [self.prefix + b"{g%d}" % i for i in range(count)]
 
-    def bucket_width(self, ttl: int) -> int:
-        return max(self.time_bucket_seconds, math.ceil(ttl / MAX_LIVE_BUCKETS))
+    # -- index -------------------------------------------------------------------------------
+    def index_slots(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
+        """(shard, check as a 40-bit integer) of many index keys (see the module docstring)."""
+        k = _fmix64(keys.astype(np.uint64))
+        shard = ((k & np.uint64(0xFFFFFF)) % np.uint64(self.index_shards)).astype(np.int64)
+        return shard, k >> np.uint64(24)
 
-    def time_bucket(self, ttl: int | None, now: float) -> int | None:
-        return None if ttl is None else int(now // self.bucket_width(ttl))
+    def index_slot(self, index_key: int) -> IndexSlot:
+        """Shard and member check of one index key."""
+        shard, check = self.index_slots(np.array([index_key], dtype=np.uint64))
+        return IndexSlot(int(shard[0]), int(check[0]).to_bytes(CHECK_BYTES, "big"))
 
-    def bucket_expire_at(self, ttl: int, bucket: int) -> int:
-        """Absolute expiry of a bucket key: its end plus the ttl, so no entry outlives its key."""
-        return (bucket + 1) * self.bucket_width(ttl) + ttl + EXPIRY_MARGIN
+    def shard_key(self, shard: int) -> bytes:
+        """The sorted set of one index shard."""
+        return self.prefix + b"{i%x}" % shard
 
-    def index_tag(self, slot: IndexSlot) -> bytes:
-        return self.prefix + b"{i%x}" % slot.shard
-
-    def _suffix(self, ttl: int | None, bucket: int | None) -> tuple[bytes, int]:
-        """The part of a bucket key after the tag, and its sub-shard count."""
-        if bucket is None:
-            return ttl_class(ttl), 1
-        return ttl_class(ttl) + b":" + _b36(bucket), self.sub_shards(ttl)
-
-    @staticmethod
-    def _with_sub(key: bytes, slot: IndexSlot, subs: int) -> bytes:
-        return key if subs == 1 else key + b".%x" % (slot.spread % subs)
-
-    def bucket_key(self, slot: IndexSlot, ttl: int | None, bucket: int | None) -> bytes:
-        suffix, subs = self._suffix(ttl, bucket)
-        return self._with_sub(self.index_tag(slot) + suffix, slot, subs)
-
-    def live_buckets(self, ttl: int | None, now: float) -> list[int | None]:
-        """Time buckets of a class that may hold live entries, allowing EXPIRY_MARGIN of clock skew
-        between the writer and this reader either way."""
-        if ttl is None:
-            return [None]
-        width = self.bucket_width(ttl)
-        # an entry written at t lives until t + ttl, so nothing before now - ttl can be alive
-        first = max(0, int((now - ttl - EXPIRY_MARGIN) // width))
-        last = int((now + EXPIRY_MARGIN) // width)
-        return list(range(first, last + 1))
-
-    def live_suffixes(self, ttls: Iterable[int | None], now: float) -> list[tuple[bytes, int]]:
-        """Computed once per query call, shared by all its index keys."""
-        return [self._suffix(t, b) for t in ttls for b in self.live_buckets(t, now)]
-
-    def live_bucket_keys(
-        self,
-        slot: IndexSlot,
-        ttls: Iterable[int | None],
-        now: float,
-        suffixes: list[tuple[bytes, int]] | None = None,
-    ) -> list[bytes]:
-        tag = self.index_tag(slot)
-        found = self.live_suffixes(ttls, now) if suffixes is None else suffixes
-        return [self._with_sub(tag + suffix, slot, subs) for suffix, subs in found]
+    def shard_slots(self) -> npt.NDArray[np.int64]:
+        """The cluster slot of every index shard key (``i<shard in hex>`` tags), computed once."""
+        if self._shard_slots is None:
+            self._shard_slots = crc16_slots([b"i%x" % s for s in range(self.index_shards)])
+        return self._shard_slots
 
     @staticmethod
-    def member(check: bytes, digest: bytes) -> bytes:
-        return check + digest
+    def member(check: bytes, expires_at: int | None, digest: bytes) -> bytes:
+        """An index entry: check, expiry (epoch seconds; None = never), the document's ref."""
+        return check + (NEVER if expires_at is None else min(expires_at, NEVER - 1)).to_bytes(EXPIRY_BYTES, "big") \
+            + digest
 
     @staticmethod
     def lex_range(check: bytes) -> tuple[bytes, bytes]:
         """Inclusive ZRANGE BYLEX bounds of every member starting with ``check``."""
-        return b"[" + check, b"[" + check + b"\xff" * DOC_DIGEST_BYTES
+        return b"[" + check, b"[" + check + b"\xff" * (EXPIRY_BYTES + DOC_DIGEST_BYTES)
+
+
+__all__ = ["CHECK_BYTES", "MEMBER_BYTES", "NEVER", "IndexSlot", "KeyLayout", "crc16_slots", "doc_digest"]

@@ -1,24 +1,32 @@
-"""``redis://``, ``rediss://`` and ``rediscluster://``: the fingerprint store on Redis.
+"""``redis://``, ``rediss://`` and ``rediscluster://``: the fingerprint store on Redis, a window at a time.
 
 Uses redis-py's own asyncio clients (``redis.asyncio.Redis``, ``redis.asyncio.cluster.RedisCluster``).
-Key layout and expiry policy: :mod:`storage.keys`. Observable semantics are those of
-:class:`storage.memory.MemoryFingerprintStore` (tests/contract proves it), with these choices:
+Key layout and expiry policy: :mod:`neardup.storage.keys`. Observable semantics are those of
+:class:`neardup.storage.memory.MemoryFingerprintStore` (tests/contract proves it).
 
-* Every method sends its commands as pipelines (a cluster pipeline groups them per node), at most
-  ``max_connections // 2`` at once per store, because the async cluster client raises
-  MaxConnectionsError instead of waiting for a free connection.
-* A batch is retried, only its failed commands, with capped exponential backoff for up to
-  ``retry_seconds`` on connection loss, CLUSTERDOWN, TRYAGAIN, MOVED/ASK storms and READONLY
-  (a master failing over). Every command the store sends is idempotent, so a retry of a command
-  that did run is harmless. Anything else, or running out of time, raises StoreError.
-* ``claim_exact`` is one ``SET key id NX GET [EX ttl]`` per item (Redis >= 7.0); older servers get
-  ``SET NX`` then ``GET`` for the losers, looping if an owner vanished in between.
-* ``add`` writes the records first and the index entries after, so a document found by ``query``
-  always has its record: readers never see an index entry without the record.
-* ``query`` is one Lua script per distinct index key (ZRANGE BYLEX over the live bucket keys of
-  its shard, all in one slot), then one GETRANGE of the id prefix per candidate record, which also
-  drops candidates whose record expired.
-* ``expire`` returns 0: Redis expires keys itself.
+One store call is one Lua script call per node that holds any of its keys, sent to all nodes at
+once: the client's cost does not grow with a command per document, and the round trips do not
+grow with the window. The scripts declare ``allow-cross-slot-keys`` (Redis >= 7.0): a script may
+touch keys of many slots as long as the node serves them all, which the grouping by node
+guarantees. Index lookups and insertions travel as one packed binary argument per node (shard,
+check, ref), and the script builds the bucket key names itself, so that the client encodes three
+arguments per node instead of one per index key.
+
+* ``lookup``: per node, GET of the decisions, claims, states and generation markers on it, and
+  ZRANGE BYLEX over every live bucket of every index key on it.
+* ``commit``: per node, claims (GET, then SET NX-like in the script: atomic per key), then, once
+  the owners are known, the records of the winners and their index entries (ZADD, one EXPIREAT per
+  bucket key). Records are written before index entries in the same script, so whoever finds an
+  entry can read its record.
+* Retries: one redis-py ``Retry`` (exponential backoff, capped) around each call, for connection
+  loss, CLUSTERDOWN, TRYAGAIN, MOVED/ASK (the slot map is re-read), READONLY and timeouts, for up
+  to about ``retry_seconds``. Every script is idempotent, so repeating one that did run is
+  harmless. Authentication and ACL refusals raise :class:`StoreAuthError` at once; undecodable
+  values :class:`StoreCorruptError`; retries running out :class:`StoreUnavailableError`.
+* Generation markers: a store is stamped with a random generation at first use, under 64 keys
+  spread over the slots; every lookup reads the markers on each node it visits, so a node (or the
+  whole cluster) restarted empty is detected (:class:`StoreLostDataError`) instead of deciding
+  against a store that forgot everything.
 
 Passwords come from the keyword options or the URL and never appear in logs or errors.
 """
@@ -29,27 +37,54 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import math
+import secrets
 import struct
 import time
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, unquote, urlsplit
 
+import numpy as np
+import numpy.typing as npt
 import redis.asyncio as aioredis
 from redis import exceptions as rex
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.cluster import key_slot
 
-from neardup.storage.base import DecisionRecord, FingerprintRecord, StoreError, TTLPolicy
-from neardup.storage.keys import DOC_DIGEST_BYTES, MEMBER_BYTES, IndexSlot, KeyLayout, doc_digest, ttl_classes
+from neardup.storage.base import (
+    REF_BYTES,
+    Claim,
+    DecisionRecord,
+    FingerprintRecord,
+    IndexKeys,
+    StateValue,
+    TTLPolicy,
+    WindowAnswer,
+    WindowQuery,
+)
+from neardup.storage.errors import (
+    StoreAuthError,
+    StoreCorruptError,
+    StoreError,
+    StoreLostDataError,
+    StoreUnavailableError,
+)
+from neardup.storage.keys import NEVER, KeyLayout, doc_digest
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-RECORD_VERSION = 1
-DECISION_VERSION = 1
-ID_PREFIX_BYTES = 80  # GETRANGE length that covers ids up to ~75 bytes in one round trip
+RECORD_VERSION = 2
+DECISION_VERSION = 2
+GENERATION_MARKERS = 64
 
 _F64 = struct.Struct(">d")
+_HIT = np.dtype([("row", ">u4"), ("ref", f"S{REF_BYTES}")])
 
 # Errors that mean "the cluster is moving or a node is away", not "the request is wrong".
 RETRYABLE: tuple[type[BaseException], ...] = (
@@ -63,40 +98,112 @@ RETRYABLE: tuple[type[BaseException], ...] = (
     OSError,
     asyncio.TimeoutError,
 )
+AUTH_ERRORS: tuple[type[BaseException], ...] = (
+    rex.AuthenticationError,
+    rex.AuthenticationWrongNumberOfArgsError,
+    rex.NoPermissionError,
+)
 
-_LOOKUP_LUA = b"""
+# Redis refuses declared keys of several slots (CROSSSLOT) even with allow-cross-slot-keys; the flag
+# lets a script touch keys of several slots of its node that it was not given as KEYS. So the
+# scripts below take no KEYS: ARGV[1] is a count n, ARGV[2..n+1] the keys (K), the rest the
+# arguments (A). The grouping by node makes every key local to the node a script runs on.
+_HEAD = b"""#!lua flags=allow-cross-slot-keys
+local nk = tonumber(ARGV[1])
+local K = {}
+for i = 1, nk do K[i] = ARGV[1 + i] end
+local A = {}
+for i = nk + 2, #ARGV do A[#A + 1] = ARGV[i] end
+"""
+
+# K: plain keys to GET. A[1]: key prefix; A[2]: now (epoch seconds); A[3]: lookups, 13 bytes
+# each, big-endian: row u32, shard u32, check (5 B). Returns the GETs, then one blob of hits:
+# row u32 + ref (8 B) per live member found.
+_LOOKUP_LUA = _HEAD + b"""
 local out = {}
-for i = 1, #KEYS do
-  local got = redis.call('ZRANGE', KEYS[i], ARGV[1], ARGV[2], 'BYLEX')
-  for j = 1, #got do out[#out + 1] = got[j] end
+for i = 1, #K do out[i] = redis.call('GET', K[i]) end
+local prefix = A[1]
+local now = tonumber(A[2])
+local blob = A[3]
+local hits = {}
+local top = string.rep('\\255', 12)
+for off = 1, #blob, 13 do
+  local row, shard, check = struct.unpack('>I4I4c5', blob, off)
+  local key = prefix .. '{i' .. string.format('%x', shard) .. '}'
+  local got = redis.call('ZRANGE', key, '[' .. check, '[' .. check .. top, 'BYLEX')
+  for j = 1, #got do
+    local m = got[j]
+    if #m == 17 and struct.unpack('>I4', m, 6) > now then
+      hits[#hits + 1] = struct.pack('>I4', row) .. string.sub(m, 10)
+    end
+  end
+end
+out[#K + 1] = table.concat(hits)
+return out
+"""
+
+# K: claim keys. A: "id" then ttl (0 = none) per key. Returns the owner per key.
+_CLAIM_LUA = _HEAD + b"""
+local out = {}
+for i = 1, #K do
+  local held = redis.call('GET', K[i])
+  if held then
+    out[i] = held
+  else
+    local ttl = tonumber(A[2 * i])
+    if ttl > 0 then redis.call('SET', K[i], A[2 * i - 1], 'EX', ttl)
+    else redis.call('SET', K[i], A[2 * i - 1]) end
+    out[i] = A[2 * i - 1]
+  end
 end
 return out
 """
 
-# ZADD members (ARGV[2..], score 0 each) and, unless ARGV[1] is 0, EXPIREAT ARGV[1]: one command
-# per bucket key instead of two, because client-side command cost dominates add().
-_ADD_LUA = b"""
-for i = 2, #ARGV, 200 do
-  local args = {}
-  for j = i, math.min(i + 199, #ARGV) do
-    args[#args + 1] = 0
-    args[#args + 1] = ARGV[j]
-  end
-  redis.call('ZADD', KEYS[1], unpack(args))
+# K: keys to SET. A[1]: key prefix; A[2]: now; A[3]: index entries, 21 bytes each, big-endian:
+# shard u32, member (check 5 B, expiry u32, ref 8 B); A[4..]: value then ttl (0 = none) per key.
+# Values are written before the index entries. Each shard key written also loses the expired
+# members among a few sampled ones, so dead entries do not pile up.
+_WRITE_LUA = _HEAD + b"""
+for i = 1, #K do
+  local ttl = tonumber(A[3 + 2 * i])
+  if ttl > 0 then redis.call('SET', K[i], A[2 + 2 * i], 'EX', ttl)
+  else redis.call('SET', K[i], A[2 + 2 * i]) end
 end
-if ARGV[1] ~= '0' then redis.call('EXPIREAT', KEYS[1], ARGV[1]) end
-return 0
+local prefix = A[1]
+local now = tonumber(A[2])
+local blob = A[3]
+local touched = {}
+for off = 1, #blob, 21 do
+  local shard, member = struct.unpack('>I4c17', blob, off)
+  local key = prefix .. '{i' .. string.format('%x', shard) .. '}'
+  redis.call('ZADD', key, 0, member)
+  touched[key] = true
+end
+for key, _ in pairs(touched) do
+  local sample = redis.call('ZRANDMEMBER', key, 3)
+  for j = 1, #sample do
+    local m = sample[j]
+    if #m ~= 17 or struct.unpack('>I4', m, 6) <= now then redis.call('ZREM', key, m) end
+  end
+end
+return #K
 """
 
-_RELEASE_LUA = b"""
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
+# KEYS[1]: a state key; ARGV[1]: expected version (0: absent), ARGV[2]: the new value. 1 if written.
+_CAS_LUA = b"""
+local held = redis.call('GET', KEYS[1])
+local version = 0
+if held then version = tonumber(string.sub(held, 1, 20)) end
+if version ~= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
 """
 
-_SCRIPTS = {hashlib.sha1(body).hexdigest(): body for body in (_LOOKUP_LUA, _ADD_LUA, _RELEASE_LUA)}
+_SCRIPTS = {hashlib.sha1(body).hexdigest(): body for body in (_LOOKUP_LUA, _CLAIM_LUA, _WRITE_LUA, _CAS_LUA)}
 _LOOKUP_SHA = hashlib.sha1(_LOOKUP_LUA).hexdigest()
-_ADD_SHA = hashlib.sha1(_ADD_LUA).hexdigest()
-_RELEASE_SHA = hashlib.sha1(_RELEASE_LUA).hexdigest()
+_CLAIM_SHA = hashlib.sha1(_CLAIM_LUA).hexdigest()
+_WRITE_SHA = hashlib.sha1(_WRITE_LUA).hexdigest()
+_CAS_SHA = hashlib.sha1(_CAS_LUA).hexdigest()
 
 
 # -- compact binary values ---------------------------------------------------------------------
@@ -147,7 +254,7 @@ class _Reader:
         return out
 
     def text(self) -> str:
-        return self.blob().decode("utf-8")
+        return self.blob().decode("utf-8", "surrogatepass")
 
     def f64(self) -> float:
         (x,) = _F64.unpack_from(self.buf, self.pos)
@@ -155,99 +262,74 @@ class _Reader:
         return float(x)
 
 
-def encode_record(rec: FingerprintRecord, keep_index_keys: bool = True) -> bytes:
-    """Version byte, then the id (first, so a short GETRANGE reads it), then the rest."""
+def encode_record(rec: FingerprintRecord) -> bytes:
+    """Version byte, the id, then the re-check fields (index keys are not kept: never read back)."""
     out = bytearray((RECORD_VERSION,))
-    _put_bytes(out, rec.doc_id.encode("utf-8"))
+    _put_bytes(out, rec.doc_id.encode("utf-8", "surrogatepass"))
     _put_bytes(out, rec.content_type.encode("utf-8"))
     out += _F64.pack(rec.published_at)
     _put_int(out, rec.shingles)
     _put_int(out, rec.length)
     for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile):
         _put_bytes(out, part)
-    keys = rec.index_keys if keep_index_keys else ()
-    _put_uvarint(out, len(keys))
-    for key in keys:
-        _put_bytes(out, key)
     return bytes(out)
 
 
 def decode_record(data: bytes) -> FingerprintRecord:
+    """Inverse of :func:`encode_record`; :class:`StoreCorruptError` for anything else."""
     try:
-        return _decode_record(data)
-    except (IndexError, ValueError, struct.error) as exc:  # UnicodeDecodeError is a ValueError
-        raise StoreError(f"stored record is corrupt: {type(exc).__name__}") from exc
-
-
-def _decode_record(data: bytes) -> FingerprintRecord:
-    r = _Reader(data)
-    if r.uvarint() != RECORD_VERSION:
-        raise StoreError("stored record has an unknown format version")
-    doc_id = r.text()
-    content_type = r.text()
-    published_at = r.f64()
-    shingles = r.zigzag()
-    length = r.zigzag()
-    content_hash, simhash, signature, profile = r.blob(), r.blob(), r.blob(), r.blob()
-    index_keys = tuple(r.blob() for _ in range(r.uvarint()))
-    return FingerprintRecord(
-        doc_id=doc_id,
-        content_type=content_type,
-        published_at=published_at,
-        content_hash=content_hash,
-        simhash=simhash,
-        signature=signature,
-        profile=profile,
-        shingles=shingles,
-        length=length,
-        index_keys=index_keys,
-    )
-
-
-def record_id(prefix: bytes) -> str | int:
-    """The id at the head of a packed record, or how many bytes are needed to read it."""
-    r = _Reader(prefix)
-    try:
+        r = _Reader(data)
         if r.uvarint() != RECORD_VERSION:
-            raise StoreError("stored record has an unknown format version")
-        n = r.uvarint()
-    except IndexError:
-        return ID_PREFIX_BYTES * 2
-    if r.pos + n > len(prefix):
-        return r.pos + n
-    return prefix[r.pos : r.pos + n].decode("utf-8")
+            raise StoreCorruptError("stored record has an unknown format version")
+        doc_id, content_type, published_at = r.text(), r.text(), r.f64()
+        shingles, length = r.zigzag(), r.zigzag()
+        content_hash, simhash, signature, profile = r.blob(), r.blob(), r.blob(), r.blob()
+    except (IndexError, ValueError, struct.error) as exc:  # UnicodeDecodeError is a ValueError
+        raise StoreCorruptError(f"stored record is corrupt: {type(exc).__name__}") from exc
+    return FingerprintRecord(doc_id, content_type, published_at, content_hash, simhash, signature, profile,
+                             shingles, length)
 
 
 def encode_decision(d: DecisionRecord) -> bytes:
+    """Version byte, id, status, duplicate_of, evidence JSON, content type, content hash."""
     out = bytearray((DECISION_VERSION,))
-    _put_bytes(out, d.doc_id.encode("utf-8"))
+    _put_bytes(out, d.doc_id.encode("utf-8", "surrogatepass"))
     _put_bytes(out, d.status.encode("utf-8"))
     if d.duplicate_of is None:
         out.append(0)
     else:
         out.append(1)
-        _put_bytes(out, d.duplicate_of.encode("utf-8"))
+        _put_bytes(out, d.duplicate_of.encode("utf-8", "surrogatepass"))
     _put_bytes(out, d.evidence.encode("utf-8"))
     _put_bytes(out, d.content_type.encode("utf-8"))
+    _put_bytes(out, d.content_hash)
     return bytes(out)
 
 
 def decode_decision(data: bytes) -> DecisionRecord:
+    """Inverse of :func:`encode_decision`; :class:`StoreCorruptError` for anything else."""
     try:
-        return _decode_decision(data)
+        r = _Reader(data)
+        if r.uvarint() != DECISION_VERSION:
+            raise StoreCorruptError("stored decision has an unknown format version")
+        doc_id, status = r.text(), r.text()
+        duplicate_of = r.text() if r.uvarint() else None
+        return DecisionRecord(doc_id, status, duplicate_of, r.text(), r.text(), r.blob())
     except (IndexError, ValueError) as exc:
-        raise StoreError(f"stored decision is corrupt: {type(exc).__name__}") from exc
+        raise StoreCorruptError(f"stored decision is corrupt: {type(exc).__name__}") from exc
 
 
-def _decode_decision(data: bytes) -> DecisionRecord:
-    r = _Reader(data)
-    if r.uvarint() != DECISION_VERSION:
-        raise StoreError("stored decision has an unknown format version")
-    doc_id = r.text()
-    status = r.text()
-    duplicate_of = r.text() if r.uvarint() else None
-    evidence = r.text()
-    return DecisionRecord(doc_id, status, duplicate_of, evidence, r.text())
+def encode_state(value: StateValue) -> bytes:
+    """The version as 20 decimal digits, then the payload (the CAS script reads the version)."""
+    return b"%020d" % value.version + value.payload
+
+
+def decode_state(data: bytes) -> StateValue:
+    """Inverse of :func:`encode_state`."""
+    try:
+        return StateValue(int(data[:20]), data[20:])
+    except ValueError as exc:
+        raise StoreCorruptError("stored state is corrupt") from exc
 
 
 # -- connection options ------------------------------------------------------------------------
@@ -260,23 +342,31 @@ def _secret(value: Any) -> str | None:
 
 
 def redact_url(url: str) -> str:
+    """``url`` without its password (userinfo or ``password=`` query) and without any query."""
     scheme, sep, rest = url.partition("://")
-    if sep and "@" in rest:
+    if not sep:
+        return url
+    rest = rest.split("?", 1)[0]
+    if "@" in rest:
         creds, host = rest.rsplit("@", 1)
         user = creds.split(":", 1)[0]
         return f"{scheme}://{user}:***@{host}" if ":" in creds else f"{scheme}://{user}@{host}"
-    return url
+    return f"{scheme}://{rest}"
 
 
 def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], str | None, str | None]:
-    """``rediscluster://[user:pass@]H:P[,H:P...]`` -> (startup nodes, username, password)."""
+    """``rediscluster://[user:pass@]H:P[,H:P...][?password=..]`` -> (startup nodes, username, password)."""
     rest = url.split("://", 1)[1]
+    rest, _, query = rest.partition("?")
     username = password = None
     if "@" in rest:
         creds, rest = rest.rsplit("@", 1)
         user, _, pw = creds.partition(":")
         username, password = unquote(user) or None, unquote(pw) or None
-    rest = rest.split("/", 1)[0].split("?", 1)[0]
+    params = parse_qs(query)
+    password = password or next(iter(params.get("password", [])), None)
+    username = username or next(iter(params.get("username", [])), None)
+    rest = rest.split("/", 1)[0]
     nodes: list[tuple[str, int]] = []
     for part in rest.split(","):
         part = part.strip()
@@ -291,14 +381,34 @@ def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], str | None, str 
     return nodes, username, password
 
 
+def _auth_cause(exc: BaseException | None) -> BaseException | None:
+    """The authentication or ACL refusal behind ``exc`` (the cluster client wraps it), if any."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, AUTH_ERRORS) or (isinstance(exc, rex.ResponseError)
+                                            and str(exc).startswith(("WRONGPASS", "NOPERM", "NOAUTH"))):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+class _Retryable(Exception):
+    """A node asked us to come back (moved slots, a script it lacks): retried with backoff."""
+
+
 @dataclass(slots=True)
-class _Cmd:
-    args: tuple[Any, ...]
-    options: dict[str, Any] = field(default_factory=dict)
+class _NodeWork:
+    """What one script call carries to one node."""
+
+    keys: list[bytes] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)  # caller's index per key
+    argv: list[bytes | str | int] = field(default_factory=list)
+    blob: list[npt.NDArray[Any]] = field(default_factory=list)
 
 
 class RedisFingerprintStore:
-    """Fingerprint store on one Redis server or a Redis Cluster."""
+    """Fingerprint store on one Redis server or a Redis Cluster (see the module docstring)."""
 
     def __init__(
         self,
@@ -311,13 +421,12 @@ class RedisFingerprintStore:
         tls_ca_file: str | None = None,
         max_connections: int = 64,
         key_prefix: str = "nd",
-        time_bucket_seconds: int = 86_400,
         index_shards: int | None = None,
-        keep_index_keys: bool = True,
         retry_seconds: float = 30.0,
         socket_timeout: float = 5.0,
         **unknown: Any,
     ) -> None:
+        """Options as in ``RedisSettings``; the password may also come in the URL."""
         if unknown:
             raise TypeError(f"unknown Redis store options: {sorted(unknown)}")
         scheme = url.split("://", 1)[0]
@@ -327,27 +436,28 @@ class RedisFingerprintStore:
         self._raw_url = url
         self.cluster = scheme == "rediscluster"
         self.ttl = ttl or TTLPolicy(by_type={})
-        self.layout = KeyLayout(
-            prefix=key_prefix,
-            index_shards=index_shards or KeyLayout().index_shards,
-            time_bucket_seconds=time_bucket_seconds,
-        )
-        self._ttls = ttl_classes(self.ttl.by_type, self.ttl.default)
+        self.layout = KeyLayout(prefix=key_prefix, index_shards=index_shards or KeyLayout().index_shards)
         self._password = _secret(password)
         self._username = username
         self._tls = tls or scheme == "rediss"
         self._tls_ca_file = tls_ca_file
         self._max_connections = max_connections
-        self._retry_seconds = retry_seconds
         self._socket_timeout = socket_timeout
-        self._sem = asyncio.Semaphore(max(1, max_connections // 2))
+        # one policy for every call: exponential backoff from 50 ms, capped at 1 s, about
+        # retry_seconds in all
+        self._retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), max(1, math.ceil(retry_seconds / 1.0) + 5),
+                            supported_errors=(*RETRYABLE, _Retryable))  # type: ignore[arg-type]
         self._client: Any = None
-        self._set_get = True  # SET NX GET needs Redis >= 7.0; switched off on a syntax error
-        # False: records are stored without their index keys (fetch returns index_keys=()), which
-        # saves ~11 bytes per key per document; the engine never reads them back
-        self._keep_index_keys = keep_index_keys
+        self._prefix = key_prefix.encode("utf-8") + b":"
+        self._generation: bytes | None = None
+        self._markers = self.layout.marker_keys(GENERATION_MARKERS)
+        self._marker_slots = [key_slot(k) for k in self._markers]
+        self._nodes_by_slot: list[Any] | None = None
+        self._node_list: list[Any] | None = None
+        self._node_index: npt.NDArray[np.int64] | None = None  # slot -> position in _node_list
 
     def __repr__(self) -> str:
+        """The redacted URL only."""
         return f"RedisFingerprintStore({self.url!r})"
 
     @property
@@ -359,6 +469,7 @@ class RedisFingerprintStore:
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(self) -> None:
+        """Connect, load the scripts, read (or stamp) the store's generation."""
         if self._client is not None:
             return
         common: dict[str, Any] = {
@@ -378,37 +489,55 @@ class RedisFingerprintStore:
                 **common,
             )
         else:
-            if self._password is not None:
-                common["password"] = self._password
+            base, _, query = self._raw_url.partition("?")
+            params = parse_qs(query)
+            password = self._password or next(iter(params.pop("password", [])), None)
+            if password is not None:
+                common["password"] = password
             if self._username is not None:
                 common["username"] = self._username
             if self._tls:
                 common["connection_class"] = aioredis.SSLConnection
+            rest = "&".join(f"{k}={v}" for k, vs in params.items() for v in vs)
             pool = aioredis.BlockingConnectionPool.from_url(
-                self._raw_url, max_connections=self._max_connections, timeout=self._socket_timeout, **common
-            )
+                base + ("?" + rest if rest else ""), max_connections=self._max_connections,
+                timeout=self._socket_timeout, **common)
             self._client = aioredis.Redis(connection_pool=pool)
         try:
-            await self._run([_Cmd(("PING",))])
-            await self._load_scripts()
+            await self._call("open", self._open)
         except BaseException:
             await self.close()
             raise
 
-    async def _load_scripts(self) -> None:
-        """Load the scripts everywhere up front; EVALSHA falls back to EVAL where a node lacks them
-        (a replica promoted since, or a restarted node)."""
-
-        async def load() -> None:
+    async def _open(self) -> None:
+        if self.cluster:
+            await self.client.initialize()
+            self._nodes_by_slot = self._node_index = None
+        for node in self._primaries():
             for body in _SCRIPTS.values():
-                if self.cluster:
-                    await self.client.execute_command("SCRIPT LOAD", body, target_nodes=RedisCluster.PRIMARIES)
-                else:
-                    await self.client.execute_command("SCRIPT LOAD", body)
+                await self._on(node, "SCRIPT", "LOAD", body)
+        await self._stamp_generation()
 
-        await self._retrying(load)
+    async def _stamp_generation(self) -> None:
+        """Read the markers; stamp a new generation on an empty store; refuse a half-empty one."""
+        held = await self._get_all(self._markers)
+        found = {v for v in held if v is not None}
+        if not found:
+            # workers starting at once agree on the token that wins the first marker, then copy it
+            first = self._group(self._markers[:1], self._marker_slots[:1])
+            won = await self._call_nodes(_CLAIM_SHA, first, lambda w: [secrets.token_hex(8).encode(), 0])
+            token = next(iter(won.values()))[0]
+            await self._call_nodes(_CLAIM_SHA, self._group(self._markers, self._marker_slots),
+                                   lambda w: [x for _ in w.keys for x in (token, 0)])
+            held = await self._get_all(self._markers)
+            found = {v for v in held if v is not None}
+        if len(found) != 1 or None in held:
+            raise StoreLostDataError(f"{self.url}: {held.count(None)} of {len(held)} generation markers are missing "
+                                     "or differ: part of the store lost its data")
+        self._generation = found.pop()
 
     async def close(self) -> None:
+        """Release the connections."""
         client, self._client = self._client, None
         if client is not None:
             try:
@@ -416,278 +545,327 @@ class RedisFingerprintStore:
             except (rex.RedisError, OSError) as exc:  # closing a half-dead connection is not news
                 log.debug("closing %s: %s", self.url, type(exc).__name__)
 
-    # -- the batch runner ----------------------------------------------------------------------
-    async def _execute(self, cmds: Sequence[_Cmd]) -> list[Any]:
-        pipe = self.client.pipeline(transaction=False)
-        for c in cmds:
-            pipe.execute_command(*c.args, **c.options)
-        return list(await pipe.execute(raise_on_error=False))
+    # -- routing -------------------------------------------------------------------------------
+    def _primaries(self) -> list[Any]:
+        return list(self.client.get_primaries()) if self.cluster else [None]
 
-    def _fail(self, what: str, exc: BaseException) -> StoreError:
-        # str(exc) of redis-py errors holds the command, never the AUTH password
-        return StoreError(f"{self.url}: {what}: {type(exc).__name__}: {exc}")
+    def _node_of_slot(self, slot: int) -> Any:
+        if not self.cluster:
+            return None
+        if self._nodes_by_slot is None:
+            mgr = self.client.nodes_manager
+            self._nodes_by_slot = [mgr.slots_cache[s][0] if s in mgr.slots_cache else None for s in range(16384)]
+            names = {n.name: n for n in self._nodes_by_slot if n is not None}
+            self._node_list = list(names.values())
+            position = {name: i for i, name in enumerate(names)}
+            self._node_index = np.array([position[n.name] if n is not None else -1 for n in self._nodes_by_slot],
+                                        dtype=np.int64)
+        node = self._nodes_by_slot[slot]
+        if node is None:
+            raise rex.SlotNotCoveredError(f"slot {slot} is not covered")
+        return node
 
-    async def _run(self, cmds: Sequence[_Cmd]) -> list[Any]:
-        """Pipeline ``cmds``; retry the failed ones on transient cluster errors; results in order."""
-        results: list[Any] = [None] * len(cmds)
-        current = list(cmds)
-        todo = list(range(len(cmds)))
-        deadline = time.monotonic() + self._retry_seconds
-        delay = 0.05
-        attempts = 0
-        async with self._sem:
-            while todo:
-                attempts += 1
-                try:
-                    out = await self._execute([current[i] for i in todo])
-                except RETRYABLE as exc:
-                    out = [exc] * len(todo)
-                except rex.RedisError as exc:
-                    raise self._fail("request failed", exc) from exc
-                again: list[int] = []
-                transient: BaseException | None = None
-                for i, res in zip(todo, out, strict=True):
-                    if isinstance(res, rex.NoScriptError):
-                        # a node that never saw the script (new, or promoted): send its body once
-                        c = current[i]
-                        current[i] = _Cmd(("EVAL", _SCRIPTS[c.args[1]], *c.args[2:]), c.options)
-                        again.append(i)
-                    elif isinstance(res, RETRYABLE):
-                        again.append(i)
-                        transient = res
-                    elif isinstance(res, BaseException):
-                        raise self._fail(f"command {c_name(current[i])} failed", res) from res
-                    else:
-                        results[i] = res
-                todo = again
-                if transient is None:
-                    continue
-                if time.monotonic() + delay > deadline:
-                    raise self._fail(f"gave up after {attempts} attempts", transient) from transient
-                log.warning(
-                    "%s: %s on %d commands, retrying in %.2fs",
-                    self.url,
-                    type(transient).__name__,
-                    len(todo),
-                    delay,
-                )
-                if self.cluster and not isinstance(transient, rex.TryAgainError):
-                    # stale slot map (failover, READONLY): make the client re-read the topology
-                    with contextlib.suppress(rex.RedisError, OSError):
-                        await self.client.aclose()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-        return results
+    def _spread(self, work: dict[Any, _NodeWork], slots: npt.NDArray[np.int64], rows: npt.NDArray[Any]) -> None:
+        """Add packed ``rows`` to the work of the node serving each row's slot (vectorised)."""
+        if not self.cluster:
+            work[None].blob.append(rows)
+            return
+        if self._node_index is None:
+            self._node_of_slot(0)  # builds the slot table
+        assert self._node_index is not None and self._node_list is not None
+        owner = self._node_index[slots]
+        if (owner < 0).any():
+            raise rex.SlotNotCoveredError("a slot is not covered")
+        for i in np.unique(owner).tolist():
+            work[self._node_list[i]].blob.append(rows[owner == i])
+
+    def _group(self, keys: Sequence[bytes], slots: Sequence[int] | None = None) -> dict[Any, _NodeWork]:
+        work: dict[Any, _NodeWork] = defaultdict(_NodeWork)
+        for i, key in enumerate(keys):
+            w = work[self._node_of_slot(key_slot(key) if slots is None else slots[i])]
+            w.keys.append(key)
+            w.rows.append(i)
+        return work
+
+    async def _on(self, node: Any, *args: Any) -> Any:
+        if node is None:
+            return await self.client.execute_command(*args)
+        return await self.client.execute_command(*args, target_nodes=node)
+
+    async def _script(self, node: Any, sha: str, keys: Sequence[bytes], argv: Sequence[Any]) -> Any:
+        try:
+            return await self._on(node, "EVALSHA", sha, 0, len(keys), *keys, *argv)
+        except rex.NoScriptError:  # a node that never saw it (new, promoted, restarted)
+            return await self._on(node, "EVAL", _SCRIPTS[sha], 0, len(keys), *keys, *argv)
+        except rex.ResponseError as exc:
+            if _auth_cause(exc) is None and any(s in str(exc) for s in ("MOVED", "ASK", "non local", "CROSSSLOT")):
+                raise _Retryable(str(exc)) from exc  # the slot map changed under us
+            raise
+
+    async def _call_nodes(self, sha: str, work: dict[Any, _NodeWork],
+                          argv: Callable[[_NodeWork], list[Any]]) -> dict[Any, Any]:
+        nodes = list(work)
+        results = await asyncio.gather(*(self._script(n, sha, work[n].keys, argv(work[n])) for n in nodes))
+        return dict(zip(nodes, results, strict=True))
+
+    async def _call(self, op: str, call: Callable[[], Awaitable[T]]) -> T:
+        """Run ``call`` under the retry policy; sort failures into the store's error classes."""
+
+        async def on_failure(exc: BaseException) -> None:
+            log.info("%s: %s: %s; retrying", self.url, op, type(exc).__name__)
+            if self.cluster and self._client is not None:
+                self._nodes_by_slot = self._node_index = None
+                with contextlib.suppress(rex.RedisError, OSError):
+                    await self.client.nodes_manager.initialize()
+
+        try:
+            # an authentication or ACL refusal is never retried: it surfaces as StoreAuthError
+            return await self._retry.call_with_retry(call, on_failure, is_retryable=lambda e: _auth_cause(e) is None)
+        except StoreError:
+            raise
+        except BaseException as exc:
+            cause = _auth_cause(exc)
+            if cause is not None:
+                raise StoreAuthError(f"{self.url}: the server refused user {self._user()!r}: {cause}",
+                                     hint="check redis.username / redis.password (or the URL's) and the user's "
+                                          "ACL (storage/acl.py)") from exc
+            if isinstance(exc, (*RETRYABLE, _Retryable)):
+                raise StoreUnavailableError(f"{self.url}: {op}: gave up after retrying: {type(exc).__name__}: {exc}"
+                                            ) from exc
+            if isinstance(exc, rex.RedisError):
+                raise StoreError(f"{self.url}: {op} failed: {type(exc).__name__}: {exc}") from exc
+            raise
+
+    def _user(self) -> str:
+        if self.cluster:
+            return parse_cluster_url(self._raw_url)[1] or self._username or "default"
+        return unquote(urlsplit(self._raw_url).username or "") or self._username or "default"
+
+    async def _get_all(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        """GET many keys of any slots: one lookup script per node."""
+        out: list[bytes | None] = [None] * len(keys)
+        work = self._group(keys)
+        for node, res in (await self._call_nodes(_LOOKUP_SHA, work, lambda w: [self._prefix, 0, b""])).items():
+            for i, v in zip(work[node].rows, res, strict=False):
+                out[i] = v
+        return out
+
+    # -- index packing -------------------------------------------------------------------------
+    def _index_lookups(self, index_keys: IndexKeys) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
+        """(slot per lookup, packed lookups: row, shard, check) for every nonzero key of every row."""
+        rows, cols = np.nonzero(index_keys)
+        shard, check = self.layout.index_slots(index_keys[rows, cols])
+        packed = np.empty(rows.shape[0], dtype=[("row", ">u4"), ("shard", ">u4"), ("check", ">u8")])
+        packed["row"] = rows
+        packed["shard"] = shard
+        packed["check"] = check << np.uint64(24)  # its 5 bytes first
+        return self.layout.shard_slots()[shard], packed.view(np.uint8).reshape(-1, 16)[:, :13]
+
+    async def _lookup_nodes(self, keys: Sequence[bytes], index_keys: IndexKeys) -> tuple[list[bytes | None],
+                                                                                         list[set[bytes]]]:
+        """GETs of ``keys`` and index lookups of ``index_keys``, one script per node."""
+        n_rows = index_keys.shape[0]
+        work = self._group(keys)
+        if index_keys.size:
+            slots, raw = self._index_lookups(index_keys)
+            self._spread(work, slots, raw)
+        now = int(time.time())
+        gets: list[bytes | None] = [None] * len(keys)
+        found: list[set[bytes]] = [set() for _ in range(n_rows)]
+
+        def argv(w: _NodeWork) -> list[Any]:
+            return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b""]
+
+        for node, res in (await self._call_nodes(_LOOKUP_SHA, work, argv)).items():
+            w = work[node]
+            for i, v in zip(w.rows, res, strict=False):
+                gets[i] = v
+            hits = np.frombuffer(res[-1], dtype=_HIT)
+            for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
+                found[row].add(ref.ljust(REF_BYTES, b"\0"))
+        return gets, found
 
     # -- protocol ------------------------------------------------------------------------------
-    def _ex(self, content_type: str) -> dict[str, int]:
+    def _ttl_arg(self, content_type: str) -> int:
         ttl = self.ttl.ttl(content_type)
-        return {} if ttl is None else {"ex": ttl}
+        return 0 if ttl is None else ttl
 
-    async def claim_exact(self, items: Sequence[tuple[bytes, str, str]]) -> list[str]:
-        if not items:
-            return []
-        if self._set_get:
-            try:
-                return await self._claim_set_get(items)
-            except StoreError as exc:
-                if "syntax error" not in str(exc).lower():
-                    raise
-                log.info("%s: server lacks SET NX GET (Redis < 7.0); claiming in two steps", self.url)
-                self._set_get = False
-        return await self._claim_two_step(items)
+    async def lookup(self, query: WindowQuery) -> WindowAnswer:
+        """See :meth:`neardup.storage.base.FingerprintStore.lookup`."""
+        ids = list(dict.fromkeys(query.doc_ids))
+        keys = ([self.layout.decision_key(doc_digest(i)) for i in ids]
+                + [self.layout.claim_key(h) for h in query.exact_hashes]
+                + [self.layout.state_key(n) for n in query.state_names] + self._markers)
 
-    async def _claim_set_get(self, items: Sequence[tuple[bytes, str, str]]) -> list[str]:
-        cmds = []
-        for content_hash, doc_id, content_type in items:
-            args: tuple[Any, ...] = ("SET", self.layout.claim_key(content_hash), doc_id, "NX", "GET")
-            ex = self._ex(content_type)
-            if ex:
-                args += ("EX", ex["ex"])
-            cmds.append(_Cmd(args, {"get": True}))
-        out = await self._run(cmds)
-        return [
-            doc_id if held is None else held.decode("utf-8") for (_, doc_id, _), held in zip(items, out, strict=True)
-        ]
+        async def call() -> tuple[list[bytes | None], list[set[bytes]]]:
+            return await self._lookup_nodes(keys, query.index_keys)
 
-    async def _claim_two_step(self, items: Sequence[tuple[bytes, str, str]]) -> list[str]:
-        owners: list[str | None] = [None] * len(items)
-        pending = list(range(len(items)))
-        while pending:
-            cmds = []
-            for i in pending:
-                content_hash, doc_id, content_type = items[i]
-                args: tuple[Any, ...] = ("SET", self.layout.claim_key(content_hash), doc_id, "NX")
-                ex = self._ex(content_type)
-                if ex:
-                    args += ("EX", ex["ex"])
-                cmds.append(_Cmd(args))
-            won = await self._run(cmds)
-            losers = [i for i, ok in zip(pending, won, strict=True) if not ok]
-            for i, ok in zip(pending, won, strict=True):
-                if ok:
-                    owners[i] = items[i][1]
-            held = await self._run([_Cmd(("GET", self.layout.claim_key(items[i][0]))) for i in losers])
-            pending = []
-            for i, h in zip(losers, held, strict=True):
-                if h is None:
-                    pending.append(i)  # the owner expired or was released in between: claim again
-                else:
-                    owners[i] = h.decode("utf-8")
-        return [o or "" for o in owners]
-
-    async def lookup_exact(self, content_hashes: Sequence[bytes]) -> list[str | None]:
-        if not content_hashes:
-            return []
-        out = await self._run([_Cmd(("GET", self.layout.claim_key(h))) for h in content_hashes])
-        return [None if held is None else held.decode("utf-8") for held in out]
-
-    async def release_exact(self, items: Sequence[tuple[bytes, str]]) -> None:
-        await self._run([_Cmd(("EVALSHA", _RELEASE_SHA, 1, self.layout.claim_key(h), doc_id)) for h, doc_id in items])
-
-    async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
-        ids = list(dict.fromkeys(doc_ids))
-        out = await self._run([_Cmd(("GET", self.layout.decision_key(doc_digest(i)))) for i in ids])
-        found: dict[str, DecisionRecord] = {}
-        for doc_id, raw in zip(ids, out, strict=True):
+        gets, found = await self._call("lookup", call)
+        self._check_generation(gets[-len(self._markers):])
+        decisions: dict[str, DecisionRecord] = {}
+        for doc_id, raw in zip(ids, gets, strict=False):
             if raw is not None:
                 d = decode_decision(raw)
                 if d.doc_id == doc_id:  # a different id here is a digest collision: not ours
-                    found[doc_id] = d
+                    decisions[doc_id] = d
+        k = len(ids)
+        owners = [None if v is None else v.decode("utf-8", "surrogatepass")
+                  for v in gets[k : k + len(query.exact_hashes)]]
+        k += len(query.exact_hashes)
+        states = {n: decode_state(v) for n, v in zip(query.state_names, gets[k:], strict=False) if v is not None}
+        return WindowAnswer(decisions, owners, found, states)
+
+    def _check_generation(self, held: Sequence[bytes | None]) -> None:
+        if any(v != self._generation for v in held):
+            missing = sum(v is None for v in held)
+            raise StoreLostDataError(f"{self.url}: {missing} of {len(held)} generation markers are gone or changed "
+                                     "since this worker opened the store: it lost its data")
+
+    async def candidates(self, index_keys: IndexKeys) -> list[set[bytes]]:
+        """See :meth:`neardup.storage.base.FingerprintStore.candidates`."""
+
+        async def call() -> list[set[bytes]]:
+            return (await self._lookup_nodes([], index_keys))[1]
+
+        return await self._call("candidates", call)
+
+    async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:
+        """See :meth:`neardup.storage.base.FingerprintStore.fetch`."""
+        refs = list(dict.fromkeys(refs))
+        keys = [self.layout.record_key(r) for r in refs]
+        raw = await self._call("fetch", lambda: self._get_all(keys))
+        found: dict[bytes, FingerprintRecord] = {}
+        for ref, data in zip(refs, raw, strict=True):
+            if data is not None:
+                rec = decode_record(data)
+                if doc_digest(rec.doc_id) == ref:
+                    found[ref] = rec
         return found
 
-    async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
-        cmds = []
-        for d in decisions:
-            key = self.layout.decision_key(doc_digest(d.doc_id))
-            args: tuple[Any, ...] = ("SET", key, encode_decision(d))
-            ex = self._ex(d.content_type)
-            if ex:
-                args += ("EX", ex["ex"])
-            cmds.append(_Cmd(args))
-        await self._run(cmds)
-
-    async def query(self, keys_per_doc: Sequence[Sequence[bytes]]) -> list[set[str]]:
-        now = time.time()
-        slots_per_doc = [[self.layout.index_slot(k) for k in keys] for keys in keys_per_doc]
-        lookups = list(dict.fromkeys(s for slots in slots_per_doc for s in slots))
-        if not lookups:
-            return [set() for _ in keys_per_doc]
-        cmds = []
-        suffixes = self.layout.live_suffixes(self._ttls, now)
-        for slot in lookups:
-            bucket_keys = self.layout.live_bucket_keys(slot, self._ttls, now, suffixes)
-            lo, hi = self.layout.lex_range(slot.check)
-            cmds.append(_Cmd(("EVALSHA", _LOOKUP_SHA, len(bucket_keys), *bucket_keys, lo, hi)))
-        found = await self._run(cmds)
-        digests_per_lookup: dict[IndexSlot, set[bytes]] = {}
-        for slot, members in zip(lookups, found, strict=True):
-            digests_per_lookup[slot] = {
-                m[-DOC_DIGEST_BYTES:] for m in members if len(m) == MEMBER_BYTES and m.startswith(slot.check)
-            }
-        digests = list(dict.fromkeys(d for ds in digests_per_lookup.values() for d in ds))
-        ids = await self._live_ids(digests)
-        out: list[set[str]] = []
-        for slots in slots_per_doc:
-            doc_ids: set[str] = set()
-            for s in slots:
-                doc_ids.update(ids[d] for d in digests_per_lookup[s] if d in ids)
-            out.append(doc_ids)
+    async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
+        """See :meth:`neardup.storage.base.FingerprintStore.get_decisions`."""
+        ids = list(dict.fromkeys(doc_ids))
+        raw = await self._call("get_decisions", lambda: self._get_all(
+            [self.layout.decision_key(doc_digest(i)) for i in ids]))
+        out: dict[str, DecisionRecord] = {}
+        for doc_id, data in zip(ids, raw, strict=True):
+            if data is not None:
+                d = decode_decision(data)
+                if d.doc_id == doc_id:
+                    out[doc_id] = d
         return out
 
-    async def _live_ids(self, digests: Sequence[bytes]) -> dict[bytes, str]:
-        """digest -> id for the digests whose record still exists."""
-        heads = await self._run(
-            [_Cmd(("GETRANGE", self.layout.record_key(d), 0, ID_PREFIX_BYTES - 1)) for d in digests]
-        )
-        ids: dict[bytes, str] = {}
-        longer: list[tuple[bytes, int]] = []
-        for d, head in zip(digests, heads, strict=True):
-            if not head:  # GETRANGE of a missing key is b"": expired or never written
-                continue
-            got = record_id(head)
-            if isinstance(got, str):
-                ids[d] = got
-            else:
-                longer.append((d, got))
-        if longer:
-            tails = await self._run([_Cmd(("GETRANGE", self.layout.record_key(d), 0, n - 1)) for d, n in longer])
-            for (d, _), head in zip(longer, tails, strict=True):
-                if head and isinstance(name := record_id(head), str):
-                    ids[d] = name
-        return ids
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord]) -> list[str]:
+        """See :meth:`neardup.storage.base.FingerprintStore.commit`."""
+        owners: list[str] = []
+        if claims:
+            keys = [self.layout.claim_key(c.content_hash) for c in claims]
 
-    async def fetch(self, doc_ids: Sequence[str]) -> dict[str, FingerprintRecord]:
-        ids = list(dict.fromkeys(doc_ids))
-        out = await self._run([_Cmd(("GET", self.layout.record_key(doc_digest(i)))) for i in ids])
-        found: dict[str, FingerprintRecord] = {}
-        for doc_id, raw in zip(ids, out, strict=True):
-            if raw is not None:
-                rec = decode_record(raw)
-                if rec.doc_id == doc_id:
-                    found[doc_id] = rec
-        return found
+            def argv(w: _NodeWork) -> list[Any]:
+                c = [claims[i] for i in w.rows]
+                return [x for cl in c for x in (cl.doc_id.encode("utf-8", "surrogatepass"),
+                                                self._ttl_arg(cl.content_type))]
 
-    async def add(self, records: Sequence[FingerprintRecord]) -> None:
+            async def call() -> list[str]:
+                work = self._group(keys)  # inside the retry: a failover moves slots
+                held: list[str] = [""] * len(claims)
+                for node, res in (await self._call_nodes(_CLAIM_SHA, work, argv)).items():
+                    for i, v in zip(work[node].rows, res, strict=True):
+                        held[i] = v.decode("utf-8", "surrogatepass")
+                return held
+
+            owners = await self._call("commit", call)
+        lost = {c.doc_id for c, o in zip(claims, owners, strict=True) if o != c.doc_id}
+        await self._write_records([r for r in records if r.doc_id not in lost])
+        return owners
+
+    async def _write_records(self, records: Sequence[FingerprintRecord]) -> None:
         if not records:
             return
-        now = time.time()
-        writes = []
-        buckets: dict[bytes, list[bytes]] = {}
-        expire_at: dict[bytes, int] = {}
-        for rec in records:
-            digest = doc_digest(rec.doc_id)
-            args: tuple[Any, ...] = ("SET", self.layout.record_key(digest), encode_record(rec, self._keep_index_keys))
-            ttl = self.ttl.ttl(rec.content_type)
-            if ttl is not None:
-                args += ("EX", ttl)
-            writes.append(_Cmd(args))
-            tb = self.layout.time_bucket(ttl, now)
-            for key in rec.index_keys:
-                slot = self.layout.index_slot(key)
-                bkey = self.layout.bucket_key(slot, ttl, tb)
-                buckets.setdefault(bkey, []).append(self.layout.member(slot.check, digest))
-                if ttl is not None and tb is not None:
-                    expire_at[bkey] = self.layout.bucket_expire_at(ttl, tb)
-        # records before index entries: whoever finds an entry can read its record
-        await self._run(writes)
-        index = [
-            _Cmd(("EVALSHA", _ADD_SHA, 1, bkey, expire_at.get(bkey, 0), *dict.fromkeys(members)))
-            for bkey, members in buckets.items()
-        ]
-        await self._run(index)
+        now = int(time.time())
+        refs = [doc_digest(r.doc_id) for r in records]
+        keys = [self.layout.record_key(ref) for ref in refs]
+        ttls = [self._ttl_arg(r.content_type) for r in records]
+        doc_rows = np.repeat(np.arange(len(records)), [len(r.index_keys) for r in records])
+        flat = np.fromiter((k for r in records for k in r.index_keys), dtype=np.uint64, count=doc_rows.shape[0])
+        raw = np.zeros((0, 21), dtype=np.uint8)
+        slots = np.zeros(0, dtype=np.int64)
+        if flat.size:
+            shard, check = self.layout.index_slots(flat)
+            expiry = np.array([NEVER if t == 0 else min(now + t, NEVER - 1) for t in ttls], dtype=np.uint64)
+            entries = np.empty(flat.shape[0], dtype=[("shard", ">u4"), ("check", ">u8"), ("expiry", ">u4"),
+                                                     ("ref", f"S{REF_BYTES}")])
+            entries["shard"] = shard
+            entries["check"] = check << np.uint64(24)
+            entries["expiry"] = expiry[doc_rows]
+            entries["ref"] = np.array(refs, dtype=f"S{REF_BYTES}")[doc_rows]
+            raw = entries.view(np.uint8).reshape(-1, 24)
+            raw = np.hstack([raw[:, :9], raw[:, 12:]])  # shard, the check's 5 bytes, expiry, ref
+            slots = self.layout.shard_slots()[shard]
+
+        def argv(w: _NodeWork) -> list[Any]:
+            values = [x for i in w.rows for x in (encode_record(records[i]), ttls[i])]
+            return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b"", *values]
+
+        async def call() -> None:
+            work = self._group(keys)  # inside the retry: a failover moves slots
+            if raw.shape[0]:
+                self._spread(work, slots, raw)
+            await self._call_nodes(_WRITE_SHA, work, argv)
+
+        await self._call("commit", call)
+
+    async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
+        """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""
+        if not decisions:
+            return
+        keys = [self.layout.decision_key(doc_digest(d.doc_id)) for d in decisions]
+
+        def argv(w: _NodeWork) -> list[Any]:
+            values = [x for i in w.rows for x in (encode_decision(decisions[i]),
+                                                  self._ttl_arg(decisions[i].content_type))]
+            return [self._prefix, 0, b"", *values]
+
+        await self._call("put_decisions", lambda: self._call_nodes(_WRITE_SHA, self._group(keys), argv))
+
+    async def write_state(self, name: str, value: StateValue) -> bool:
+        """See :meth:`neardup.storage.base.FingerprintStore.write_state`."""
+        key = self.layout.state_key(name)
+
+        async def call() -> Any:
+            node = self._node_of_slot(key_slot(key)) if self.cluster else None
+            try:
+                return await self._on(node, "EVALSHA", _CAS_SHA, 1, key, value.version - 1, encode_state(value))
+            except rex.NoScriptError:
+                return await self._on(node, "EVAL", _CAS_LUA, 1, key, value.version - 1, encode_state(value))
+
+        return bool(await self._call("write_state", call))
 
     async def expire(self, now: float | None = None) -> int:
+        """Redis expires keys itself: nothing to sweep."""
         return 0
 
     async def stats(self) -> dict[str, int]:
-        if self.cluster:
-            nodes = self.client.get_primaries()
+        """Keys and used memory over the masters."""
+
+        async def call() -> dict[str, int]:
             keys = memory = 0
-            for node in nodes:
-                keys += int(await self._retrying(lambda n=node: self.client.dbsize(target_nodes=n)))
-                info = await self._retrying(lambda n=node: self.client.info("memory", target_nodes=n))
+            primaries = self._primaries()
+            for node in primaries:
+                keys += int(await self._on(node, "DBSIZE"))
+                info = await self._on(node, "INFO", "memory")
                 memory += int(info["used_memory"])
-            return {"keys": keys, "used_memory": memory, "masters": len(nodes)}
-        keys = int(await self._retrying(lambda: self.client.dbsize()))
-        info = await self._retrying(lambda: self.client.info("memory"))
-        return {"keys": keys, "used_memory": int(info["used_memory"]), "masters": 1}
+            return {"keys": keys, "used_memory": memory, "masters": len(primaries)}
 
-    async def _retrying(self, call: Any) -> Any:
-        deadline = time.monotonic() + self._retry_seconds
-        delay = 0.05
-        while True:
-            try:
-                return await call()
-            except RETRYABLE as exc:
-                if time.monotonic() + delay > deadline:
-                    raise self._fail("gave up", exc) from exc
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-            except rex.RedisError as exc:
-                raise self._fail("request failed", exc) from exc
+        return await self._call("stats", call)
 
 
-def c_name(cmd: _Cmd) -> str:
-    """The command word only: arguments may hold ids or values not meant for logs."""
-    return str(cmd.args[0]) if cmd.args else "?"
+__all__ = [
+    "RedisFingerprintStore",
+    "decode_decision",
+    "decode_record",
+    "encode_decision",
+    "encode_record",
+    "parse_cluster_url",
+    "redact_url",
+]

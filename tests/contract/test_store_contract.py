@@ -17,9 +17,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from neardup.storage import DecisionRecord, FingerprintRecord, FingerprintStore, StoreError, open_store
+from neardup.storage import (
+    Claim,
+    DecisionRecord,
+    FingerprintRecord,
+    FingerprintStore,
+    StateValue,
+    StoreError,
+    WindowQuery,
+    doc_ref,
+    open_store,
+)
 from tests.fixtures.redis_servers import start_cluster, start_redis
 
 TTL: dict[str, int | None] = {"news": 3600, "announcement": None, "default": 7200}
@@ -75,8 +86,8 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     else:
         url = request.getfixturevalue("redis_server" if kind == "redis" else "redis_cluster")
         url = url if isinstance(url, str) else url.url
-        # a fresh prefix isolates this test; 1 s buckets let TTL tests run in seconds
-        options = {"key_prefix": f"t{uuid.uuid4().hex[:12]}", "time_bucket_seconds": 1, "retry_seconds": 20}
+        # a fresh prefix isolates this test
+        options = {"key_prefix": f"t{uuid.uuid4().hex[:12]}", "retry_seconds": 20}
     b = Backend(kind, url, options)
     yield b
     for store in list(b.opened):
@@ -87,8 +98,21 @@ def h(name: str, n: int = 16) -> bytes:
     return hashlib.blake2b(name.encode(), digest_size=n).digest()
 
 
+def k(name: str) -> int:
+    """A stable nonzero uint64 index key."""
+    return int.from_bytes(h("key" + name, 8), "big") | 1
+
+
+def keys_array(rows: list[list[int]]) -> np.ndarray:
+    width = max((len(r) for r in rows), default=0)
+    out = np.zeros((len(rows), width), dtype=np.uint64)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return out
+
+
 def make_record(
-    doc_id: str, keys: tuple[bytes, ...], content_type: str = "news", published_at: float = 1.7e9
+    doc_id: str, keys: tuple[int, ...], content_type: str = "news", published_at: float = 1.7e9
 ) -> FingerprintRecord:
     return FingerprintRecord(
         doc_id=doc_id,
@@ -105,48 +129,73 @@ def make_record(
 
 
 # -- exact claims --------------------------------------------------------------------------------
+# -- the old single-purpose operations, spelled with the window interface ------------------------
+async def claim(s: Any, items: list[tuple[bytes, str, str]]) -> list[str]:
+    return list(await s.commit([Claim(c, i, t) for c, i, t in items], []))
+
+
+async def owners(s: Any, hashes: list[bytes]) -> list[str | None]:
+    return (await s.lookup(WindowQuery(exact_hashes=hashes))).owners
+
+
+async def add(s: Any, records: list[FingerprintRecord]) -> None:
+    assert await s.commit([], records) == []
+
+
+async def query(s: Any, rows: list[list[int]], ids: list[str]) -> list[set[str]]:
+    """Candidate ids per row (refs mapped back through the ids the test used)."""
+    by_ref = {doc_ref(i): i for i in ids}
+    found = await s.candidates(keys_array(rows))
+    assert all(ref in by_ref for refs in found for ref in refs), "a ref of no record the test wrote"
+    return [{by_ref[r] for r in refs} for refs in found]
+
+
+async def fetch(s: Any, ids: list[str]) -> dict[str, FingerprintRecord]:
+    got = await s.fetch([doc_ref(i) for i in ids])
+    return {rec.doc_id: rec for rec in got.values()}
+
+
+def lean(rec: FingerprintRecord) -> FingerprintRecord:
+    """A record as any backend may return it: the index keys need not come back."""
+    from dataclasses import replace
+
+    return replace(rec, index_keys=())
+
+
+# -- exact claims --------------------------------------------------------------------------------
 async def test_claim_first_wins_same_id_idempotent_other_id_gets_owner(backend: Backend) -> None:
     s = await backend.open()
     h1, h2 = h("one"), h("two")
-    assert await s.claim_exact([(h1, "d1", "news")]) == ["d1"]
-    assert await s.claim_exact([(h1, "d1", "news")]) == ["d1"]
-    assert await s.claim_exact([(h1, "d2", "news")]) == ["d1"]
-    assert await s.claim_exact([(h2, "d2", "announcement")]) == ["d2"]
-    assert await s.claim_exact([(h2, "d1", "default")]) == ["d2"]
-    assert await s.claim_exact([]) == []
+    assert await claim(s, [(h1, "d1", "news")]) == ["d1"]
+    assert await claim(s, [(h1, "d1", "news")]) == ["d1"]
+    assert await claim(s, [(h1, "d2", "news")]) == ["d1"]
+    assert await claim(s, [(h2, "d2", "announcement")]) == ["d2"]
+    assert await claim(s, [(h2, "d1", "default")]) == ["d2"]
+    assert await claim(s, []) == []
 
 
 async def test_claim_batch_keeps_order(backend: Backend) -> None:
     s = await backend.open()
-    assert await s.claim_exact([(h("x4"), "early", "news")]) == ["early"]
+    assert await claim(s, [(h("x4"), "early", "news")]) == ["early"]
     items = [(h(f"x{i % 5}"), f"doc{i}", "news") for i in range(15)]
-    owners = await s.claim_exact(items)
     # the first of each hash in the batch wins (doc0..doc3), x4 was already held by "early"
-    assert owners == [f"doc{i % 5}" if i % 5 != 4 else "early" for i in range(15)]
+    assert await claim(s, items) == [f"doc{i % 5}" if i % 5 != 4 else "early" for i in range(15)]
 
 
 async def test_claims_expire_per_content_type(backend: Backend) -> None:
     s = await backend.open(SHORT_TTL)
-    assert await s.claim_exact([(h("n"), "n1", "news"), (h("a"), "a1", "announcement")]) == ["n1", "a1"]
+    assert await claim(s, [(h("n"), "n1", "news"), (h("a"), "a1", "announcement")]) == ["n1", "a1"]
     await asyncio.sleep(2.1)
-    assert await s.claim_exact([(h("n"), "n2", "news"), (h("a"), "a2", "announcement")]) == ["n2", "a1"]
+    assert await claim(s, [(h("n"), "n2", "news"), (h("a"), "a2", "announcement")]) == ["n2", "a1"]
 
 
-async def test_release_exact_drops_only_own_claims(backend: Backend) -> None:
+async def test_lookup_reads_owners_without_claiming(backend: Backend) -> None:
     s = await backend.open()
-    assert await s.claim_exact([(h("r1"), "a", "news"), (h("r2"), "b", "news")]) == ["a", "b"]
-    await s.release_exact([(h("r1"), "a"), (h("r2"), "not-b"), (h("never"), "a")])
-    assert await s.claim_exact([(h("r1"), "c", "news"), (h("r2"), "c", "news")]) == ["c", "b"]
-    await s.release_exact([])
-
-
-async def test_lookup_exact_reads_without_claiming(backend: Backend) -> None:
-    s = await backend.open()
-    assert await s.lookup_exact([]) == []
-    assert await s.lookup_exact([h("l1"), h("l2")]) == [None, None]
-    assert await s.claim_exact([(h("l1"), "a", "news")]) == ["a"]
-    assert await s.lookup_exact([h("l1"), h("l2")]) == ["a", None]
-    assert await s.claim_exact([(h("l2"), "b", "news")]) == ["b"]  # the lookup claimed nothing
+    assert await owners(s, []) == []
+    assert await owners(s, [h("l1"), h("l2")]) == [None, None]
+    assert await claim(s, [(h("l1"), "a", "news")]) == ["a"]
+    assert await owners(s, [h("l1"), h("l2")]) == ["a", None]
+    assert await claim(s, [(h("l2"), "b", "news")]) == ["b"]  # the lookup claimed nothing
 
 
 async def test_concurrent_claims_from_two_clients_have_one_owner(backend: Backend) -> None:
@@ -154,24 +203,33 @@ async def test_concurrent_claims_from_two_clients_have_one_owner(backend: Backen
     s2 = await backend.open() if backend.shared else s1
     hashes = [h(f"race{i}") for i in range(200)]
 
-    async def claim(store: Any, who: str) -> list[str]:
+    async def run(store: Any, who: str) -> list[str]:
         out: list[str] = []
         for i in range(0, len(hashes), 20):  # many small batches interleave the two clients
-            out += await store.claim_exact([(x, f"{who}{i + j}", "news") for j, x in enumerate(hashes[i : i + 20])])
+            out += await claim(store, [(x, f"{who}{i + j}", "news") for j, x in enumerate(hashes[i : i + 20])])
         return out
 
-    a, b = await asyncio.gather(claim(s1, "a"), claim(s2, "b"))
+    a, b = await asyncio.gather(run(s1, "a"), run(s2, "b"))
     assert a == b
     assert all(o in {f"a{i}", f"b{i}"} for i, o in enumerate(a))
-    again = await s2.claim_exact([(x, "late", "news") for x in hashes])
-    assert again == a
+    assert await claim(s2, [(x, "late", "news") for x in hashes]) == a
+
+
+async def test_commit_stores_records_only_of_claims_it_won(backend: Backend) -> None:
+    s = await backend.open()
+    assert await claim(s, [(h("taken"), "first", "news")]) == ["first"]
+    won, lost = make_record("winner", (k("w"),)), make_record("loser", (k("w"),))
+    got = await s.commit([Claim(h("free"), "winner", "news"), Claim(h("taken"), "loser", "news")], [won, lost])
+    assert got == ["winner", "first"]
+    assert set(await fetch(s, ["winner", "loser"])) == {"winner"}
+    assert await query(s, [[k("w")]], ["winner", "loser"]) == [{"winner"}]
 
 
 # -- decisions -----------------------------------------------------------------------------------
 async def test_decisions_round_trip(backend: Backend) -> None:
     s = await backend.open()
     ds = [
-        DecisionRecord("u1", "unique", None, '{"reason": "no candidates"}', "news"),
+        DecisionRecord("u1", "unique", None, '{"reason": "no candidates"}', "news", h("u1")),
         DecisionRecord("d1", "duplicate", "u1", '{"jaccard": 0.91, "注": "转载"}', "announcement"),
         DecisionRecord("长标识-" + "x" * 300, "duplicate", "u1", "{}"),
     ]
@@ -182,16 +240,15 @@ async def test_decisions_round_trip(backend: Backend) -> None:
     changed = DecisionRecord("u1", "duplicate", "d1", "{}", "news")
     await s.put_decisions([changed])
     assert (await s.get_decisions(["u1"]))["u1"] == changed
+    # the window lookup reads the same decisions
+    answer = await s.lookup(WindowQuery(doc_ids=["u1", "d1", "missing"]))
+    assert answer.decisions == {"u1": changed, "d1": ds[1]}
 
 
 async def test_decisions_expire_per_content_type(backend: Backend) -> None:
     s = await backend.open(SHORT_TTL)
-    await s.put_decisions(
-        [
-            DecisionRecord("n", "unique", None, "{}", "news"),
-            DecisionRecord("a", "unique", None, "{}", "announcement"),
-        ]
-    )
+    await s.put_decisions([DecisionRecord("n", "unique", None, "{}", "news"),
+                           DecisionRecord("a", "unique", None, "{}", "announcement")])
     await asyncio.sleep(2.1)
     assert set(await s.get_decisions(["n", "a"])) == {"a"}
 
@@ -199,84 +256,101 @@ async def test_decisions_expire_per_content_type(backend: Backend) -> None:
 # -- records and the index -----------------------------------------------------------------------
 async def test_add_query_fetch_round_trip(backend: Backend) -> None:
     s = await backend.open()
-    k = [b"S\x00" + bytes([i, 7]) for i in range(4)] + [b"M" + bytes([i]) + h(f"band{i}", 8) for i in range(20)]
-    r1 = make_record("doc-1", tuple(k[:12]))
-    r2 = make_record("doc-2", tuple(k[8:20]), content_type="announcement", published_at=1.5e9 + 0.25)
-    r3 = make_record("doc-3", (k[0], b"\x00", b"{}}{", b""), content_type="other")
-    await s.add([r1, r2, r3])
-    await s.add([])
-    got = await s.query([[k[0]], [k[9]], [k[15], k[19]], [b"unknown"], [], [b"{}}{", b""], k])
-    assert got == [
-        {"doc-1", "doc-3"},
-        {"doc-1", "doc-2"},
-        {"doc-2"},
-        set(),
-        set(),
-        {"doc-3"},
-        {"doc-1", "doc-2", "doc-3"},
-    ]
-    assert await s.query([]) == []
-    fetched = await s.fetch(["doc-2", "doc-1", "nope", "doc-3"])
-    assert fetched == {"doc-1": r1, "doc-2": r2, "doc-3": r3}
+    keys = [k(f"block{i}") for i in range(4)] + [k(f"band{i}") for i in range(20)]
+    r1 = make_record("doc-1", tuple(keys[:12]))
+    r2 = make_record("doc-2", tuple(keys[8:20]), content_type="announcement", published_at=1.5e9 + 0.25)
+    r3 = make_record("doc-3", (keys[0], k("odd"), 1, 2**64 - 1), content_type="other")
+    await add(s, [r1, r2, r3])
+    await add(s, [])
+    ids = ["doc-1", "doc-2", "doc-3"]
+    got = await query(s, [[keys[0]], [keys[9]], [keys[15], keys[19]], [k("unknown")], [], [1, 2**64 - 1], keys], ids)
+    assert got == [{"doc-1", "doc-3"}, {"doc-1", "doc-2"}, {"doc-2"}, set(), set(), {"doc-3"}, set(ids)]
+    assert await s.candidates(keys_array([])) == []
+    fetched = await fetch(s, ["doc-2", "doc-1", "nope", "doc-3"])
+    assert {i: lean(r) for i, r in fetched.items()} == {r.doc_id: lean(r) for r in (r1, r2, r3)}
     for r in (r1, r2, r3):  # bytes identical, not just equal
         f = fetched[r.doc_id]
-        assert (f.signature, f.profile, f.simhash, f.content_hash) == (
-            r.signature,
-            r.profile,
-            r.simhash,
-            r.content_hash,
-        )
-        assert f.index_keys == r.index_keys and f.published_at == r.published_at
+        assert (f.signature, f.profile, f.simhash, f.content_hash) == (r.signature, r.profile, r.simhash,
+                                                                       r.content_hash)
+        assert f.published_at == r.published_at and f.index_keys in ((), r.index_keys)
     assert await s.fetch([]) == {}
+
+
+async def test_one_lookup_answers_decisions_owners_candidates_and_states(backend: Backend) -> None:
+    s = await backend.open()
+    await add(s, [make_record("a", (k("x"),)), make_record("b", (k("y"),))])
+    await claim(s, [(h("ca"), "a", "news")])
+    await s.put_decisions([DecisionRecord("a", "unique", None, "{}", "news")])
+    assert await s.write_state("thresholds", StateValue(1, b"{}"))
+    answer = await s.lookup(WindowQuery(doc_ids=["a", "z"], exact_hashes=[h("ca"), h("cz")],
+                                        index_keys=keys_array([[k("x"), k("y")], [k("none")]]),
+                                        state_names=["thresholds", "absent"]))
+    assert set(answer.decisions) == {"a"}
+    assert answer.owners == ["a", None]
+    assert answer.candidates == [{doc_ref("a"), doc_ref("b")}, set()]
+    assert answer.states == {"thresholds": StateValue(1, b"{}")}
+
+
+async def test_state_is_a_compare_and_set(backend: Backend) -> None:
+    s1 = await backend.open()
+    s2 = await backend.open() if backend.shared else s1
+    assert not await s1.write_state("t", StateValue(2, b"skips a version"))
+    assert await s1.write_state("t", StateValue(1, b"one"))
+    assert not await s2.write_state("t", StateValue(1, b"stale"))  # somebody wrote version 1 first
+    assert await s2.write_state("t", StateValue(2, b"two \x00\xff"))
+    got = await s1.lookup(WindowQuery(state_names=["t"]))
+    assert got.states["t"] == StateValue(2, b"two \x00\xff")
 
 
 async def test_re_add_replaces_record(backend: Backend) -> None:
     s = await backend.open()
-    await s.add([make_record("doc", (b"k1",))])
-    newer = make_record("doc", (b"k2",), published_at=1.8e9)
-    await s.add([newer])
-    assert (await s.fetch(["doc"]))["doc"] == newer
-    assert await s.query([[b"k1"], [b"k2"]]) == [{"doc"}, {"doc"}]
+    await add(s, [make_record("doc", (k("1"),))])
+    newer = make_record("doc", (k("2"),), published_at=1.8e9)
+    await add(s, [newer])
+    assert lean((await fetch(s, ["doc"]))["doc"]) == lean(newer)
+    assert await query(s, [[k("1")], [k("2")]], ["doc"]) == [{"doc"}, {"doc"}]
 
 
 async def test_long_and_unicode_ids(backend: Backend) -> None:
     s = await backend.open()
-    ids = ["短", "https://example.com/" + "新闻/" * 60 + "?id=1", "x" * 74, "y" * 75, "z" * 200]
-    await s.add([make_record(i, (b"shared", i.encode()[:10])) for i in ids])
-    assert await s.query([[b"shared"]]) == [set(ids)]
-    assert set(await s.fetch(ids)) == set(ids)
+    ids = ["短", "https://example.com/" + "新闻/" * 60 + "?id=1", "x" * 74, "y" * 75, "z" * 200, ""]
+    await add(s, [make_record(i, (k("shared"), k(i))) for i in ids])
+    assert await query(s, [[k("shared")]], ids) == [set(ids)]
+    assert set(await fetch(s, ids)) == set(ids)
 
 
 async def test_query_excludes_expired_and_ttl_per_content_type(backend: Backend) -> None:
     s = await backend.open(SHORT_TTL)
-    shared = b"M\x03" + h("shared", 8)
-    news = make_record("news-1", (shared, b"only-news"), content_type="news")
-    ann = make_record("ann-1", (shared, b"only-ann"), content_type="announcement")
+    shared = k("shared")
+    news = make_record("news-1", (shared, k("only-news")), content_type="news")
+    ann = make_record("ann-1", (shared, k("only-ann")), content_type="announcement")
     other = make_record("other-1", (shared,), content_type="blog")  # falls back to "default"
-    await s.add([news, ann, other])
-    assert await s.query([[shared], [b"only-news"]]) == [{"news-1", "ann-1", "other-1"}, {"news-1"}]
+    await add(s, [news, ann, other])
+    ids = ["news-1", "ann-1", "other-1"]
+    assert await query(s, [[shared], [k("only-news")]], ids) == [set(ids), {"news-1"}]
     if backend.is_redis:
         await _check_redis_expiry(s, shared)
     await asyncio.sleep(2.1)
-    assert await s.query([[shared], [b"only-news"], [b"only-ann"]]) == [
-        {"ann-1", "other-1"},
-        set(),
-        {"ann-1"},
-    ]
-    assert await s.fetch(["news-1", "ann-1", "other-1"]) == {"ann-1": ann, "other-1": other}
+    # an index entry may outlive its record until its time bucket expires; fetch never returns it
+    got = await query(s, [[shared], [k("only-news")], [k("only-ann")]], ids)
+    assert {"ann-1", "other-1"} <= got[0] <= set(ids) and got[1] <= {"news-1"} and got[2] == {"ann-1"}
+    assert {i: lean(r) for i, r in (await fetch(s, ids)).items()} == {"ann-1": lean(ann), "other-1": lean(other)}
     assert await s.expire() >= 0
 
 
-async def _check_redis_expiry(s: Any, index_key: bytes) -> None:
-    """Bucket keys of a TTL class carry an expiry of about bucket end + ttl; forever ones none."""
+async def _check_redis_expiry(s: Any, index_key: int) -> None:
+    """Index members carry their own expiry (never for kept content); records expire by TTL."""
+    from neardup.storage.keys import NEVER
+
     layout, client, now = s.layout, s.client, time.time()
     slot = layout.index_slot(index_key)
-    for ttl in (1, 3600):
-        keys = [k for k in layout.live_bucket_keys(slot, [ttl], now) if await client.exists(k)]
-        assert len(keys) == 1, (ttl, keys)
-        remaining = await client.ttl(keys[0])
-        assert 0 < remaining <= layout.bucket_width(ttl) + ttl + 61
-    assert await client.ttl(layout.bucket_key(slot, None, None)) == -1
+    members = await client.zrange(layout.shard_key(slot.shard), 0, -1)
+    expiries = sorted(int.from_bytes(m[5:9], "big") for m in members if m.startswith(slot.check))
+    assert len(expiries) == 3
+    assert now < expiries[0] <= now + 2  # news: 1 s
+    assert now + 3000 < expiries[1] <= now + 3601  # blog -> default: 3600 s
+    assert expiries[2] == NEVER  # announcement: kept
+    assert await client.ttl(layout.shard_key(slot.shard)) == -1
     rec_news, _ = layout.doc_keys("news-1")
     rec_ann, _ = layout.doc_keys("ann-1")
     assert 0 < await client.ttl(rec_news) <= 1
@@ -285,39 +359,39 @@ async def _check_redis_expiry(s: Any, index_key: bytes) -> None:
 
 async def test_many_documents_in_one_batch(backend: Backend) -> None:
     s = await backend.open()
-    recs = [
-        make_record(f"bulk{i}", (*(b"S" + bytes([b, i % 7]) for b in range(4)), b"M" + h(f"u{i}", 9)))
-        for i in range(300)
-    ]
-    await s.add(recs)
-    got = await s.query([[b"S\x00\x03"], [b"M" + h("u42", 9)], [b"S\x02\x06", b"S\x03\x05"]])
+    recs = [make_record(f"bulk{i}", (*(k(f"b{b}-{i % 7}") for b in range(4)), k(f"u{i}"))) for i in range(300)]
+    await add(s, recs)
+    ids = [r.doc_id for r in recs]
+    got = await query(s, [[k("b0-3")], [k("u42")], [k("b2-6"), k("b3-5")]], ids)
     assert got[0] == {f"bulk{i}" for i in range(300) if i % 7 == 3}
     assert got[1] == {"bulk42"}
     assert got[2] == {f"bulk{i}" for i in range(300) if i % 7 in (5, 6)}
-    assert len(await s.fetch([r.doc_id for r in recs])) == 300
+    assert len(await fetch(s, ids)) == 300
 
 
 async def test_state_survives_close_and_open(backend: Backend) -> None:
     if not backend.persistent:
         pytest.skip("memory:// keeps nothing across instances by design")
     s = await backend.open()
-    rec = make_record("kept", (b"kept-key",), content_type="announcement")
-    await s.add([rec])
-    await s.claim_exact([(h("kept"), "kept", "news")])
+    rec = make_record("kept", (k("kept-key"),), content_type="announcement")
+    await add(s, [rec])
+    await claim(s, [(h("kept"), "kept", "news")])
     await s.put_decisions([DecisionRecord("kept", "unique", None, "{}", "news")])
+    assert await s.write_state("thresholds", StateValue(1, b"v1"))
     await backend.close(s)
     if backend.kind == "file":
         assert Path(backend.url.removeprefix("file://")).exists()
     s2 = await backend.open()
-    assert await s2.fetch(["kept"]) == {"kept": rec}
-    assert await s2.query([[b"kept-key"]]) == [{"kept"}]
-    assert await s2.claim_exact([(h("kept"), "other", "news")]) == ["kept"]
+    assert lean((await fetch(s2, ["kept"]))["kept"]) == lean(rec)
+    assert await query(s2, [[k("kept-key")]], ["kept"]) == [{"kept"}]
+    assert await claim(s2, [(h("kept"), "other", "news")]) == ["kept"]
     assert set(await s2.get_decisions(["kept"])) == {"kept"}
+    assert (await s2.lookup(WindowQuery(state_names=["thresholds"]))).states["thresholds"].payload == b"v1"
 
 
 async def test_stats_are_integers(backend: Backend) -> None:
     s = await backend.open()
-    await s.add([make_record("st", (b"st",))])
+    await add(s, [make_record("st", (k("st"),))])
     stats = await s.stats()
     assert stats and all(isinstance(v, int) for v in stats.values())
     if backend.is_redis:
@@ -326,28 +400,13 @@ async def test_stats_are_integers(backend: Backend) -> None:
 
 # -- Redis only ----------------------------------------------------------------------------------
 def _redis_opts() -> dict[str, Any]:
-    return {"key_prefix": f"t{uuid.uuid4().hex[:12]}", "time_bucket_seconds": 1}
-
-
-@pytest.mark.integration
-async def test_redis_two_step_claims_match_set_nx_get(redis_server: str) -> None:
-    """The fallback for servers without SET NX GET (Redis < 7.0) has the same answers."""
-    s = open_store(redis_server, ttl=TTL, **_redis_opts())
-    await s.open()
-    try:
-        s._set_get = False  # type: ignore[attr-defined]
-        assert await s.claim_exact([(h("l1"), "a", "news"), (h("l1"), "b", "news"), (h("l2"), "b", "news")]) == [
-            "a",
-            "a",
-            "b",
-        ]
-        assert await s.claim_exact([(h("l1"), "a", "news")]) == ["a"]
-    finally:
-        await s.close()
+    return {"key_prefix": f"t{uuid.uuid4().hex[:12]}"}
 
 
 @pytest.mark.integration
 async def test_redis_password_is_used_and_never_shown() -> None:
+    from neardup.storage.errors import StoreAuthError
+
     secret = "s3cret-" + uuid.uuid4().hex
     with tempfile.TemporaryDirectory(prefix="neardup-redis-auth-") as tmp:
         server = start_redis(Path(tmp), password=secret)
@@ -355,27 +414,68 @@ async def test_redis_password_is_used_and_never_shown() -> None:
             url = f"redis://127.0.0.1:{server.port}"
             good = open_store(url, ttl=TTL, password=secret, **_redis_opts())
             await good.open()
-            assert await good.claim_exact([(h("p"), "p", "news")]) == ["p"]
+            assert await claim(good, [(h("p"), "p", "news")]) == ["p"]
             await good.close()
-            bad = open_store(url, ttl=TTL, password="wrong", retry_seconds=1, **_redis_opts())
-            with pytest.raises(StoreError) as err:
+            bad = open_store(url, ttl=TTL, password="wrong", retry_seconds=30, **_redis_opts())
+            started = time.monotonic()
+            with pytest.raises(StoreAuthError) as err:
                 await bad.open()
+            assert time.monotonic() - started < 5, "an authentication error is not retried"
             assert "wrong" not in str(err.value)
-            in_url = open_store(f"redis://:{secret}@127.0.0.1:{server.port}", ttl=TTL, **_redis_opts())
-            assert secret not in in_url.url and secret not in repr(in_url)
-            await in_url.open()
-            await in_url.close()
+            for form in (f"redis://:{secret}@127.0.0.1:{server.port}", f"redis://127.0.0.1:{server.port}?password={secret}"):
+                in_url = open_store(form, ttl=TTL, **_redis_opts())
+                assert secret not in in_url.url and secret not in repr(in_url)
+                await in_url.open()
+                await in_url.close()
         finally:
             server.stop()
 
 
 @pytest.mark.integration
-async def test_redis_unreachable_raises_store_error() -> None:
+async def test_redis_unreachable_raises_store_unavailable() -> None:
+    from neardup.storage.errors import StoreUnavailableError
     from tests.fixtures.redis_servers import free_port
 
     s = open_store(f"redis://127.0.0.1:{free_port()}", ttl=TTL, retry_seconds=0.5, **_redis_opts())
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreUnavailableError):
         await s.open()
+
+
+@pytest.mark.integration
+async def test_a_corrupt_record_is_store_corrupt_and_not_retried(redis_server: str) -> None:
+    from neardup.storage.errors import StoreCorruptError
+
+    s = open_store(redis_server, ttl=TTL, retry_seconds=30, **_redis_opts())
+    await s.open()
+    try:
+        await s.client.set(s.layout.record_key(doc_ref("bad")), b"\x02garbage")
+        started = time.monotonic()
+        with pytest.raises(StoreCorruptError):
+            await fetch(s, ["bad"])
+        assert time.monotonic() - started < 2
+    finally:
+        await s.close()
+
+
+@pytest.mark.integration
+async def test_a_store_restarted_empty_is_detected(redis_server: str) -> None:
+    """The generation markers vanish with the data: the next lookup refuses to decide."""
+    from neardup.storage.errors import StoreLostDataError
+
+    s = open_store(redis_server, ttl=TTL, **_redis_opts())
+    await s.open()
+    other = open_store(redis_server, ttl=TTL, key_prefix=s.layout.prefix.decode()[:-1])
+    await other.open()  # a second worker on the same store agrees on the generation
+    try:
+        await s.lookup(WindowQuery(doc_ids=["x"]))
+        await other.lookup(WindowQuery(doc_ids=["x"]))
+        await s.client.flushall()
+        for store in (s, other):
+            with pytest.raises(StoreLostDataError):
+                await store.lookup(WindowQuery(doc_ids=["x"]))
+    finally:
+        await s.close()
+        await other.close()
 
 
 @pytest.mark.integration
@@ -387,25 +487,25 @@ async def test_cluster_rides_out_a_master_failover() -> None:
         try:
             s = open_store(cluster.url, ttl=TTL, retry_seconds=40, **_redis_opts())
             await s.open()
-            before = [make_record(f"pre{i}", (b"S" + bytes([i % 4]), f"pre{i}".encode())) for i in range(200)]
-            await s.add(before)
-            await s.claim_exact([(h(f"pre{i}"), f"pre{i}", "news") for i in range(200)])
+            before = [make_record(f"pre{i}", (k(f"S{i % 4}"), k(f"pre{i}"))) for i in range(200)]
+            await add(s, before)
+            await claim(s, [(h(f"pre{i}"), f"pre{i}", "news") for i in range(200)])
             cluster.wait_replicated()
             killed = cluster.stop_master()
+            live: list[str] = []
             for round_ in range(30):  # about 6 s and more of traffic across the failover
-                batch = [make_record(f"r{round_}-{i}", (b"S" + bytes([i % 4]), b"live")) for i in range(20)]
-                await s.add(batch)
-                owners = await s.claim_exact([(h(r.doc_id), r.doc_id, "news") for r in batch])
-                assert owners == [r.doc_id for r in batch]
-                assert len(await s.fetch([r.doc_id for r in batch])) == 20
+                batch = [make_record(f"r{round_}-{i}", (k(f"S{i % 4}"), k("live"))) for i in range(20)]
+                await add(s, batch)
+                live += [r.doc_id for r in batch]
+                assert await claim(s, [(h(r.doc_id), r.doc_id, "news") for r in batch]) == [r.doc_id for r in batch]
+                assert len(await fetch(s, [r.doc_id for r in batch])) == 20
                 await asyncio.sleep(0.2)
             cluster.wait_ok()
             assert killed not in cluster.masters()
-            assert len(await s.fetch([r.doc_id for r in before])) == 200
-            assert await s.claim_exact([(h(f"pre{i}"), "late", "news") for i in range(200)]) == [
-                f"pre{i}" for i in range(200)
-            ]
-            (found,) = await s.query([[b"live"]])
+            assert len(await fetch(s, [r.doc_id for r in before])) == 200
+            assert await claim(s, [(h(f"pre{i}"), "late", "news") for i in range(200)]) == [
+                f"pre{i}" for i in range(200)]
+            (found,) = await query(s, [[k("live")]], live)
             assert len(found) == 600
             await s.close()
         finally:
@@ -414,7 +514,7 @@ async def test_cluster_rides_out_a_master_failover() -> None:
 
 def test_packed_values_round_trip_edge_cases() -> None:
     """The Redis value formats keep every field exactly, including odd ones the engine may send."""
-    from neardup.storage.redis import decode_decision, decode_record, encode_decision, encode_record, record_id
+    from neardup.storage.redis import decode_decision, decode_record, encode_decision, encode_record
 
     odd = FingerprintRecord(
         doc_id="",
@@ -426,18 +526,15 @@ def test_packed_values_round_trip_edge_cases() -> None:
         profile=b"",
         shingles=-(2**62),
         length=2**62,
-        index_keys=(b"", b"\xff" * 300),
     )
     data = encode_record(odd)
     assert decode_record(data) == odd
-    assert record_id(data) == "" and record_id(encode_record(make_record("ab", ()))) == "ab"
-    assert record_id(encode_record(make_record("i" * 200, ()))[:80]) == 2 + 1 + 200  # needs more bytes
-    d = DecisionRecord("é", "duplicate", "", "", "")
+    d = DecisionRecord("é", "duplicate", "", "", "", b"\x00\xff")
     assert decode_decision(encode_decision(d)) == d
     with pytest.raises(StoreError):
         decode_record(data[:40])
     with pytest.raises(StoreError):
-        decode_decision(b"\x01\x05ab")
+        decode_decision(b"\x02\x05ab")
 
 
 def _make_tls_files(tmp: Path) -> tuple[Path, Path, Path]:
@@ -488,7 +585,7 @@ async def test_redis_tls_with_ca_file() -> None:
             ):
                 s = open_store(url, ttl=TTL, **opts, **_redis_opts())
                 await s.open()
-                assert await s.claim_exact([(h("tls"), "t", "news")]) == ["t"]
+                assert await claim(s, [(h("tls"), "t", "news")]) == ["t"]
                 await s.close()
             untrusted = open_store(f"rediss://127.0.0.1:{tls_port}", ttl=TTL, retry_seconds=0.5, **_redis_opts())
             with pytest.raises(StoreError):
@@ -496,17 +593,3 @@ async def test_redis_tls_with_ca_file() -> None:
         finally:
             server.stop()
 
-
-@pytest.mark.integration
-async def test_redis_records_without_index_keys(redis_server: str) -> None:
-    """keep_index_keys=False (memory saver): the index still works, fetch omits the keys."""
-    s = open_store(redis_server, ttl=TTL, keep_index_keys=False, **_redis_opts())
-    await s.open()
-    try:
-        rec = make_record("lean", (b"k1", b"k2"))
-        await s.add([rec])
-        assert await s.query([[b"k2"]]) == [{"lean"}]
-        got = (await s.fetch(["lean"]))["lean"]
-        assert got.index_keys == () and got.signature == rec.signature
-    finally:
-        await s.close()

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from neardup.config import load_settings
+from neardup.decision import Reason
 from neardup.document import Document, InvalidDocument, parse_document
 from neardup.engine import Engine, decide_all
-from neardup.policy import HybridPolicy
+from neardup.storage import doc_ref
 from neardup.storage.memory import MemoryFingerprintStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ async def test_no_document_is_its_own_duplicate_and_replays_repeat() -> None:
     assert all(d.duplicate_of != d.doc.id for d in first)
     again = await decide_all(eng, docs, 50)  # redelivery of everything
     assert [(d.status, d.duplicate_of) for d in again] == [(d.status, d.duplicate_of) for d in first]
-    assert all(d.evidence.get("replay") for d in again)
+    assert all(d.evidence.replay for d in again)
 
 
 async def test_batch_equals_one_by_one() -> None:
@@ -59,11 +60,12 @@ async def test_every_duplicate_carries_its_evidence() -> None:
     dups = [d for d in decisions if d.status == "duplicate"]
     assert dups
     for d in dups:
-        ev = d.evidence
+        ev = d.evidence.to_dict()
         assert ev["matched_id"] == d.duplicate_of
         assert ev["rule"] in {"exact", "jaccard", "simhash", "hybrid", "containment"}
         assert ev["jaccard"] is not None and ev["hamming"] is not None
         assert set(ev["thresholds"]) >= {"jaccard_high", "jaccard_low", "hamming_high", "hamming_low"}
+        assert isinstance(ev["threshold_version"], int)
         json.dumps(d.to_record(), ensure_ascii=False)
 
 
@@ -85,9 +87,9 @@ async def test_negation_flip_is_not_a_duplicate_and_names_the_difference() -> No
     out = await eng.decide([original, flipped, reprint])
     assert out[0].status == "unique"
     assert out[1].status == "unique"
-    crit = out[1].evidence["critical"]
-    assert crit["kind"] == "polarity" and crit["against"] == "granted"
-    assert "不予批准" in crit["passage"]
+    crit = out[1].evidence.critical
+    assert crit is not None and crit.kind == "polarity" and crit.against == "granted"
+    assert "不予批准" in crit.passage
     assert out[2].status == "duplicate" and out[2].duplicate_of == "granted"
 
 
@@ -96,7 +98,7 @@ async def test_changed_figure_is_a_critical_difference() -> None:
     out = await eng.decide([Document(id="a", text=NOTICE),
                             Document(id="b", text=NOTICE.replace("三十日", "六十日"))])
     assert out[1].status == "unique"
-    assert out[1].evidence["critical"]["kind"] == "figure"
+    assert out[1].evidence.critical is not None and out[1].evidence.critical.kind == "figure"
 
 
 async def test_short_texts_only_match_exactly() -> None:
@@ -104,7 +106,7 @@ async def test_short_texts_only_match_exactly() -> None:
     out = await eng.decide([Document(id="s1", text="今天天气很好，适合出门散步。"),
                             Document(id="s2", text="今天天气很好,适合出门散步. "),
                             Document(id="s3", text="今天天气很好，适合出门散散步。")])
-    assert out[1].status == "duplicate" and out[1].evidence["reason"] == "exact"  # same after folding
+    assert out[1].status == "duplicate" and out[1].evidence.reason is Reason.EXACT  # same after folding
     assert out[2].status == "unique"  # similar, but too short for an estimate to count
 
 
@@ -114,10 +116,10 @@ async def test_check_stores_nothing() -> None:
     before = await eng.store.stats()
     d = await eng.check(Document(id="b", text=NOTICE + " "))
     assert d.status == "duplicate" and d.duplicate_of == "a"
-    assert d.evidence["reason"] == "exact"  # the Bloom hit, confirmed by a read of the claim
+    assert d.evidence.reason is Reason.EXACT  # the Bloom hit, confirmed by a read of the claim
     assert await eng.store.stats() == before
     again = await eng.check(Document(id="a", text=NOTICE))  # an id already decided: its decision
-    assert again.status == "unique" and again.evidence.get("replay") is True
+    assert again.status == "unique" and again.evidence.replay is True
 
 
 class InterleavingStore(MemoryFingerprintStore):
@@ -127,21 +129,21 @@ class InterleavingStore(MemoryFingerprintStore):
         await asyncio.sleep(0)
         await asyncio.sleep(0)
 
-    async def claim_exact(self, items: Any) -> list[str]:
+    async def lookup(self, query: Any) -> Any:
         await self._yield()
-        return await super().claim_exact(items)
+        return await super().lookup(query)
 
-    async def query(self, keys_per_doc: Any) -> list[set[str]]:
+    async def candidates(self, index_keys: Any) -> Any:
         await self._yield()
-        return await super().query(keys_per_doc)
+        return await super().candidates(index_keys)
 
-    async def add(self, records: Any) -> None:
+    async def commit(self, claims: Any, records: Any) -> list[str]:
         await self._yield()
-        await super().add(records)
+        return await super().commit(claims, records)
 
-    async def fetch(self, doc_ids: Any) -> Any:
+    async def fetch(self, refs: Any) -> Any:
         await self._yield()
-        return await super().fetch(doc_ids)
+        return await super().fetch(refs)
 
 
 def _pair(k: int) -> tuple[Document, Document]:
@@ -167,16 +169,16 @@ async def test_two_workers_two_near_duplicates_at_once_exactly_one_unique() -> N
 
 
 class BarrierStore(MemoryFingerprintStore):
-    """Holds both workers at ``add`` until both arrive: both first passes see an empty store, so
+    """Holds both workers at ``commit`` until both arrive: both first passes see an empty store, so
     only the re-check after insert can keep the pair from coming out unique twice."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.add_barrier = asyncio.Barrier(2)
+        self.barrier = asyncio.Barrier(2)
 
-    async def add(self, records: Any) -> None:
-        await self.add_barrier.wait()
-        await super().add(records)
+    async def commit(self, claims: Any, records: Any) -> list[str]:
+        await self.barrier.wait()
+        return await super().commit(claims, records)
 
 
 async def test_race_both_missed_in_first_pass_exactly_one_unique() -> None:
@@ -190,7 +192,7 @@ async def test_race_both_missed_in_first_pass_exactly_one_unique() -> None:
         (unique,) = [d for d in (da[0], db[0]) if d.status == "unique"]
         (dup,) = [d for d in (da[0], db[0]) if d.status == "duplicate"]
         assert dup.duplicate_of == unique.doc.id
-        assert dup.evidence.get("race") is True
+        assert dup.evidence.race is True
 
 
 async def test_ttl_per_content_type() -> None:
@@ -203,7 +205,7 @@ async def test_ttl_per_content_type() -> None:
                       Document(id="a", text=sample_docs(1)[0].text, type="announcement")])
     now[0] += 8 * 86400
     assert await store.expire() == 1
-    assert set(await store.fetch(["n", "a"])) == {"a"}
+    assert set(await store.fetch([doc_ref("n"), doc_ref("a")])) == {doc_ref("a")}
     out = await eng.decide([Document(id="n2", text=NOTICE, type="news")])
     assert out[0].status == "unique"  # the week-old news item is gone
 
@@ -238,20 +240,6 @@ def test_invalid_input_has_reasons() -> None:
     with pytest.raises(InvalidDocument) as err:
         parse_document(b"[" * 100_000 + b"]" * 100_000)
     assert err.value.reason == "bad_json"
-
-
-def test_adaptive_threshold_moves_within_bounds() -> None:
-    s = load_settings()
-    t = s.thresholds.model_copy(update={"adaptive_every": 10, "adaptive_floor": 0.6, "adaptive_ceiling": 0.9})
-    policy = HybridPolicy(t)
-    assert not policy.observe(5, [0.95] * 5)
-    assert policy.observe(5, [0.9, 0.8, 0.85, 0.95, 0.75])
-    assert 0.6 <= policy.jaccard_high <= 0.9
-    low = HybridPolicy(t)
-    low.observe(10, [0.1, 0.9, 0.2, 0.95])
-    assert low.jaccard_high == 0.6  # clamped at the floor
-    off = HybridPolicy(t.model_copy(update={"adaptive": False}))
-    assert not off.observe(100, [0.5] * 100)
 
 
 def test_unencodable_fields_and_absurd_times_are_rejected() -> None:

@@ -287,7 +287,7 @@ def test_band_keys_share_all_bands_but_the_changed_one() -> None:
     other = sig.copy()
     other[0, 2 * layout.rows] ^= 1  # a row of band 2
     a, b = layout.band_keys(np.vstack([sig, other]))
-    assert len(a) == layout.bands and all(len(k) == 10 and k[:1] == b"M" for k in a)
+    assert len(a) == layout.bands and all(0 < k < 2**64 for k in a)
     assert [x == y for x, y in zip(a, b, strict=True)] == [j != 2 for j in range(layout.bands)]
     assert len(set(a)) == layout.bands  # the band number keeps equal band values apart
 

@@ -48,11 +48,11 @@ def test_labelled_counters_start_at_zero() -> None:
         ("neardup_rejected_total", (("reason", "missing_text"),)),
         ("neardup_documents_total", (("reason", "near"), ("status", "duplicate"))),
         ("neardup_documents_total", (("reason", "unique"), ("status", "unique"))),
-        ("neardup_store_errors_total", (("op", "query"),)),
+        ("neardup_store_errors_total", (("op", "lookup"),)),
         ("neardup_windows_closed_total", (("reason", "age"),)),
         ("neardup_agent_outputs_total", (("output", "dead_letter"),)),
         ("neardup_agent_check_requests_total", (("outcome", "busy"),)),
-        ("neardup_store_round_trip_seconds_count", (("op", "claim_exact"),)),
+        ("neardup_store_round_trip_seconds_count", (("op", "commit"),)),
     ]
     for key in expected_zero:
         assert got.get(key) == 0.0, f"{key} not exported at 0"

@@ -3,24 +3,20 @@ build the same names) and keys that are read together share a Redis Cluster slot
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from redis.cluster import key_slot
 
-from neardup.storage.keys import (
-    CHECK_BYTES,
-    MEMBER_BYTES,
-    KeyLayout,
-    doc_digest,
-    ttl_class,
-    ttl_classes,
-)
+from neardup.storage.keys import CHECK_BYTES, MEMBER_BYTES, NEVER, KeyLayout, crc16_slots, doc_digest
 
 DAY = 86_400
 
 
 @pytest.fixture
 def layout() -> KeyLayout:
-    return KeyLayout(prefix="nd", index_shards=1 << 18, time_bucket_seconds=DAY)
+    return KeyLayout(prefix="nd", index_shards=1 << 18)
 
 
 def test_slot_function_known_answers() -> None:
@@ -59,58 +55,39 @@ def test_claim_keys_are_pinned_and_exact(layout: KeyLayout) -> None:
 
 
 def test_index_slot_is_pinned(layout: KeyLayout) -> None:
-    slot = layout.index_slot(b"M\x03" + bytes(8))
-    assert (slot.shard, slot.check.hex()) == (108206, "021042f4fd")
+    slot = layout.index_slot(0x4D03000000000000)
+    assert (slot.shard, slot.check.hex()) == (178288, "7f69aa2454")
     assert len(slot.check) == CHECK_BYTES
-    assert layout.bucket_key(slot, 3600, 20_000) == b"nd:{i1a6ae}t3600:ffk"  # one-day buckets
-    # 7 days -> 1.75-day buckets in 2 sub-shards; 30 days -> 7.5-day buckets in 8
-    assert (layout.sub_shards(7 * DAY), layout.sub_shards(30 * DAY)) == (2, 8)
-    assert layout.bucket_key(slot, 7 * DAY, 20_000) == b"nd:{i1a6ae}t604800:ffk.0"
-    assert layout.bucket_key(slot, 30 * DAY, 20_000) == b"nd:{i1a6ae}t2592000:ffk.0"
-    assert layout.bucket_key(slot, None, None) == b"nd:{i1a6ae}f"
-    assert key_slot(b"nd:{i1a6ae}f") == 11582
+    assert layout.shard_key(slot.shard) == b"nd:{i2b870}"
+    assert key_slot(b"nd:{i2b870}") == 11640
 
 
-def test_time_buckets_of_one_index_key_share_a_slot(layout: KeyLayout) -> None:
-    now = 1_767_225_600.0  # 2026-01-01
-    ttls = ttl_classes({"news": 7 * DAY, "announcement": None}, 30 * DAY)
-    assert ttls == [7 * DAY, 30 * DAY, None]
-    for index_key in (b"S\x00\x12\x34", b"M\x1f" + bytes(range(8)), b"", b"{}"):
-        keys = layout.live_bucket_keys(layout.index_slot(index_key), ttls, now)
-        # 7 days / 1.75-day buckets, 30 days / 7.5-day buckets: 5-6 each, and one forever key
-        assert 11 <= len(keys) <= 13
-        assert len({key_slot(k) for k in keys}) == 1, index_key
-        assert len(set(keys)) == len(keys)
+@given(st.lists(st.integers(1, 2**64 - 1), min_size=1, max_size=50))
+def test_shard_slots_are_the_cluster_slots_of_the_shard_keys(keys: list[int]) -> None:
+    layout = KeyLayout(prefix="nd", index_shards=1 << 12)
+    shards, checks = layout.index_slots(np.array(keys, dtype=np.uint64))
+    table = layout.shard_slots()
+    for shard, check, key in zip(shards.tolist(), checks.tolist(), keys, strict=True):
+        assert table[shard] == key_slot(layout.shard_key(shard))
+        assert layout.index_slot(key) == (shard, check.to_bytes(CHECK_BYTES, "big"))
 
 
-def test_bucket_write_is_among_live_buckets_and_expires_after_its_entries(layout: KeyLayout) -> None:
-    for ttl in (1, 3600, 7 * DAY, 30 * DAY, 365 * DAY):
-        for now in (1_767_225_600.0, 1_767_225_600.0 + 12_345.678):
-            tb = layout.time_bucket(ttl, now)
-            assert tb is not None
-            assert layout.bucket_expire_at(ttl, tb) >= now + ttl  # no entry outlives its key
-            assert tb in layout.live_buckets(ttl, now)
-            # still looked at for as long as the key lives
-            assert tb in layout.live_buckets(ttl, layout.bucket_expire_at(ttl, tb) - 1)
-        assert len(layout.live_buckets(ttl, 1_767_225_600.0)) <= 6  # bounded query fan-out
-    assert layout.time_bucket(None, 1e9) is None
-    assert layout.live_buckets(None, 1e9) == [None]
+def test_crc16_slots_match_redis_py() -> None:
+    tags = [b"", b"a", b"123456789", b"i7ffff", bytes(range(40))]
+    assert crc16_slots(tags).tolist() == [key_slot(t) if t else 0 for t in tags]
 
 
-def test_members_and_lex_ranges(layout: KeyLayout) -> None:
-    check = layout.index_slot(b"k").check
+def test_members_carry_expiry_and_sort_inside_their_lex_range(layout: KeyLayout) -> None:
+    check = layout.index_slot(12345).check
+    lo, hi = layout.lex_range(check)
     for digest in (bytes(8), b"\xff" * 8, doc_digest("a")):
-        m = layout.member(check, digest)
-        lo, hi = layout.lex_range(check)
-        assert len(m) == MEMBER_BYTES
-        assert lo[1:] <= m <= hi[1:]
-
-
-def test_ttl_class_codes() -> None:
-    assert ttl_class(None) == b"f"
-    assert ttl_class(604_800) == b"t604800"
-    assert ttl_classes({}, 30 * DAY) == [30 * DAY]
-    assert ttl_classes({"default": None}, 30 * DAY) == [None]
+        for expires in (0, 1_767_225_600, None):
+            m = layout.member(check, expires, digest)
+            assert len(m) == MEMBER_BYTES
+            assert lo[1:] <= m <= hi[1:]
+            assert int.from_bytes(m[CHECK_BYTES:CHECK_BYTES + 4], "big") == (NEVER if expires is None else expires)
+    other = layout.index_slot(54321).check
+    assert not lo[1:] <= layout.member(other, None, bytes(8)) <= hi[1:]
 
 
 def test_prefix_cannot_hold_braces() -> None:

@@ -1,0 +1,256 @@
+"""The pure decision core, the shared adaptive thresholds, the hot tier and the engine paths they
+change: each without a store where the code allows it."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from neardup.config import load_settings
+from neardup.decision import Decision, Evidence, Reason, Rule, Status
+from neardup.document import Document
+from neardup.engine import Engine
+from neardup.policy import Thresholds, WindowCase, decide_window, rule, rule_codes
+from neardup.similarity import Similarity, SketchTable
+from neardup.storage import StateValue, WindowQuery
+from neardup.storage.memory import MemoryFingerprintStore
+from neardup.thresholds import STATE_NAME, AdaptiveThresholds
+from tests.unit.test_engine import NOTICE
+
+T = Thresholds.from_settings(load_settings().thresholds)
+
+
+async def _engine(store: MemoryFingerprintStore | None = None, worker: str = "w", **overrides: object) -> Engine:
+    settings = load_settings(store_url="memory://", worker_id=worker, **overrides)
+    return Engine(settings, store or MemoryFingerprintStore())
+
+
+# -- the rule and the pure window decision --------------------------------------------------------
+def test_rule_codes_follow_the_documented_order() -> None:
+    cases = [
+        (Similarity(0.75, 40, 0.1), Rule.JACCARD),
+        (Similarity(0.30, 2, 0.1), Rule.SIMHASH),
+        (Similarity(0.50, 10, 0.1), Rule.HYBRID),
+        (Similarity(0.30, 30, 0.9), Rule.CONTAINMENT),
+        (Similarity(0.20, 2, 0.95), None),  # below half the low Jaccard nothing counts
+        (Similarity(0.60, 20, 0.5), None),
+    ]
+    for sim, expected in cases:
+        assert rule(sim, T) is expected, sim
+    codes = rule_codes(np.array([c[0].jaccard for c in cases]), np.array([c[0].hamming for c in cases]),
+                       np.array([c[0].containment for c in cases]), T)
+    assert [c > 0 for c in codes.tolist()] == [c[1] is not None for c in cases]
+
+
+async def test_decide_window_is_pure_and_matches_the_engine() -> None:
+    """The same window through the pure core (no store) and through the engine (memory store)."""
+    eng = await _engine()
+    docs = [Document(id="a", text=NOTICE), Document(id="b", text="来源：某网\n" + NOTICE),
+            Document(id="c", text=NOTICE.replace("给予批准", "不予批准")), Document(id="d", text=NOTICE),
+            Document(id="e", text="完全无关的另一篇文章，讲述的是城市公园里春天开花的景象，游客很多，十分热闹。")]
+    w = eng._prepare(docs, time.time())
+    from neardup.kernels.pairs import self_join
+
+    inner = self_join(w.keys)
+    case = WindowCase(SketchTable.of(w.sketches, 128, 1), len(docs), w.profiles,
+                      np.ascontiguousarray(inner[:, ::-1]), [None] * len(docs))
+    verdicts = decide_window(case, T)
+    assert [v.status for v in verdicts] == [Status.UNIQUE, Status.DUPLICATE, Status.UNIQUE, Status.DUPLICATE,
+                                            Status.UNIQUE]
+    assert verdicts[1].matched == "a" and verdicts[1].reason is Reason.NEAR
+    assert verdicts[2].reason is Reason.CRITICAL and verdicts[2].critical is not None
+    assert verdicts[3].reason is Reason.EXACT and verdicts[3].matched == "a"
+    assert case.counters.get("critical", 0) >= 1
+    decided = await eng.decide(docs)
+    assert [(d.status, d.duplicate_of) for d in decided] == [
+        (v.status, v.matched if v.status is Status.DUPLICATE else None) for v in verdicts]
+
+
+async def test_symbol_only_texts_are_never_near_duplicates() -> None:
+    eng = await _engine()
+    a = Document(id="s1", text="★☆★☆★☆ ※※※ ◆◇◆◇ " * 8)
+    b = Document(id="s2", text="→←→← ■□■□ ●○●○ ▲△▲△ " * 8)
+    same = Document(id="s3", text=a.text)
+    out = await eng.decide([a, b, same])
+    assert out[1].status is Status.UNIQUE  # no comparable content: J of two empty sets is not 1
+    assert out[2].status is Status.DUPLICATE and out[2].evidence.reason is Reason.EXACT
+
+
+# -- decisions and evidence ----------------------------------------------------------------------
+def test_evidence_round_trips_through_json() -> None:
+    from neardup.decision import CriticalEvidence
+
+    ev = Evidence(Reason.CRITICAL, None, "x", 0.91, 2, 0.95, 3, T.as_evidence(), 4, "w:1", "w", 1.5,
+                  CriticalEvidence("polarity", "不予批准", "N approval+", "x", 0.91, 2), race=True, id_reused=True)
+    back = Evidence.from_dict(json.loads(json.dumps(ev.to_dict())))
+    assert back == ev
+    plain = Evidence(Reason.UNIQUE).to_dict()
+    assert "replay" not in plain and "critical" not in plain and plain["reason"] == "unique"
+    d = Decision(Document(id="i", text="t", raw={"id": "i", "text": "t", "extra": 1}), Status.UNIQUE, None, ev)
+    rec = d.to_record()
+    assert rec["extra"] == 1 and rec["status"] == "unique" and rec["evidence"]["threshold_version"] == 4
+
+
+async def test_a_reused_id_with_other_text_is_decided_anew_and_says_so() -> None:
+    eng = await _engine()
+    first = await eng.decide([Document(id="url-1", text=NOTICE)])
+    same = await eng.decide([Document(id="url-1", text=NOTICE)])
+    assert same[0].evidence.replay and same[0].status == first[0].status
+    other_text = "本站于今日更新了全部栏目导航，新增图片频道与视频频道，欢迎读者浏览并提出宝贵意见。" * 3
+    changed = await eng.decide([Document(id="url-1", text=other_text)])
+    assert not changed[0].evidence.replay and changed[0].evidence.id_reused
+    assert changed[0].status is Status.UNIQUE
+    # the new text is what the id stands for now: a repeat of it is a replay
+    assert (await eng.decide([Document(id="url-1", text=other_text)]))[0].evidence.replay
+
+
+async def test_a_repeated_id_inside_one_window() -> None:
+    eng = await _engine()
+    other = "另一段完全不同的文字内容，用于检查同一窗口内重复编号的处理方式，不应被合并。" * 2
+    out = await eng.decide([Document(id="r", text=NOTICE), Document(id="r", text=NOTICE),
+                            Document(id="r", text=other)])
+    assert out[1].evidence.replay and out[1].status == out[0].status
+    assert out[2].evidence.id_reused and not out[2].evidence.replay
+
+
+# -- the Bloom filter gates the exact read -------------------------------------------------------
+class CountingStore(MemoryFingerprintStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[WindowQuery] = []
+
+    async def lookup(self, query: WindowQuery):  # type: ignore[no-untyped-def]
+        self.queries.append(query)
+        return await super().lookup(query)
+
+
+async def test_the_exact_read_happens_only_on_a_bloom_hit_and_the_claim_decides() -> None:
+    store = CountingStore()
+    eng = await _engine(store)
+    await eng.decide([Document(id="a", text=NOTICE)])
+    assert store.queries[-1].exact_hashes == []  # a Bloom miss: nothing to read
+    out = await eng.decide([Document(id="b", text=NOTICE)])
+    assert len(store.queries[-1].exact_hashes) == 1  # a hit: the owner is read
+    assert out[0].evidence.reason is Reason.EXACT and out[0].duplicate_of == "a"
+    # another process with an empty Bloom filter: the miss skips the read, the claim still decides
+    other = await _engine(store, worker="w2")
+    late = await other.decide([Document(id="c", text=NOTICE)])
+    assert store.queries[-1].exact_hashes == []
+    assert late[0].status is Status.DUPLICATE and late[0].duplicate_of == "a"
+    assert late[0].evidence.reason is Reason.EXACT
+
+
+# -- adaptive thresholds, shared through the store -----------------------------------------------
+def test_adaptive_thresholds_start_at_the_configured_values_and_stay_in_the_band() -> None:
+    s = load_settings().thresholds.model_copy(update={"adaptive_every": 50})
+    a = AdaptiveThresholds(s)
+    assert a.for_type("news") == T
+    for _ in range(50):
+        a.observe("news", 0.2, 12)  # a flood of weak near-duplicates
+    assert a.due()
+    a.written(a.next_value())
+    moved = a.for_type("news")
+    assert s.adaptive_floor <= moved.jaccard_high < T.jaccard_high
+    assert moved.version == 1
+    assert a.for_type("announcement").jaccard_high == T.jaccard_high  # per content type
+    for _ in range(100_000):
+        a.observe("news", 0.0, 64)
+    a.written(a.next_value())
+    assert a.for_type("news").jaccard_high == s.adaptive_floor  # never below the floor
+
+
+def test_a_stream_without_duplicates_leaves_the_thresholds_alone() -> None:
+    s = load_settings().thresholds.model_copy(update={"adaptive_every": 10})
+    a = AdaptiveThresholds(s)
+    assert not a.due()
+    assert a.for_type("default") == T
+    assert a.next_value().version == 1  # nothing observed: nothing to write until due
+
+
+async def test_workers_share_one_threshold_version_that_survives_a_restart(tmp_path: object) -> None:
+    store = MemoryFingerprintStore()
+    overrides = {"thresholds": {"adaptive_every": 10}}
+    w1 = await _engine(store, "w1", **overrides)
+    w2 = await _engine(store, "w2", **overrides)
+    docs = [Document(id=f"o{i}", text=NOTICE + f"（第{i}号）") for i in range(30)]
+    reprints = [Document(id=f"r{i}", text="来源：某网\n" + d.text + "\n责任编辑：某某") for i, d in enumerate(docs)]
+    await w1.decide(docs)
+    await w1.decide(reprints[:15])
+    assert w1.thresholds.version >= 1
+    out = await w2.decide(reprints[15:])  # reads the shared version with its lookup
+    assert {d.evidence.threshold_version for d in out} == {w1.thresholds.version}
+    again = await _engine(store, "w3", **overrides)  # a restarted worker
+    answer = await store.lookup(WindowQuery(state_names=[STATE_NAME]))
+    again.thresholds.load(answer.states[STATE_NAME])
+    assert again.thresholds.for_type("default") == w2.thresholds.for_type("default")
+
+
+async def test_a_lost_compare_and_set_keeps_the_observations() -> None:
+    store = MemoryFingerprintStore()
+    eng = await _engine(store, thresholds={"adaptive_every": 10})
+    assert await store.write_state(STATE_NAME, StateValue(1, eng.thresholds.encode({})))  # another worker wrote
+    for _ in range(12):
+        eng.thresholds.observe("default", 0.8, 2)
+    await eng._adapt([])
+    assert eng.thresholds.pending_count == 12  # lost the race: kept for the next version
+    eng.thresholds.load((await store.lookup(WindowQuery(state_names=[STATE_NAME]))).states[STATE_NAME])
+    await eng._adapt([])
+    assert eng.thresholds.pending_count == 0 and eng.thresholds.version == 2
+
+
+# -- the hot tier --------------------------------------------------------------------------------
+def test_hot_tier_evicts_by_count_and_age() -> None:
+    from neardup.hot import HotTier
+
+    now = [0.0]
+    hot = HotTier(3, 10.0, clock=lambda: now[0])
+    s = replace(_sketch(), doc_id="x")
+    hot.add((bytes([i]) * 8, s) for i in range(5))
+    assert len(hot) == 3 and hot.get(bytes([0]) * 8) is None and hot.get(bytes([4]) * 8) is s
+    now[0] = 11.0
+    assert hot.get(bytes([4]) * 8) is None  # older than max_seconds
+
+
+async def test_hot_tier_saves_the_fetch_of_recent_candidates() -> None:
+    class FetchCounting(MemoryFingerprintStore):
+        fetched = 0
+
+        async def fetch(self, refs):  # type: ignore[no-untyped-def]
+            FetchCounting.fetched += len(refs)
+            return await super().fetch(refs)
+
+    store = FetchCounting()
+    eng = await _engine(store)
+    await eng.decide([Document(id="a", text=NOTICE)])
+    out = await eng.decide([Document(id="b", text="来源：某网\n" + NOTICE)])
+    assert out[0].duplicate_of == "a"
+    assert FetchCounting.fetched == 0 and eng.hot.hits >= 1
+    cold = await _engine(store, worker="cold")  # a new process: the record comes from the store
+    out = await cold.decide([Document(id="c", text="转载：\n" + NOTICE)])
+    assert out[0].duplicate_of == "a" and FetchCounting.fetched >= 1
+
+
+def _sketch():  # type: ignore[no-untyped-def]
+    from neardup.similarity import Sketch
+
+    return Sketch("x", np.zeros(128, dtype=np.uint32), 8, b"c", np.zeros(1, dtype=np.uint64), 1, 1, b"", 0.0,
+                  np.zeros(0, dtype=np.uint64))
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32])
+async def test_explain_reports_the_numbers_the_engine_used(bits: int) -> None:
+    from neardup.explain import explain_pair
+
+    settings = load_settings(store_url="memory://", fingerprint={"signature_bits": bits})
+    a = {"id": "a", "text": NOTICE}
+    b = {"id": "b", "text": "来源：某网\n" + NOTICE + "\n责任编辑：王五"}
+    report = await explain_pair(settings, a, b)
+    ev = report["decision_for_b_after_a"]["evidence"]
+    assert report["signature_bits"] == bits
+    assert (report["jaccard_estimate"], report["hamming"], report["containment"]) == (
+        ev["jaccard"], ev["hamming"], ev["containment"])
+    assert report["rule"] == ev["rule"]
