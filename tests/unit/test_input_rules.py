@@ -156,8 +156,9 @@ def test_explain_reads_a_text_that_starts_with_a_dash_after_double_dash() -> Non
 
 def test_explain_file_with_bad_lines_is_one_line(tmp_path: Path) -> None:
     src = tmp_path / "docs.jsonl"
-    src.write_text('{"id": ["not", "hashable"], "text": "x"}\nnot json\n{"id": 7, "text": "' + A_TEXT + '"}\n'
-                   + '{"id": "b", "text": "' + A_TEXT + '"}\n{"id": "c"}\n', encoding="utf-8")  # fmt: skip
+    good = [json.dumps({"id": 7, "text": A_TEXT}, ensure_ascii=False), json.dumps({"id": "b", "text": A_TEXT})]
+    src.write_text("\n".join(['{"id": ["not", "hashable"], "text": "x"}', "not json", *good, '{"id": "c"}']) + "\n",
+                   encoding="utf-8")  # fmt: skip
     res = neardup("explain", "7", "b", "--file", str(src), "--json")  # an integer id is its decimal text
     assert res.returncode == 0, res.stderr.decode()[-2000:]
     missing = neardup("explain", "7", "zz", "--file", str(src))
