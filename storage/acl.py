@@ -25,7 +25,9 @@ STORE_COMMANDS: tuple[str, ...] = (
     # called inside the scripts: index lookup (ZRANGE BYLEX), index insert with bucket expiry
     "zrange",
     "zadd",
-    "expireat",
+    # the sweep of expired index entries: a few sampled members per shard key written
+    "zrandmember",
+    "zrem",
     # stats(): keys and memory per master
     "dbsize",
     "info",

@@ -75,6 +75,7 @@ from neardup.storage.errors import (
     StoreUnavailableError,
 )
 from neardup.storage.keys import NEVER, KeyLayout, doc_digest
+from neardup.storage.redact import redact_url
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -341,19 +342,6 @@ def _secret(value: Any) -> str | None:
     return str(getter() if callable(getter) else value)
 
 
-def redact_url(url: str) -> str:
-    """``url`` without its password (userinfo or ``password=`` query) and without any query."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    rest = rest.split("?", 1)[0]
-    if "@" in rest:
-        creds, host = rest.rsplit("@", 1)
-        user = creds.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}" if ":" in creds else f"{scheme}://{user}@{host}"
-    return f"{scheme}://{rest}"
-
-
 def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], str | None, str | None]:
     """``rediscluster://[user:pass@]H:P[,H:P...][?password=..]`` -> (startup nodes, username, password)."""
     rest = url.split("://", 1)[1]
@@ -386,11 +374,17 @@ def _auth_cause(exc: BaseException | None) -> BaseException | None:
     seen = 0
     while exc is not None and seen < 10:
         if isinstance(exc, AUTH_ERRORS) or (isinstance(exc, rex.ResponseError)
-                                            and str(exc).startswith(("WRONGPASS", "NOPERM", "NOAUTH"))):
+                                            and (str(exc).startswith(("WRONGPASS", "NOPERM", "NOAUTH"))
+                                                 or "can't run this command" in str(exc))):
             return exc
         exc = exc.__cause__ or exc.__context__
         seen += 1
     return None
+
+
+# replies of a node that is moving, failing over or loading: worth the same call again later
+_TRANSIENT_REPLIES = ("MOVED", "ASK", "non local", "CROSSSLOT", "cluster is down", "CLUSTERDOWN", "TRYAGAIN",
+                      "READONLY", "LOADING", "MASTERDOWN")
 
 
 class _Retryable(Exception):
@@ -598,8 +592,8 @@ class RedisFingerprintStore:
         except rex.NoScriptError:  # a node that never saw it (new, promoted, restarted)
             return await self._on(node, "EVAL", _SCRIPTS[sha], 0, len(keys), *keys, *argv)
         except rex.ResponseError as exc:
-            if _auth_cause(exc) is None and any(s in str(exc) for s in ("MOVED", "ASK", "non local", "CROSSSLOT")):
-                raise _Retryable(str(exc)) from exc  # the slot map changed under us
+            if _auth_cause(exc) is None and any(s in str(exc) for s in _TRANSIENT_REPLIES):
+                raise _Retryable(str(exc)) from exc  # the slot map changed under us, or a failover runs
             raise
 
     async def _call_nodes(self, sha: str, work: dict[Any, _NodeWork],

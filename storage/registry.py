@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from neardup.storage.base import FingerprintStore, TTLPolicy
+from neardup.storage.extras import require_extra
+from neardup.storage.redact import redact_url
 
 
 def open_store(url: str, ttl: Mapping[str, int | None] | None = None, **options: Any) -> FingerprintStore:
@@ -23,7 +25,8 @@ def open_store(url: str, ttl: Mapping[str, int | None] | None = None, **options:
 
         return FileFingerprintStore(rest, ttl=policy)
     if scheme in {"redis", "rediss", "rediscluster"}:
+        require_extra("redis", "redis", f"the store {scheme}://")
         from neardup.storage.redis import RedisFingerprintStore
 
         return RedisFingerprintStore(url=url, ttl=policy, **options)
-    raise ValueError(f"unknown store URL scheme {scheme!r} in {url!r}")
+    raise ValueError(f"unknown store URL scheme {scheme!r} in {redact_url(url)!r}")

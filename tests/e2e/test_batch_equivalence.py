@@ -77,7 +77,8 @@ def batch_decisions(docs: list[bytes]) -> dict[str, dict[str, Any]]:
                 window = [parse_document(d, max_bytes=n.max_bytes, max_id_length=n.max_id_length)
                           for d in docs[i : i + WINDOW]]  # fmt: skip
                 for d in await engine.decide(window):
-                    out[d.doc.id] = {"status": d.status, "duplicate_of": d.duplicate_of, "evidence": d.evidence}
+                    out[d.doc.id] = {"status": d.status, "duplicate_of": d.duplicate_of,
+                                     "evidence": d.evidence.to_dict()}
         finally:
             await engine.close()
         return out

@@ -107,15 +107,7 @@ def test_documents_over_sasl_ssl_are_decided_with_a_tls_acl_store(
 
 @pytest.mark.parametrize(
     "wrong",
-    [
-        "kafka",
-        pytest.param(
-            "redis",
-            marks=pytest.mark.xfail(
-                strict=True, reason="item 13: storage/redis.py retries AuthenticationError for retry_seconds"
-            ),
-        ),
-    ],
+    ["kafka", "redis"],
 )
 def test_worker_with_a_wrong_password_stops_at_start(
     pipeline: Pipeline,

@@ -91,7 +91,7 @@ async def test_engine_decides_as_the_acl_user_over_tls(redis_secure_cluster: Red
     assert [d.status for d in first] == ["unique", "duplicate"]
     assert first[1].duplicate_of == original.id
     assert second[0].status == "duplicate" and second[0].duplicate_of == original.id
-    assert replay[0].status == "unique" and replay[0].evidence.get("replay")
+    assert replay[0].status == "unique" and replay[0].evidence.replay
     assert stats["masters"] == 3 and stats["keys"] > 0
     assert denied_commands(redis_secure_cluster) == []
 
@@ -131,10 +131,6 @@ async def test_no_plain_text_port(redis_secure_cluster: RedisCluster) -> None:
     await client.aclose()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="item 13: storage/redis.py retries AuthenticationError (a redis ConnectionError) for retry_seconds",
-)
 @pytest.mark.parametrize("in_url", [False, True], ids=["credentials in settings", "credentials in the URL"])
 async def test_wrong_password_fails_at_once_without_the_secret(
     redis_secure_cluster: RedisCluster, caplog: pytest.LogCaptureFixture, in_url: bool
