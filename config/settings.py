@@ -103,7 +103,7 @@ class FingerprintSettings(_Section):
 class IndexSettings(_Section):
     """Candidate search: the SimHash block index and the MinHash LSH bands."""
     hamming_radius: int = Field(3, ge=0, le=15, description="SimHash block index finds all within k bits")
-    lsh_threshold: float = Field(0.4, gt=0.0, lt=1.0, description="Jaccard the LSH bands are tuned for")
+    lsh_threshold: float = Field(0.3, gt=0.0, lt=1.0, description="Jaccard the LSH bands are tuned for")
     lsh_fp_weight: float = Field(0.5, ge=0.0, le=1.0)
     lsh_fn_weight: float = Field(0.5, ge=0.0, le=1.0)
     max_candidates: int = Field(50, ge=1, description="re-check at most this many candidates per document")
@@ -124,6 +124,10 @@ class ThresholdSettings(_Section):
     reversal_margin: float = Field(
         0.4, ge=0.0, le=1.0,
         description="a critical difference with the nearest candidate vetoes matches this much less similar",
+    )
+    cluster_margin: float = Field(
+        0.2, ge=0.0, le=1.0,
+        description="a match in the cluster of a contradicting candidate this much more similar is vetoed",
     )
     adaptive: bool = True
     adaptive_every: int = Field(1000, ge=10, description="near-duplicates gathered before the next shared version")

@@ -40,12 +40,14 @@ from rbloom import Bloom
 
 from neardup.config.settings import Settings
 from neardup.decision import Decision, Evidence, Reason, Rule, Status
-from neardup.differences import Profile, profiler
+from neardup.differences import AnchorProfiler, Profile, profiler
 from neardup.document import Document
 from neardup.fingerprint import FingerprintConfig, Fingerprinter, Fingerprints, encode_simhash
 from neardup.hot import HotTier
 from neardup.index import IndexLayout
 from neardup.kernels.pairs import self_join
+from neardup.learning import MODEL_STATE, Model, apply_to_lexicon
+from neardup.lexicon import load_lexicon
 from neardup.metrics import Metrics
 from neardup.policy import Thresholds, Verdict, WindowCase, decide_window, similar_candidates
 from neardup.similarity import Sketch, SketchTable, window_sketches
@@ -59,6 +61,7 @@ from neardup.storage import (
     open_store,
 )
 from neardup.thresholds import STATE_NAME, AdaptiveThresholds
+from neardup.versions import version_marks
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -104,6 +107,7 @@ class Engine:
                                          settings.index.lsh_fn_weight)
         self.profiler = profiler(fp.domain_weights_path)
         self.thresholds = AdaptiveThresholds(settings.thresholds)
+        self.model = Model()
         self.bloom = Bloom(BLOOM_CAPACITY, 0.01, hash_func=_bloom_hash)
         self._bloom_items = 0
         self.hot = HotTier(settings.window.hot_count, settings.window.hot_seconds)
@@ -213,8 +217,13 @@ class Engine:
         self.metrics.bloom_hits.labels("miss").inc(n - len(maybe))
         answer = await self._store("lookup", lambda: self.store.lookup(WindowQuery(
             doc_ids=[d.id for d in w.docs], exact_hashes=[w.fps.content_hashes[r] for r in maybe],
-            index_keys=w.keys, state_names=[STATE_NAME] if self.settings.thresholds.adaptive else [])))
-        self.thresholds.load(answer.states.get(STATE_NAME))
+            index_keys=w.keys, state_names=[MODEL_STATE, STATE_NAME])))
+        model = answer.states.get(MODEL_STATE)
+        if model is not None and model.version != self.model.version:
+            await asyncio.to_thread(self.apply_model, Model.from_bytes(model.payload))
+            w = await asyncio.to_thread(self._prepare, w.docs, t0)  # fingerprinted again under the new model
+        if self.settings.thresholds.adaptive:
+            self.thresholds.load(answer.states.get(STATE_NAME))
         owner_of = {r: o for r, o in zip(maybe, answer.owners, strict=True)}
 
         final: dict[int, Decision] = {}
@@ -236,6 +245,19 @@ class Engine:
             out[pos] = final[r]
         return [d for d in out if d is not None]
 
+    def apply_model(self, model: Model) -> None:
+        """Decide from now on with a learned model (:mod:`neardup.learning`): its words in the
+        SimHash weights and the critical-difference lexicon, its thresholds as the base of the
+        adaptive ones. Documents already stored keep the fingerprints they were stored with."""
+        fp = self.settings.fingerprint
+        lexicon = apply_to_lexicon(load_lexicon(fp.domain_weights_path), model)
+        self.fingerprinter.use_lexicon(lexicon)
+        self.profiler = AnchorProfiler(lexicon)
+        self.thresholds = AdaptiveThresholds(self.settings.thresholds.model_copy(update=model.thresholds))
+        self.model = model
+        self._publish_thresholds()
+        log.info("model version %d in force", model.version)
+
     def _prepare(self, batch: list[Document], t0: float) -> _Window:
         fp_settings = self.settings.fingerprint
         fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
@@ -243,7 +265,9 @@ class Engine:
         profiles = [self.profiler.profile(fps.texts[r], fps.langs[r]) for r in range(len(batch))]
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
-        sketches = window_sketches(fps, ids, published, [p.entries for p in profiles], fp_settings.signature_bits)
+        marks = [version_marks(t) for t in fps.texts]
+        sketches = window_sketches(fps, ids, published, [p.entries for p in profiles], fp_settings.signature_bits,
+                                   marks)
         records = [
             FingerprintRecord(
                 doc_id=doc.id, content_type=doc.type, published_at=published[r],
@@ -346,7 +370,10 @@ class Engine:
             claims.append(Claim(w.fps.content_hashes[r], w.docs[r].id, w.docs[r].type))
             claimed.append(k)
             if v.reason is not Reason.EXACT:
-                records.append(w.records[r])
+                # the record says which original it joined: a later document must not join that
+                # cluster when it contradicts a member (policy.decide_window, "cluster conflict")
+                w.sketches[r].original = v.matched if v.status is Status.DUPLICATE and v.matched else ""
+                records.append(replace(w.records[r], meta=w.sketches[r].meta()))
         owners = await self._store("commit", lambda: self.store.commit(claims, records))
         out = list(verdicts)
         for k, owner in zip(claimed, owners, strict=True):
@@ -369,7 +396,7 @@ class Engine:
             containment=s.containment if s else None, candidates=v.candidates,
             thresholds=t.as_evidence(), threshold_version=t.version, window_id=window_id,
             worker_id=self.settings.worker_id, decided_at=round(time.time(), 3), critical=v.critical,
-            race=v.race, id_reused=id_reused,
+            race=v.race, id_reused=id_reused, model_version=self.model.version,
         )
 
     async def _adapt(self, decisions: list[Decision]) -> None:
@@ -441,6 +468,7 @@ class Engine:
                     other_first = theirs is not None and theirs.status == Status.UNIQUE.value
                 if other_first:
                     out[k] = Verdict(Status.DUPLICATE, Reason.NEAR, rule, other.doc_id, sim, len(cands), race=True)
+                    me.original = other.doc_id
                     self.metrics.races.inc()
                     break
         return out

@@ -17,6 +17,7 @@ from neardup.engine import Engine, decide_all
 from neardup.policy import Thresholds, rule_codes
 from neardup.scoring import UnionFind, score
 from neardup.similarity import SketchTable, similarities
+from neardup.versions import different_versions
 
 
 def _load_jsonl(path: Path) -> list[Mapping[str, Any]]:
@@ -33,7 +34,8 @@ def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]
     a = np.array([row[p["a"]] for p in pairs], dtype=np.int64)
     b = np.array([row[p["b"]] for p in pairs], dtype=np.int64)
     sims = similarities(table, b, a)
-    crit = np.array([w.profiles[y].critical_against(w.profiles[x].entries) is not None
+    crit = np.array([different_versions(w.sketches[x].marks, w.sketches[y].marks)
+                     or w.profiles[y].critical_against(w.profiles[x].entries) is not None
                      for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool)
     labels = np.array([p["label"] for p in pairs])
     return {"jaccard": sims.jaccard, "hamming": sims.hamming.astype(np.float64), "containment": sims.containment,

@@ -26,7 +26,7 @@ from neardup.kernels import minhash as kmin
 from neardup.kernels import simhash as ksim
 from neardup.kernels import text as ktext
 from neardup.kernels.hashing import hash_spans
-from neardup.lexicon import TOKEN_SEED, WeightTable, weight_table
+from neardup.lexicon import TOKEN_SEED, Lexicon, WeightTable, weight_table, weight_table_of
 from neardup.normalize import NormalizedBatch, normalize_batch, tables
 from neardup.segment import segmenter
 
@@ -183,6 +183,11 @@ class Fingerprinter:
         self.segmenter = segmenter()
         self.a, self.b = permutations(config.num_perm, config.seed)
         self.words = 2 if config.simhash_bits == 128 else 1
+
+    def use_lexicon(self, lexicon: Lexicon) -> None:
+        """SimHash weights from ``lexicon`` (a learned model's words) over the configured IDF table."""
+        self.weights = weight_table_of(lexicon, self.config.idf_path)
+        self.slots = ksim.build_hash_table(self.weights.keys, self.weights.weights, self.weights.flags)
 
     def fingerprint(self, texts: list[str], langs: list[str | None] | None = None) -> Fingerprints:
         cfg = self.config

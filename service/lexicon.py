@@ -123,6 +123,17 @@ def weight_table(idf_path: str | None = None, lexicon_path: str | None = None) -
                        z["flags"].astype(np.uint8, copy=False), float(z["default"]), lex.negation_weight, digest)
 
 
+def weight_table_of(lex: Lexicon, idf_path: str | None = None) -> WeightTable:
+    """The weight table of an in-memory lexicon (a learned model's), cached on disk by its content."""
+    src = Path(idf_path) if idf_path else jieba_idf_path()
+    words = repr((sorted(lex.template), sorted(lex.decision), sorted(lex.stopwords), lex.negators_zh,
+                  lex.negators_en, lex.template_weight, lex.decision_weight)).encode()
+    digest = hashlib.sha1(src.read_bytes() + words).hexdigest()[:12]
+    z = cached_arrays(f"weights-{digest}", lambda: _build_weights(lex, src))
+    return WeightTable(z["keys"].astype(np.uint64, copy=False), z["weights"].astype(np.float64, copy=False),
+                       z["flags"].astype(np.uint8, copy=False), float(z["default"]), lex.negation_weight, digest)
+
+
 def _build_weights(lex: Lexicon, src: Path) -> dict[str, npt.NDArray[np.generic]]:
     idf = read_idf(src)
     default = float(np.median(np.fromiter(idf.values(), dtype=np.float64))) if idf else 1.0

@@ -30,7 +30,8 @@ REJECT_REASONS = ("bad_json", "bad_schema", "missing_id", "missing_text", "bad_e
                   "too_large", "bad_field", "empty_message")  # fmt: skip
 DEAD_LETTER_REASONS = (*REJECT_REASONS, "decode_error", "engine_error", "output_too_large", "store_corrupt")
 WINDOW_CLOSE_REASONS = ("count", "age")
-RECHECK_REASONS = ("format", "language", "similarity", "short_text", "critical", "reversal_nearer")
+RECHECK_REASONS = ("format", "language", "similarity", "short_text", "critical", "version", "reversal_nearer",
+                   "cluster_conflict")
 STORE_OPS = ("lookup", "fetch", "commit", "candidates", "get_decisions", "put_decisions", "write_state")
 BLOOM_OUTCOMES = ("maybe", "miss")
 OUTPUTS = ("unique", "duplicate", "dead_letter")

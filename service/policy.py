@@ -20,9 +20,16 @@ every veto is the original:
    contents differ (a 40-character notice has too few shingles for an estimate): skip it;
 2. *critical difference* (:mod:`neardup.differences`): the pair shares a clause whose polarity or
    figure was replaced (不予批准 / 给予批准, a changed amount): skip it, and remember it;
+   Two versions of one regulation (different version marks, :mod:`neardup.versions`) count as a
+   critical difference too;
 3. *reversal nearer*: a skipped critical candidate is more similar than this one by more than
    ``reversal_margin``: stop. The nearest document says the opposite; a much looser match must not
-   pull this reversal into that document's cluster through a third one.
+   pull this reversal into that document's cluster through a third one;
+4. *cluster conflict*: this candidate belongs to the cluster of a critical candidate (it is that
+   candidate, its original, or a duplicate of the same original) that is more similar by more
+   than ``cluster_margin``: skip it. Joining it would put
+   this document in one cluster with a document it contradicts, through a third document that
+   shares neither side of the contradiction (a truncated reprint, an excerpt).
 
 :func:`decide_window` applies all of it to a whole window at once. It is a pure function of the
 window's sketches, its candidates and the thresholds: no I/O, testable without a store.
@@ -39,7 +46,8 @@ import numpy.typing as npt
 from neardup.config.settings import ThresholdSettings
 from neardup.decision import CriticalEvidence, Reason, Rule, Status
 from neardup.differences import Profile
-from neardup.similarity import PairSimilarities, Similarity, SketchTable, similarities
+from neardup.similarity import PairSimilarities, Similarity, Sketch, SketchTable, similarities
+from neardup.versions import different_versions
 
 RULES: tuple[Rule | None, ...] = (None, Rule.JACCARD, Rule.SIMHASH, Rule.HYBRID, Rule.CONTAINMENT)
 
@@ -56,13 +64,14 @@ class Thresholds:
     containment_high: float
     short_text_chars: int
     reversal_margin: float
+    cluster_margin: float = 0.2
     version: int = 0
 
     @classmethod
     def from_settings(cls, t: ThresholdSettings) -> Thresholds:
         """The configured thresholds (version 0)."""
         return cls(t.jaccard_high, t.jaccard_low, t.hamming_high, t.hamming_low, t.containment_high,
-                   t.short_text_chars, t.reversal_margin)
+                   t.short_text_chars, t.reversal_margin, t.cluster_margin)
 
     def as_evidence(self) -> dict[str, float | int]:
         """The thresholds as every decision's evidence shows them."""
@@ -155,8 +164,10 @@ def decide_window(case: WindowCase, thresholds: Thresholds | Sequence[Thresholds
             verdicts.append(Verdict(Status.DUPLICATE, Reason.EXACT, Rule.EXACT, owner, Similarity(1.0, 0, 1.0), 1))
             continue
         idx = by_row[i]
-        verdicts.append(_near(case, i, idx, sims, codes, per_row[i]) if idx.size
-                        else Verdict(Status.UNIQUE, Reason.UNIQUE))
+        v = _near(case, i, idx, sims, codes, per_row[i]) if idx.size else Verdict(Status.UNIQUE, Reason.UNIQUE)
+        if v.status is Status.DUPLICATE and v.matched:
+            case.table.sketches[i].original = v.matched  # a later row of this window sees its cluster
+        verdicts.append(v)
     return verdicts
 
 
@@ -210,31 +221,56 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
     similar = comparable[codes[comparable] > 0]
     _count(case, "similarity", int(comparable.size - similar.size))
     order = sorted(similar.tolist(), key=lambda p: (-sims.jaccard[p], sims.hamming[p], sketches[sims.right[p]].doc_id))
-    critical: tuple[int, CriticalEvidence] | None = None
+    conflicts: dict[int, CriticalEvidence] = {}
+    for p in order:
+        cand = sketches[int(sims.right[p])]
+        found = _conflict(case, i, cand, sims.at(p))
+        if found is not None:
+            _count(case, "critical" if found.kind != "version" else "version")
+            conflicts[p] = found
+    # the clusters a conflicting candidate belongs to: this document must not join them either
+    conflicting = {c for p in conflicts for c in _cluster(sketches[int(sims.right[p])])}
+    first = next(iter(conflicts), None)
     for p in order:
         cand = sketches[int(sims.right[p])]
         if min(me.length, cand.length) < t.short_text_chars and cand.content_hash != me.content_hash:
             _count(case, "short_text")
             continue
-        diff = case.profiles[i].critical_against(cand.profile)
-        if diff is not None:
-            _count(case, "critical")
-            if critical is None:
-                ev = diff.as_evidence()
-                critical = (p, CriticalEvidence(str(ev["kind"]), str(ev["passage"]), str(ev["term"]), cand.doc_id,
-                                                float(sims.jaccard[p]), int(sims.hamming[p])))
+        if p in conflicts:
             continue
-        if critical is not None and sims.jaccard[critical[0]] - sims.jaccard[p] > t.reversal_margin:
+        if first is not None and sims.jaccard[first] - sims.jaccard[p] > t.reversal_margin:
             _count(case, "reversal_nearer")
             break
+        if conflicting & set(_cluster(cand)) and sims.jaccard[first] - sims.jaccard[p] > t.cluster_margin:
+            _count(case, "cluster_conflict")
+            continue
         return Verdict(Status.DUPLICATE, Reason.NEAR, RULES[int(codes[p])], cand.doc_id, sims.at(p), int(idx.size))
     best = None
     if comparable.size:
         b = int(comparable[np.argmax(sims.jaccard[comparable])])
         best = (sketches[int(sims.right[b])].doc_id, sims.at(b))
-    return Verdict(Status.UNIQUE, Reason.CRITICAL if critical else Reason.UNIQUE, None,
+    return Verdict(Status.UNIQUE, Reason.CRITICAL if conflicts else Reason.UNIQUE, None,
                    best[0] if best else None, best[1] if best else None, int(idx.size),
-                   critical[1] if critical else None)
+                   conflicts[first] if first is not None else None)
+
+
+def _cluster(s: Sketch) -> tuple[str, ...]:
+    """The ids that name a candidate's cluster: itself and the original it joined."""
+    return (s.doc_id, s.original) if s.original else (s.doc_id,)
+
+
+def _conflict(case: WindowCase, i: int, cand: Sketch, sim: Similarity) -> CriticalEvidence | None:
+    """A critical difference between row ``i`` and ``cand``: a replaced polarity or figure in a
+    shared clause, or another version of the same regulation (different version marks)."""
+    me = case.table.sketches[i]
+    if different_versions(me.marks, cand.marks):
+        return CriticalEvidence("version", "", "version marks differ", cand.doc_id, sim.jaccard, sim.hamming)
+    diff = case.profiles[i].critical_against(cand.profile)
+    if diff is None:
+        return None
+    ev = diff.as_evidence()
+    return CriticalEvidence(str(ev["kind"]), str(ev["passage"]), str(ev["term"]), cand.doc_id, sim.jaccard,
+                            sim.hamming)
 
 
 def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], profile: Profile,

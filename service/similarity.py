@@ -18,6 +18,7 @@ are never near-duplicates (an exact copy still is, by its content hash).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +63,12 @@ class Sketch:
     content_hash: bytes
     published_at: float
     profile: npt.NDArray[np.uint64]  # sorted critical-difference entries
+    marks: tuple[int, ...] = ()  # version marks (neardup.versions)
+    original: str = ""  # the document this one duplicates, once decided ("" for an original)
+
+    def meta(self) -> bytes:
+        """The record's ``meta`` bytes (format v1): the original's id and the version marks."""
+        return encode_meta(self.original, self.marks)
 
     @classmethod
     def from_record(cls, rec: FingerprintRecord, seed: int, num_perm: int) -> Sketch:
@@ -70,8 +77,9 @@ class Sketch:
         sig, kind, _size, rec_seed, bits = decode_signature(rec.signature)
         if rec_seed != seed or sig.shape[0] != num_perm:
             raise ValueError("signature of another MinHash family")
+        original, marks = decode_meta(rec.meta)
         return cls(rec.doc_id, sig, bits, kind, decode_simhash(rec.simhash), rec.shingles, rec.length,
-                   rec.content_hash, rec.published_at, decode_profile(rec.profile))
+                   rec.content_hash, rec.published_at, decode_profile(rec.profile), marks, original)
 
 
 @dataclass(slots=True)
@@ -105,14 +113,36 @@ class SketchTable:
         return len(self.sketches)
 
 
+META_VERSION = 1
+
+
+def encode_meta(original: str, marks: tuple[int, ...]) -> bytes:
+    """Meta v1: version byte, the original's id (u16 length + UTF-8), the marks (u16 count + u32 each)."""
+    raw = original.encode("utf-8", "surrogatepass")
+    return struct.pack(f">BH{len(raw)}sH{len(marks)}I", META_VERSION, len(raw), raw, len(marks), *marks)
+
+
+def decode_meta(data: bytes) -> tuple[str, tuple[int, ...]]:
+    """(original, marks) of a record's meta; empty for records written without one."""
+    if not data:
+        return "", ()
+    if data[0] != META_VERSION:
+        raise ValueError("record meta of an unknown version")
+    (n,) = struct.unpack_from(">H", data, 1)
+    original = data[3 : 3 + n].decode("utf-8", "surrogatepass")
+    (k,) = struct.unpack_from(">H", data, 3 + n)
+    return original, tuple(struct.unpack_from(f">{k}I", data, 5 + n))
+
+
 def window_sketches(fps: Fingerprints, ids: list[str], published_at: list[float], profiles: list[np.ndarray],
-                    bits: int) -> list[Sketch]:
+                    bits: int, marks: list[tuple[int, ...]] | None = None) -> list[Sketch]:
     """Sketches of a fingerprinted window, at the precision their records are stored with
     (``bits``), so that a document compares the same whether its candidate came from this window,
     the hot tier or the store."""
     return [
         Sketch(ids[i], truncate_signature(fps.signatures[i], bits), bits, fps.shingle_kind[i], fps.simhash[i],
-               int(fps.shingle_counts[i]), fps.lengths[i], fps.content_hashes[i], published_at[i], profiles[i])
+               int(fps.shingle_counts[i]), fps.lengths[i], fps.content_hashes[i], published_at[i], profiles[i],
+               marks[i] if marks else ())
         for i in range(len(fps))
     ]
 

@@ -59,6 +59,9 @@ class FingerprintRecord:
     # the index keys this record is filed under (uint64, 0 = none); backends may return () from
     # fetch: the keys are needed to file a record, never to re-check it
     index_keys: tuple[int, ...] = field(default=())
+    # domain facts the re-check needs beyond the fingerprints, in the domain's own versioned
+    # encoding (the original this document duplicates, its version marks): kept opaque
+    meta: bytes = b""
 
     @property
     def ref(self) -> bytes:

@@ -56,7 +56,7 @@ from neardup.storage.errors import StoreCorruptError, StoreError
 from neardup.storage.memory import MemoryFingerprintStore, _Entry
 
 FORMAT = "neardup-store"
-VERSION = 3
+VERSION = 4
 APPLICATION_ID = 0x6E647570  # "ndup": PRAGMA application_id of every neardup store
 _NOT_OURS = "give --store a new file, or the one an earlier neardup dedup wrote"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -65,7 +65,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (ref BLOB PRIMARY KEY, id TEXT NOT NULL, type TEXT NOT NULL,
     published_at REAL NOT NULL, content_hash BLOB NOT NULL, simhash BLOB NOT NULL, signature BLOB NOT NULL,
     profile BLOB NOT NULL, shingles INTEGER NOT NULL, length INTEGER NOT NULL, index_keys BLOB NOT NULL,
-    expires REAL NOT NULL);
+    expires REAL NOT NULL, meta BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS claims (hash BLOB PRIMARY KEY, id TEXT NOT NULL, expires REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS decisions (id TEXT PRIMARY KEY, status TEXT NOT NULL, duplicate_of TEXT,
     evidence TEXT NOT NULL, type TEXT NOT NULL, content_hash BLOB NOT NULL, expires REAL NOT NULL);
@@ -226,10 +226,11 @@ class FileFingerprintStore(MemoryFingerprintStore):
 
     def _load_rows(self, db: sqlite3.Connection, now: float) -> None:
         for row in db.execute("SELECT id, type, published_at, content_hash, simhash, signature, profile, shingles, "
-                              "length, index_keys, expires FROM records WHERE expires > ?", (now,)):  # fmt: skip
-            doc_id, ctype, published_at, content_hash, simhash, signature, profile, shingles, length, keys, exp = row
+                              "length, index_keys, expires, meta FROM records WHERE expires > ?", (now,)):  # fmt: skip
+            doc_id, ctype, published_at, content_hash, simhash, signature, profile, shingles, length = row[:9]
+            keys, exp, meta = row[9:]
             rec = FingerprintRecord(doc_id, ctype, published_at, content_hash, simhash, signature, profile, shingles,
-                                    length, struct.unpack(f"<{len(keys) // 8}Q", keys))  # fmt: skip
+                                    length, struct.unpack(f"<{len(keys) // 8}Q", keys), meta)  # fmt: skip
             self._add_entry(rec, exp)
         for content_hash, doc_id, expires in db.execute("SELECT hash, id, expires FROM claims WHERE expires > ?",
                                                         (now,)):  # fmt: skip
@@ -284,7 +285,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
                 e = self._records[r.ref]
                 self._pending["records"].append((r.ref, r.doc_id, r.content_type, r.published_at, r.content_hash,
                                                  r.simhash, r.signature, r.profile, r.shingles, r.length,
-                                                 _keys(r.index_keys), e.expires_at))  # fmt: skip
+                                                 _keys(r.index_keys), e.expires_at, r.meta))  # fmt: skip
         return owners
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
@@ -311,7 +312,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
             return
         with self._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", self._pending["claims"])
-            db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            self._pending["records"])  # fmt: skip
             db.executemany("INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?)", self._pending["decisions"])
         for rows in self._pending.values():

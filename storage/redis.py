@@ -271,7 +271,7 @@ def encode_record(rec: FingerprintRecord) -> bytes:
     out += _F64.pack(rec.published_at)
     _put_int(out, rec.shingles)
     _put_int(out, rec.length)
-    for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile):
+    for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile, rec.meta):
         _put_bytes(out, part)
     return bytes(out)
 
@@ -285,10 +285,11 @@ def decode_record(data: bytes) -> FingerprintRecord:
         doc_id, content_type, published_at = r.text(), r.text(), r.f64()
         shingles, length = r.zigzag(), r.zigzag()
         content_hash, simhash, signature, profile = r.blob(), r.blob(), r.blob(), r.blob()
+        meta = r.blob() if r.pos < len(data) else b""
     except (IndexError, ValueError, struct.error) as exc:  # UnicodeDecodeError is a ValueError
         raise StoreCorruptError(f"stored record is corrupt: {type(exc).__name__}") from exc
     return FingerprintRecord(doc_id, content_type, published_at, content_hash, simhash, signature, profile,
-                             shingles, length)
+                             shingles, length, (), meta)
 
 
 def encode_decision(d: DecisionRecord) -> bytes:

@@ -122,6 +122,7 @@ def make_record(
         simhash=h("s" + doc_id, 8),
         signature=b"".join(h(f"g{doc_id}{i}", 64) for i in range(8)),  # 512 bytes, like 128 x uint32
         profile=h("p" + doc_id, 64) * 3,
+        meta=b"\x01orig" + doc_id.encode(),
         shingles=123,
         length=4567,
         index_keys=keys,

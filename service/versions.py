@@ -1,0 +1,41 @@
+"""Version marks: the adoption and revision statements at the head of a regulation.
+
+Two official versions of one regulation share almost every sentence; what tells them apart is the
+list of dates on which it was adopted, published, amended or revised, at its head (中华人民共和国某法
+/ 1999年4月29日……通过 / 2009年8月27日……第一次修正 / ... / 第一章 总则). A reprint keeps that list
+(synonym edits, truncation and added boilerplate do not touch its dates); an amended version adds
+to it. The marks of a text are the full dates before its first article; two texts that both carry
+marks and not the same ones are different versions, whatever their similarity.
+
+Measured on the development set when introduced: 49 of 52 amended-version pairs carry different
+marks, against 3 of 1,369 near-duplicate pairs (a paragraph moved into the head, a law filed twice
+with a revision line more). Text without articles (news, prose) has no marks and is never vetoed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import mmh3
+
+HEAD_CHARS = 800
+_DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
+_BODY = re.compile(r"第[一1]条|第[一1]章")  # where a regulation's articles begin
+
+
+def version_marks(text: str) -> tuple[int, ...]:
+    """Sorted 32-bit hashes of the full dates in the head of a regulation (the text before its first
+    article or chapter, within ``HEAD_CHARS``); () for a text that has no articles."""
+    body = _BODY.search(text[:HEAD_CHARS])
+    if body is None:
+        return ()
+    dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in _DATE.findall(text[: body.start()])}
+    return tuple(sorted(mmh3.hash(date, 0x7E25, signed=False) for date in dates))
+
+
+def different_versions(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Both texts declare their versions, and not the same ones."""
+    return bool(a) and bool(b) and a != b
+
+
+__all__ = ["HEAD_CHARS", "different_versions", "version_marks"]

@@ -1,0 +1,87 @@
+"""The store is asked once per window, never once per document: counted on a real Redis Cluster.
+
+Redis's INFO commandstats counts every command a client sends (and, separately, the commands the
+scripts run inside). The engine's calls arrive as EVALSHA (EVAL where a node lacks a script): their
+number per window must not grow with the window's size, and no other command may come from the
+client while it decides.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from neardup.config import load_settings
+from neardup.document import Document, parse_document
+from neardup.engine import Engine
+from tests.fixtures.redis_servers import RedisCluster
+
+pytestmark = pytest.mark.integration
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample.jsonl"
+# commands the store's scripts run inside: counted by commandstats, but not sent by the client
+IN_SCRIPTS = {"get", "set", "zrange", "zadd", "zrandmember", "zrem", "expireat"}
+
+
+def _stats(cluster: RedisCluster) -> dict[str, int]:
+    """Calls per command, summed over the masters."""
+    total: dict[str, int] = {}
+    for port in cluster.masters():
+        client = redis.Redis(host="127.0.0.1", port=port)
+        try:
+            for name, stat in client.info("commandstats").items():
+                command = name.removeprefix("cmdstat_")
+                total[command] = total.get(command, 0) + int(stat["calls"])
+        finally:
+            client.close()
+    return total
+
+
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+
+
+def _docs(tag: str, n: int) -> list[Document]:
+    base = [parse_document(line) for line in SAMPLE.read_bytes().splitlines() if line.strip()]
+    out = []
+    for i in range(n):
+        d = base[i % len(base)]
+        text = d.text if i < len(base) else f"{d.text}\n（转载第{i // len(base)}次）"
+        out.append(Document(id=f"{tag}-{i}", text=text))
+    return out
+
+
+async def _window_commands(engine: Engine, cluster: RedisCluster, docs: list[Document]) -> dict[str, int]:
+    before = _stats(cluster)
+    out = await engine.decide(docs)
+    assert len(out) == len(docs)
+    return _delta(before, _stats(cluster))
+
+
+async def test_store_commands_per_window_do_not_grow_with_the_window(redis_cluster: RedisCluster) -> None:
+    settings = load_settings(store_url=redis_cluster.url, worker_id="rt",
+                             redis={"key_prefix": f"rt{uuid.uuid4().hex[:8]}"})
+    engine = await Engine.open(settings)
+    masters = len(redis_cluster.masters())
+    try:
+        await engine.decide(_docs("warm", 20))  # scripts loaded, slot map read
+        counts: dict[int, dict[str, Any]] = {}
+        for size in (20, 400):
+            counts[size] = await _window_commands(engine, redis_cluster, _docs(f"w{size}", size))
+    finally:
+        await engine.close()
+    for size, delta in counts.items():
+        sent = {k: v for k, v in delta.items() if k not in IN_SCRIPTS and k != "info"}
+        scripts = sent.pop("evalsha", 0) + sent.pop("eval", 0)
+        assert not sent, f"commands sent per document? {sent}"
+        # lookup, fetch, claims, records, race re-query, decisions (+ shared state): per node
+        assert scripts <= 8 * masters, (size, delta)
+    small = counts[20].get("evalsha", 0) + counts[20].get("eval", 0)
+    large = counts[400].get("evalsha", 0) + counts[400].get("eval", 0)
+    assert large <= small + 2 * masters, (counts[20], counts[400])
+    # the work inside the scripts does grow with the window: the count above is not vacuous
+    assert counts[400].get("zrange", 0) > 10 * counts[20].get("zrange", 1)

@@ -1,0 +1,129 @@
+"""The learning loop: what feedback teaches, the harm guard, the model in the store, the commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from neardup.config import load_settings
+from neardup.document import Document
+from neardup.engine import Engine
+from neardup.learning import (
+    Label,
+    Model,
+    apply_to_lexicon,
+    learn,
+    merge_labels,
+    one_sided_words,
+    read_model,
+    replaced_words,
+    write_model,
+)
+from neardup.lexicon import load_lexicon
+from neardup.storage.memory import MemoryFingerprintStore
+from tests.unit.test_engine import NOTICE
+
+ROOT = Path(__file__).resolve().parents[2]
+# 核准 / 否决 are in no configured polarity class: only feedback can teach them
+TRAIN = NOTICE.replace("决定给予批准", "决定予以核准")
+FLIP = TRAIN.replace("予以核准", "予以否决")
+TEST = ("关于某某集团调整注册资本申请的批复\n各有关部门：经审核，某某集团提交的调整注册资本申请符合相关规定，"
+        "依照《公司登记管理条例》第三十一条，决定予以核准。请该集团在收到本批复之日起二十日内办理相关手续，"
+        "逾期未办理的，本批复自行失效。特此批复。\n二〇二四年五月十日")
+
+
+def test_a_replaced_word_in_an_equal_passage_is_found() -> None:
+    assert ("核准", "否决") in replaced_words(TRAIN, FLIP)
+    assert replaced_words("the plan was approved by the board", "the plan was vetoed by the board") == [
+        ("approved", "vetoed")]
+    assert replaced_words(TRAIN, TRAIN) == []
+    assert "责任编辑" in one_sided_words(TRAIN, TRAIN + "\n责任编辑：王五")
+
+
+def test_model_round_trips_and_applies_to_the_lexicon() -> None:
+    m = Model(version=3, polarity=(("核准", "learned1", "+"), ("否决", "learned1", "-")), heavier=("核准",),
+              lighter=("责任编辑",), thresholds={"jaccard_high": 0.75}, labels=(Label("a", "b", False),),
+              parent=2, note="n", metrics={"pair_f1": 0.9})
+    assert Model.from_bytes(m.to_bytes()) == m
+    lex = apply_to_lexicon(load_lexicon(), m)
+    assert lex.polarity["否决"] == ("learned1", "-") and "核准" in lex.decision and "责任编辑" in lex.template
+    assert lex.polarity["批准"] == load_lexicon().polarity["批准"]  # configured words keep their class
+
+
+def test_a_later_judgement_of_a_pair_supersedes_an_earlier_one() -> None:
+    held = merge_labels([Label("a", "b", True)], [Label("b", "a", False), Label("c", "d", True)])
+    assert sorted((x.a, x.b, x.is_duplicate) for x in held) == [("b", "a", False), ("c", "d", True)]
+
+
+async def test_feedback_teaches_a_reversal_the_engine_then_keeps_apart() -> None:
+    settings = load_settings(store_url="memory://", worker_id="learn")
+    docs = {d.id: d for d in (Document(id="t", text=TRAIN), Document(id="f", text=FLIP))}
+    before = Engine(settings, MemoryFingerprintStore())
+    out = await before.decide([Document(id="x", text=TEST), Document(id="y", text=TEST.replace("核准", "否决"))])
+    assert out[1].status == "duplicate"  # unknown words: the reversal is missed
+    model, outcome = await learn(settings, Model(), [Label("t", "f", False)], docs)
+    assert outcome.accepted and model.version == 1
+    assert ("否决", "learned1", "-") in model.polarity or ("否决", "learned1", "+") in model.polarity
+    after = Engine(settings, MemoryFingerprintStore())
+    after.apply_model(model)
+    out = await after.decide([Document(id="x", text=TEST), Document(id="y", text=TEST.replace("核准", "否决"))])
+    assert out[1].status == "unique" and out[1].evidence.critical is not None
+    assert out[1].evidence.model_version == 1
+
+
+async def test_feedback_that_lowers_f1_on_the_labels_held_is_rejected() -> None:
+    settings = load_settings(store_url="memory://", worker_id="learn")
+    synonym = TRAIN.replace("予以核准", "予以准许")  # a reprint with a synonym: a duplicate
+    docs = {d.id: d for d in (Document(id="t", text=TRAIN), Document(id="s", text=synonym),
+                              Document(id="u", text=TEST), Document(id="v", text=TEST.replace("核准", "准许")))}
+    good, outcome = await learn(settings, Model(), [Label("t", "s", True)], docs)
+    assert outcome.accepted and good.metrics["pair_f1"] == 1.0
+    # a reviewer's slip: the same synonym swap judged "not a duplicate" would teach 核准/准许 as a
+    # reversal and split the pair already held as a duplicate: the batch is refused
+    _, rejected = await learn(settings, good, [Label("u", "v", False)], docs)
+    assert not rejected.accepted and "rejected" in rejected.message
+    assert rejected.version == good.version and rejected.after["pair_f1"] < rejected.before["pair_f1"]
+
+
+async def test_workers_adopt_a_new_model_version_from_the_store_without_a_restart() -> None:
+    store = MemoryFingerprintStore()
+    settings = load_settings(store_url="memory://", worker_id="w")
+    worker = Engine(settings, store)
+    first = await worker.decide([Document(id="a", text=NOTICE)])
+    assert first[0].evidence.model_version == 0
+    model, history = await read_model(store)
+    assert model.version == 0 and history == []
+    learned = Model(version=1, polarity=(("核准", "learned1", "+"), ("否决", "learned1", "-")))
+    assert await write_model(store, learned, history)
+    assert not await write_model(store, learned, history)  # compare-and-set: version 1 exists
+    out = await worker.decide([Document(id="b", text=TEST)])
+    assert out[0].evidence.model_version == 1 and worker.model.version == 1
+    assert (await read_model(store))[1][0]["version"] == 1
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "neardup", *args], capture_output=True, text=True, timeout=600,
+                          cwd=ROOT, check=False)
+
+
+def test_feedback_and_model_commands_on_a_file_store(tmp_path: Path) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in (
+        {"id": "t", "text": TRAIN}, {"id": "f", "text": FLIP}, {"id": "r", "text": "来源：某网\n" + TRAIN})) + "\n")
+    fb = tmp_path / "feedback.jsonl"
+    fb.write_text('{"a": "t", "b": "f", "is_duplicate": false}\n{"a": "t", "b": "r", "is_duplicate": true}\n')
+    store = f"file://{tmp_path / 'store.db'}"
+    run = _cli("feedback", str(fb), "--docs", str(docs), "--store", store)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["version"] == 1
+    show = json.loads(_cli("model", "show", "--store", store).stdout)
+    assert show["version"] == 1 and show["labels"] == {"duplicate": 1, "not_duplicate": 1}
+    back = _cli("model", "rollback", "--to", "0", "--store", store)
+    assert back.returncode == 0, back.stderr
+    history = json.loads(_cli("model", "history", "--store", store).stdout)
+    assert [h["version"] for h in history] == [1, 2] and history[1]["note"] == "rollback to v0"
+    assert json.loads(_cli("model", "show", "--store", store).stdout)["polarity_pairs"] == []
+    missing = _cli("model", "rollback", "--to", "7", "--store", store)
+    assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "no model version 7" in missing.stderr
