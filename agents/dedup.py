@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from neardup.agents.topics import encode_json, encode_key
 from neardup.config import Settings
-from neardup.errors import NeardupError, StoreAuthError
+from neardup.errors import NeardupError, StoreAuthError, StoreLostDataError
 from neardup.retry import Backoff, retry
 
 if TYPE_CHECKING:
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from neardup.metrics import AgentMetrics
 
 log = logging.getLogger(__name__)
+# no document's fault: the store refused us, or lost its data; the whole window fails and waits
+STORE_WIDE = (StoreAuthError, StoreLostDataError)
 T = TypeVar("T")
 
 RAW_PREVIEW_BYTES = 64 * 1024  # dead-letter copies of oversized messages are cut to this
@@ -247,8 +249,9 @@ class BatchProcessor:
     async def decide(self, docs: list[Document]) -> list[Any]:
         """Decisions in input order; an exception object in place of each poison document.
 
-        A transient store error is retried (forever); a refused login (``StoreAuthError``) is no
-        document's fault and fails the whole window; any other error is taken as a poison
+        A transient store error is retried (forever); a refused login (``StoreAuthError``) or a
+        store that lost its data (``StoreLostDataError``) is no document's fault and fails the
+        whole window; any other error is taken as a poison
         document: the window is retried one document at a time.
         """
         try:
@@ -256,7 +259,7 @@ class BatchProcessor:
             if len(decisions) != len(docs):
                 raise RuntimeError(f"engine returned {len(decisions)} decisions for {len(docs)} documents")
             return list(decisions)
-        except StoreAuthError:
+        except STORE_WIDE:
             raise
         except Exception as exc:
             if self.metrics is not None:
@@ -272,7 +275,7 @@ class BatchProcessor:
                 if len(one) != 1:
                     raise RuntimeError(f"engine returned {len(one)} decisions for 1 document")
                 results.append(one[0])
-            except StoreAuthError:
+            except STORE_WIDE:
                 raise
             except Exception as exc:
                 log.warning("document %r rejected by the engine: %s: %s", doc.id, type(exc).__name__, exc)
