@@ -410,6 +410,9 @@ def create_app(
         from neardup.agents.dedup import attach_dedup_agent
 
         attach_dedup_agent(app, runtime)
+        from neardup.agents.feedback import attach_feedback_agent
+
+        attach_feedback_agent(app, runtime)
     return app
 
 

@@ -63,6 +63,7 @@ def topic_names(settings: Settings) -> dict[str, str]:
         "duplicate": t.duplicate,
         "dead-letter": t.dead_letter,
         "dead_letter": t.dead_letter,
+        "feedback": t.feedback,
     }
 
 
@@ -218,7 +219,7 @@ def faust_credentials(settings: Settings) -> Any:
 
 
 async def ensure_topics(settings: Settings, timeout: float = 30.0) -> list[str]:
-    """Create whichever of the four topics is missing, with ``topics.partitions`` / ``replicas``.
+    """Create whichever of the five topics (raw, outputs, feedback) is missing (``topics.partitions``, ``replicas``).
 
     Existing topics are left as they are. A cluster that forbids topic creation (ACLs) only gets a
     warning: its operators own the topics then. Returns the names created.
@@ -227,7 +228,7 @@ async def ensure_topics(settings: Settings, timeout: float = 30.0) -> list[str]:
     from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
     t = settings.topics
-    wanted = list(dict.fromkeys([t.raw, t.unique, t.duplicate, t.dead_letter]))
+    wanted = list(dict.fromkeys([t.raw, t.unique, t.duplicate, t.dead_letter, t.feedback]))
     admin = AIOKafkaAdminClient(
         bootstrap_servers=bootstrap_servers(settings),
         request_timeout_ms=int(timeout * 1000),

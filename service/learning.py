@@ -369,3 +369,78 @@ async def write_model(store: Any, model: Model, history: list[dict[str, Any]]) -
     new_history = [*history, entry]
     await store.write_state(HISTORY_STATE, StateValue(len(new_history), json.dumps(new_history).encode()))
     return True
+
+
+# -- the service's path: labels judged on the fingerprints the store already holds ---------------
+async def stored_features(settings: Any, store: Any, labels: Sequence[Label]) -> tuple[list[Label], dict[str, Any]]:
+    """Pair features of labelled pairs from the records in ``store`` (no texts needed): the
+    engine's similarity and its critical-difference and version checks on the stored profiles."""
+    from neardup.kernels.profile import replaced_context
+    from neardup.similarity import Sketch, SketchTable, similarities
+    from neardup.storage import doc_ref
+
+    ids = sorted({i for x in labels for i in (x.a, x.b)})
+    records = await store.fetch([doc_ref(i) for i in ids])
+    fp = settings.fingerprint
+    sketches: dict[str, Sketch] = {}
+    for rec in records.values():
+        try:
+            sketches[rec.doc_id] = Sketch.from_record(rec, fp.seed, fp.num_perm)
+        except ValueError:
+            continue
+    used = [x for x in labels if x.a in sketches and x.b in sketches]
+    if not used:
+        return [], {}
+    order = sorted({i for x in used for i in (x.a, x.b)})
+    row = {i: n for n, i in enumerate(order)}
+    table = SketchTable.of([sketches[i] for i in order], fp.num_perm, 2 if fp.simhash_bits == 128 else 1)
+    a = np.array([row[x.a] for x in used], dtype=np.int64)
+    b = np.array([row[x.b] for x in used], dtype=np.int64)
+    sims = similarities(table, b, a)
+    from neardup.versions import different_versions
+
+    critical = np.array([
+        different_versions(sketches[x.a].marks, sketches[x.b].marks)
+        or (len(sketches[x.a].profile) > 0 and len(sketches[x.b].profile) > 0
+            and int(replaced_context(sketches[x.b].profile, sketches[x.a].profile)) >= 0)
+        for x in used], dtype=bool)
+    return used, {"jaccard": sims.jaccard, "hamming": sims.hamming.astype(np.float64),
+                  "containment": sims.containment, "comparable": sims.comparable, "critical": critical,
+                  "label": np.array([int(x.is_duplicate) for x in used])}
+
+
+async def learn_thresholds_from_store(settings: Any, store: Any, model: Model, new: Sequence[Label],
+                                      target_precision: float = 0.99) -> tuple[Model, Outcome]:
+    """The next model from labels the service received (the ``feedback`` topic): thresholds
+    re-calibrated on the stored fingerprints of every pair held, with the same harm guard as
+    :func:`learn`. Words are learned only by ``neardup feedback --docs`` (they need the texts)."""
+    from neardup.policy import Thresholds, rule_codes
+
+    held = merge_labels(model.labels, new)
+    used, feats = await stored_features(settings, store, held)
+    if not used:
+        return model, Outcome(False, model.version, "no labelled pair has both documents in the store",
+                              {}, {}, len(new), len(held))
+    base = settings.thresholds.model_copy(update=model.thresholds)
+    candidate = replace(model, thresholds={**model.thresholds,
+                                           **calibrate(feats, base.model_dump(), target_precision)})
+    old_keys = {tuple(sorted((x.a, x.b))) for x in model.labels}
+    mask = np.array([tuple(sorted((x.a, x.b))) in old_keys for x in used], dtype=bool)
+    truth = feats["label"] == 1
+    keep = feats["comparable"] & ~feats["critical"]
+
+    def predicted(m: Model) -> np.ndarray:
+        t = Thresholds.from_settings(settings.thresholds.model_copy(update=m.thresholds))
+        return (rule_codes(feats["jaccard"], feats["hamming"].astype(np.int64), feats["containment"], t) > 0) & keep
+
+    s_before = pair_scores(predicted(model)[mask].tolist(), truth[mask].tolist())
+    s_after = pair_scores(predicted(candidate)[mask].tolist(), truth[mask].tolist())
+    accepted = s_after.f1 >= s_before.f1 - 1e-12
+    candidate = replace(candidate, version=model.version + 1, parent=model.version, labels=held,
+                        created_at=round(time.time(), 3),
+                        metrics=pair_scores(predicted(candidate).tolist(), truth.tolist()).as_dict())
+    message = (f"model v{candidate.version}: thresholds {candidate.thresholds} from {len(used)} stored pairs"
+               if accepted else f"feedback rejected: pair F1 on the labels held would fall from {s_before.f1:.4f} "
+                                f"to {s_after.f1:.4f}")
+    return candidate, Outcome(accepted, candidate.version if accepted else model.version, message,
+                              s_before.as_dict(), s_after.as_dict(), len(new), len(held))
