@@ -60,6 +60,7 @@ from neardup.storage import (
     doc_ref,
     open_store,
 )
+from neardup.stamps import mask_timestamps
 from neardup.thresholds import STATE_NAME, AdaptiveThresholds
 from neardup.versions import version_marks
 
@@ -262,7 +263,8 @@ class Engine:
         fp_settings = self.settings.fingerprint
         fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
         keys = self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0)
-        profiles = [self.profiler.profile(fps.texts[r], fps.langs[r]) for r in range(len(batch))]
+        # stamps (crawl and publication times) are furniture, not figures: masked for the profile
+        profiles = [self.profiler.profile(mask_timestamps(fps.texts[r]), fps.langs[r]) for r in range(len(batch))]
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]

@@ -254,3 +254,20 @@ async def test_explain_reports_the_numbers_the_engine_used(bits: int) -> None:
     assert (report["jaccard_estimate"], report["hamming"], report["containment"]) == (
         ev["jaccard"], ev["hamming"], ev["containment"])
     assert report["rule"] == ev["rule"]
+
+
+async def test_reprints_whose_footers_carry_other_timestamps_stay_together() -> None:
+    from neardup.stamps import mask_timestamps
+
+    assert mask_timestamps("发布时间:2009-07-22 10:30:15 来源") == "发布时间:" + "t" * 19 + " 来源"
+    assert mask_timestamps("自2024年1月1日起施行,比分3:1") == "自2024年1月1日起施行,比分3:1"  # content stays
+    eng = await _engine()
+    body = NOTICE.replace("三十日", "三十个工作日")
+    out = await eng.decide([
+        Document(id="a", text=body + "\n发布时间：2009-07-22 10:30:15 来源：中新网"),
+        Document(id="b", text=body + "\n发布时间：2009-07-23 08:05:41 来源：新浪"),
+        Document(id="c", text=body + "\n更新时间：2009年07月22日 16:45"),
+        Document(id="d", text=body.replace("三十个工作日", "六十个工作日") + "\n发布时间：2009-07-22 10:30:15"),
+    ])
+    assert [(d.status.value, d.duplicate_of) for d in out[1:3]] == [("duplicate", "a"), ("duplicate", "a")]
+    assert out[3].status is Status.UNIQUE and out[3].evidence.critical is not None  # a changed term still counts
