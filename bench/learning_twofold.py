@@ -2,7 +2,7 @@
 engine on the other half with and without the learned model, and the other way round.
 
     .venv/bin/python bench/learning_twofold.py [--docs ../shared/datasets/docs.jsonl]
-        [--pairs ../shared/datasets/pairs.jsonl] [--json bench/results/learning-twofold-DATE.json]
+        [--pairs ../shared/datasets/pairs.jsonl] [--json RESULTS.json]
 
 The halves split the documents by connected component of the labelled pairs (a document and all
 its variants fall in one half), so nothing learned from one half names a document of the other.

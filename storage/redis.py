@@ -36,8 +36,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import logging
 import math
+import os
 import secrets
 import struct
 import time
@@ -81,7 +83,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RECORD_VERSION = 2
-DECISION_VERSION = 2
+DECISION_VERSION = 3
 GENERATION_MARKERS = 64
 
 _F64 = struct.Struct(">d")
@@ -216,7 +218,7 @@ def _put_uvarint(out: bytearray, n: int) -> None:
 
 
 def _put_int(out: bytearray, n: int) -> None:
-    _put_uvarint(out, (n << 1) ^ (n >> 63) if n < 0 else n << 1)  # zigzag
+    _put_uvarint(out, n << 1 if n >= 0 else (-n << 1) - 1)  # zigzag, for ints of any size
 
 
 def _put_bytes(out: bytearray, data: bytes) -> None:
@@ -292,33 +294,213 @@ def decode_record(data: bytes) -> FingerprintRecord:
                              shingles, length, (), meta)
 
 
+# -- decisions: the evidence JSON as typed values ------------------------------------------------
+# Decision v3 packs its evidence (JSON text) as typed values instead of text: numbers as varints
+# (a float with at most 6 decimals, such as a Jaccard of 0.9922 or a time of 1796301416.885, as
+# an integer and its decimals), the strings evidence repeats (its keys, reasons, rules, content
+# types) as one byte from _WORDS, and a string that starts like an earlier one of the same
+# decision (the worker id inside the window id, the matched id and duplicate_of, ids of one
+# crawl) as a reference to it plus the rest. Decoding gives back the exact JSON text: evidence
+# that json.dumps would not write back byte for byte is kept as text (_J_TEXT).
+_J_NULL, _J_FALSE, _J_TRUE, _J_INT, _J_F64, _J_STR, _J_WORD, _J_PREFIX, _J_LIST, _J_OBJ, _J_TEXT = range(11)
+_J_DEC = 16  # 16 + d: a float with d decimals (0..6), zigzag varint of x * 10**d
+_J_SMALL = 128  # 128 + n: the int n, 0 <= n < 128
+_MAX_DECIMALS = 6
+_MIN_PREFIX = 3  # characters an earlier string must share to be referred to
+# Append only: a word's position is its stored code.
+_WORDS = (
+    "reason", "rule", "matched_id", "jaccard", "hamming", "containment", "candidates", "thresholds",
+    "threshold_version", "window_id", "worker_id", "decided_at", "critical", "kind", "passage", "term",
+    "against", "replay", "race", "id_reused", "model_version", "jaccard_high", "jaccard_low", "hamming_high",
+    "hamming_low", "containment_high", "short_text_chars", "unique", "duplicate", "exact", "near", "simhash",
+    "hybrid", "polarity", "figure", "version", "default", "news", "announcement",
+)
+_WORD_CODES = {w: i for i, w in enumerate(_WORDS)}
+
+
+class _ValuePacker:
+    """Writes JSON values (and the decision's strings) in the tagged form above."""
+
+    __slots__ = ("out", "seen")
+
+    def __init__(self, out: bytearray) -> None:
+        self.out = out
+        self.seen: list[str] = []  # strings written other than as words, in order: back-reference targets
+
+    def string(self, text: str) -> None:
+        code = _WORD_CODES.get(text)
+        if code is not None:
+            self.out.append(_J_WORD)
+            _put_uvarint(self.out, code)
+            return
+        best, take = -1, _MIN_PREFIX - 1
+        for i, earlier in enumerate(self.seen):
+            n = len(os.path.commonprefix((earlier, text)))
+            if n > take:
+                best, take = i, n
+        if best >= 0:
+            self.out.append(_J_PREFIX)
+            _put_uvarint(self.out, best)
+            _put_uvarint(self.out, take)
+            _put_bytes(self.out, text[take:].encode("utf-8", "surrogatepass"))
+        else:
+            self.out.append(_J_STR)
+            _put_bytes(self.out, text.encode("utf-8", "surrogatepass"))
+        self.seen.append(text)
+
+    def number(self, x: float) -> None:
+        # -0.0 keeps its sign as a double; so do infinities, NaN and numbers too large for decimals
+        if math.isfinite(x) and abs(x) < 1 << 53 and (x != 0.0 or math.copysign(1.0, x) > 0):
+            for d in range(_MAX_DECIMALS + 1):
+                scale = 10**d
+                m = round(x * scale)
+                if abs(m) < 1 << 53 and m / scale == x:
+                    self.out.append(_J_DEC + d)
+                    _put_int(self.out, m)
+                    return
+        self.out.append(_J_F64)
+        self.out += _F64.pack(x)
+
+    def value(self, v: Any) -> None:
+        out = self.out
+        if v is None:
+            out.append(_J_NULL)
+        elif v is True or v is False:
+            out.append(_J_TRUE if v else _J_FALSE)
+        elif isinstance(v, int):
+            if 0 <= v < 128:
+                out.append(_J_SMALL + v)
+            else:
+                out.append(_J_INT)
+                _put_int(out, v)
+        elif isinstance(v, float):
+            self.number(v)
+        elif isinstance(v, str):
+            self.string(v)
+        elif isinstance(v, list):
+            out.append(_J_LIST)
+            _put_uvarint(out, len(v))
+            for item in v:
+                self.value(item)
+        else:  # a dict: json.loads gives nothing else
+            out.append(_J_OBJ)
+            _put_uvarint(out, len(v))
+            for key, item in v.items():
+                self.string(key)
+                self.value(item)
+
+
+class _ValueReader(_Reader):
+    """Reads what :class:`_ValuePacker` wrote."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self, buf: bytes) -> None:
+        super().__init__(buf)
+        self.seen: list[str] = []
+
+    def value(self) -> Any:
+        tag = self.buf[self.pos]
+        self.pos += 1
+        if tag >= _J_SMALL:
+            return tag - _J_SMALL
+        if tag >= _J_DEC:
+            return self.zigzag() / 10 ** (tag - _J_DEC)
+        if tag == _J_WORD:
+            return _WORDS[self.uvarint()]
+        if tag == _J_STR:
+            text = self.text()
+        elif tag == _J_PREFIX:
+            earlier, take = self.seen[self.uvarint()], self.uvarint()
+            text = earlier[:take] + self.text()
+        elif tag == _J_LIST:
+            return [self.value() for _ in range(self.uvarint())]
+        elif tag == _J_OBJ:
+            return {self.key(): self.value() for _ in range(self.uvarint())}
+        else:
+            return _SCALARS[tag](self)
+        self.seen.append(text)
+        return text
+
+    def key(self) -> str:
+        key = self.value()
+        if not isinstance(key, str):
+            raise ValueError("an object key that is not a string")
+        return key
+
+
+def _int_value(r: _ValueReader) -> int:
+    return r.zigzag()
+
+
+_SCALARS: dict[int, Callable[[_ValueReader], Any]] = {
+    _J_NULL: lambda r: None, _J_FALSE: lambda r: False, _J_TRUE: lambda r: True, _J_INT: _int_value,
+    _J_F64: _Reader.f64,
+}
+
+
+def _canonical_json(text: str) -> tuple[bool, Any]:
+    """(True, the value of ``text``) when json.dumps writes that value back byte for byte (as the
+    engine writes evidence), else (False, None)."""
+    try:
+        value = json.loads(text)
+        if json.dumps(value, ensure_ascii=False, allow_nan=False) == text:
+            return True, value
+    except ValueError:  # not JSON, NaN, or a number json.dumps would spell differently
+        pass
+    return False, None
+
+
 def encode_decision(d: DecisionRecord) -> bytes:
-    """Version byte, id, status, duplicate_of, evidence JSON, content type, content hash."""
+    """Version byte, id, then status, duplicate_of, content type, content hash and the evidence,
+    packed (see _ValuePacker)."""
     out = bytearray((DECISION_VERSION,))
     _put_bytes(out, d.doc_id.encode("utf-8", "surrogatepass"))
-    _put_bytes(out, d.status.encode("utf-8"))
-    if d.duplicate_of is None:
-        out.append(0)
-    else:
-        out.append(1)
-        _put_bytes(out, d.duplicate_of.encode("utf-8", "surrogatepass"))
-    _put_bytes(out, d.evidence.encode("utf-8"))
-    _put_bytes(out, d.content_type.encode("utf-8"))
+    packer = _ValuePacker(out)
+    packer.seen.append(d.doc_id)
+    packer.value(d.status)
+    packer.value(d.duplicate_of)
+    packer.value(d.content_type)
     _put_bytes(out, d.content_hash)
+    packed, evidence = _canonical_json(d.evidence)
+    if packed:
+        packer.value(evidence)
+    else:
+        out.append(_J_TEXT)
+        _put_bytes(out, d.evidence.encode("utf-8", "surrogatepass"))
     return bytes(out)
 
 
+def _decode_decision_v2(r: _Reader) -> DecisionRecord:
+    doc_id, status = r.text(), r.text()
+    duplicate_of = r.text() if r.uvarint() else None
+    return DecisionRecord(doc_id, status, duplicate_of, r.text(), r.text(), r.blob())
+
+
 def decode_decision(data: bytes) -> DecisionRecord:
-    """Inverse of :func:`encode_decision`; :class:`StoreCorruptError` for anything else."""
+    """Inverse of :func:`encode_decision` (and reads version 2, the evidence as text);
+    :class:`StoreCorruptError` for anything else."""
     try:
-        r = _Reader(data)
-        if r.uvarint() != DECISION_VERSION:
+        r = _ValueReader(data)
+        version = r.uvarint()
+        if version == 2:
+            return _decode_decision_v2(r)
+        if version != DECISION_VERSION:
             raise StoreCorruptError("stored decision has an unknown format version")
-        doc_id, status = r.text(), r.text()
-        duplicate_of = r.text() if r.uvarint() else None
-        return DecisionRecord(doc_id, status, duplicate_of, r.text(), r.text(), r.blob())
-    except (IndexError, ValueError) as exc:
+        doc_id = r.text()
+        r.seen.append(doc_id)
+        status, duplicate_of, content_type, content_hash = r.value(), r.value(), r.value(), r.blob()
+        if r.buf[r.pos] == _J_TEXT:
+            r.pos += 1
+            evidence = r.text()
+        else:
+            evidence = json.dumps(r.value(), ensure_ascii=False, allow_nan=False)
+        if r.pos != len(data) or not isinstance(status, str) or not isinstance(content_type, str) \
+                or not isinstance(duplicate_of, str | None):
+            raise ValueError("not a decision")
+    except (IndexError, ValueError, KeyError, TypeError, struct.error) as exc:
         raise StoreCorruptError(f"stored decision is corrupt: {type(exc).__name__}") from exc
+    return DecisionRecord(doc_id, status, duplicate_of, evidence, content_type, content_hash)
 
 
 def encode_state(value: StateValue) -> bytes:
@@ -440,7 +622,9 @@ class RedisFingerprintStore:
         self._socket_timeout = socket_timeout
         # one policy for every call: exponential backoff from 50 ms, capped at 1 s, about
         # retry_seconds in all
-        self._retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), max(1, math.ceil(retry_seconds / 1.0) + 5),
+        self._retry_seconds = retry_seconds
+        self._retry_backoff = ExponentialBackoff(cap=1.0, base=0.05)
+        self._retry = Retry(self._retry_backoff, max(1, math.ceil(retry_seconds / 1.0) + 5),
                             supported_errors=(*RETRYABLE, _Retryable))  # type: ignore[arg-type]
         self._client: Any = None
         self._prefix = key_prefix.encode("utf-8") + b":"
@@ -606,8 +790,14 @@ class RedisFingerprintStore:
     async def _call(self, op: str, call: Callable[[], Awaitable[T]]) -> T:
         """Run ``call`` under the retry policy; sort failures into the store's error classes."""
 
-        async def on_failure(exc: BaseException) -> None:
-            log.info("%s: %s: %s; retrying", self.url, op, type(exc).__name__)
+        deadline = time.monotonic() + self._retry_seconds
+
+        async def on_failure(exc: BaseException, failures: int) -> None:
+            if time.monotonic() >= deadline:  # a hung node times out per attempt: bound the total too
+                raise exc
+            # INFO: the CLI's one-line error stays one line; a worker's log (INFO) shows each retry
+            log.info("%s: %s: %s; retrying in %.2fs", self.url, op, type(exc).__name__,
+                     self._retry_backoff.compute(failures))
             if self.cluster and self._client is not None:
                 self._nodes_by_slot = self._node_index = None
                 with contextlib.suppress(rex.RedisError, OSError):
@@ -615,7 +805,8 @@ class RedisFingerprintStore:
 
         try:
             # an authentication or ACL refusal is never retried: it surfaces as StoreAuthError
-            return await self._retry.call_with_retry(call, on_failure, is_retryable=lambda e: _auth_cause(e) is None)
+            return await self._retry.call_with_retry(call, on_failure, is_retryable=lambda e: _auth_cause(e) is None,
+                                                     with_failure_count=True)
         except StoreError:
             raise
         except BaseException as exc:

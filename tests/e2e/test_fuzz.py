@@ -51,7 +51,8 @@ EXPECTED_REASONS: dict[str, set[str]] = {
     "huge_id": {"bad_field", "too_large", "bad_json"},
     # a 400-digit published_at overflows float(): service/document.py lets the OverflowError out,
     # the agent dead-letters it as decode_error (still correct: rejected, with a reason)
-    "bad_published_at": {"bad_field", "decode_error"},
+    # NaN / Infinity are not JSON at all (strict JSON in and out): bad_json, not bad_field
+    "bad_published_at": {"bad_field", "bad_json", "decode_error"},
     "bad_schema": {"bad_schema"},
     "bad_field_type": {"bad_field"},
     "bom": {"bad_json"},
