@@ -46,6 +46,7 @@ LAZY_COMMANDS = {
     "review": "neardup.review.review_command",
     "feedback": "neardup.learning_cli.feedback_command",
     "model": "neardup.learning_cli.model_group",
+    "bench": "neardup.bench.cli.bench",
 }
 
 
@@ -506,36 +507,7 @@ def evaluate(docs: str, pairs: str, report: str | None, json_path: str | None, t
             out.discard()
 
 
-# --------------------------------------------------------------------------- bench / idf
-@cli.command()
-@click.option("--docs", metavar="FILE", help="JSONL documents (default: the bundled sample or ../shared/datasets).")
-@click.option("--n", type=int, default=2000, show_default=True, help="Documents to time.")
-@click.option("--json", "json_path", metavar="FILE", help="Write the results JSON here.")
-@click.option("--quick", is_flag=True, help="Fewer documents and repeats.")
-def bench(docs: str | None, n: int, json_path: str | None, quick: bool) -> None:
-    """Speed of the fingerprint path against peers (datasketch, rensa, simhash) in one run."""
-    import argparse
-
-    from neardup.storage.extras import require_extra
-
-    for peer in ("datasketch", "rensa", "simhash"):
-        require_extra(peer, "bench", f"bench ({peer})")
-    if docs:
-        check_readable(docs)
-    check_paths([Named("--docs", docs)] if docs else [], [Named("--json", json_path)] if json_path else [])
-    out = OutputFile(json_path) if json_path else None
-    module = importlib.import_module("neardup.bench")
-    try:
-        code = int(module.main(argparse.Namespace(docs=docs, n=n, json=out.target if out else None, quick=quick)))
-        if out is not None and not code:
-            out.commit()
-    finally:
-        if out is not None:
-            out.discard()
-    if code:
-        raise click.exceptions.Exit(code)
-
-
+# --------------------------------------------------------------------------- idf
 @cli.group()
 def idf() -> None:
     """IDF tables for the SimHash weights."""

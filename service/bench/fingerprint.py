@@ -1,5 +1,6 @@
-"""``neardup bench``: the fingerprint path against the classic stack and peer libraries, same run,
-same documents, one process (one core). Ratios are what to compare; absolute seconds vary.
+"""``neardup bench fingerprint`` (also plain ``neardup bench``): the fingerprint path against the
+classic stack and peer libraries, same run, same documents, one process (one core). Ratios are
+what to compare; absolute seconds vary.
 
 Stacks timed on 3 KB Chinese documents (text cut at 3,000 UTF-8 bytes):
 - neardup: normalise + segment (jieba's dictionary, in a kernel) + SimHash + MinHash in batch
@@ -11,45 +12,42 @@ Stacks timed on 3 KB Chinese documents (text cut at 3,000 UTF-8 bytes):
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DEFAULT_DOCS = [
-    Path(__file__).resolve().parent.parent.parent / "shared" / "datasets" / "docs.jsonl",
-    Path.cwd().parent / "shared" / "datasets" / "docs.jsonl",
-    Path(__file__).resolve().parent.parent / "samples" / "sample.jsonl",
-]
+from neardup.bench.corpus import load_chinese_texts
+from neardup.bench.report import Row, environment, number, table
+from neardup.errors import InputError
+
+DOC_BYTES = 3000
 
 
-def load_zh_docs(path: Path | None, n: int, max_bytes: int = 3000) -> list[str]:
-    candidates = [path] if path else DEFAULT_DOCS
-    for p in candidates:
-        if p and p.exists():
-            texts: list[str] = []
-            with p.open(encoding="utf-8") as fh:
-                for line in fh:
-                    obj = json.loads(line)
-                    text = obj.get("text", "")
-                    if obj.get("lang", "zh") != "zh" and not any("\u4e00" <= c <= "\u9fff" for c in text[:50]):
-                        continue
-                    cut = text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
-                    if len(cut.encode("utf-8")) >= max_bytes * 0.9:
-                        texts.append(cut)
-            if texts:
-                reps = (n + len(texts) - 1) // len(texts)
-                return (texts * reps)[:n]
-    raise SystemExit("no Chinese documents found: pass --docs FILE.jsonl")
+@dataclass(frozen=True, slots=True)
+class FingerprintOptions:
+    """What ``neardup bench fingerprint`` was asked for."""
+
+    docs: Path | None = None
+    n: int = 2000
+    quick: bool = False
+
+
+def load_zh_docs(path: Path | None, n: int, max_bytes: int = DOC_BYTES) -> list[str]:
+    """``n`` Chinese texts of about ``max_bytes`` UTF-8 bytes (those shorter than 90 % of it are left
+    out), repeated as needed."""
+    _, texts = load_chinese_texts(path, max_bytes)
+    full = [t for t in texts if len(t.encode("utf-8")) >= max_bytes * 0.9]
+    if not full:
+        raise InputError(f"no Chinese document of at least {int(max_bytes * 0.9)} bytes", hint="pass --docs FILE")
+    reps = (n + len(full) - 1) // len(full)
+    return (full * reps)[:n]
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> float:
+    """Best wall time of ``repeat`` calls."""
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
@@ -59,6 +57,7 @@ def timed(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def classic_simhash(tokens: list[str]) -> int:
+    """64-bit SimHash the classic way: per distinct token, 64 Python-level votes weighted by tf."""
     import mmh3
 
     v = [0] * 64
@@ -70,14 +69,14 @@ def classic_simhash(tokens: list[str]) -> int:
 
 
 def shingles(text: str, k: int = 5) -> list[bytes]:
+    """Character ``k``-shingles of the letters and digits of ``text``, UTF-8 encoded."""
     chars = [c for c in text if c.isalnum()]
     return ["".join(chars[i : i + k]).encode("utf-8") for i in range(max(1, len(chars) - k + 1))]
 
 
-def main(args: argparse.Namespace) -> int:
-    os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "neardup" / "numba"))
+def run(args: FingerprintOptions) -> dict[str, Any]:
+    """Time every stack; returns the results (documents/s, MB/s, ratios, environment)."""
     import jieba
-    import numpy as np
     import rjieba
 
     from neardup.fingerprint import FingerprintConfig, Fingerprinter
@@ -86,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
     n = 500 if args.quick else args.n
     n_slow = max(50, n // 10)
     repeat = 1 if args.quick else 3
-    texts = load_zh_docs(Path(args.docs) if args.docs else None, n)
+    texts = load_zh_docs(args.docs, n)
     slow_texts = texts[:n_slow]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     results: dict[str, Any] = {"documents": n, "doc_bytes": round(mb * 1e6 / n), "slow_stack_documents": n_slow}
@@ -183,10 +182,19 @@ def main(args: argparse.Namespace) -> int:
     if isinstance(results.get("rensa_minhash_docs_per_s"), float):
         results["ratios"]["neardup_minhash_vs_rensa"] = round(
             results["neardup_minhash_from_text_docs_per_s"] / results["rensa_minhash_docs_per_s"], 1)
-    results["machine"] = {"python": sys.version.split()[0], "platform": platform.platform(),
-                          "cpus": os.cpu_count(), "numpy": np.__version__}
-    text = json.dumps(results, indent=2, ensure_ascii=False)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text)
-    return 0
+    results["environment"] = environment("jieba", "rjieba", "datasketch", "rensa", "simhash")
+    return results
+
+
+def summary(r: dict[str, Any]) -> str:
+    """The short table ``neardup bench fingerprint`` prints."""
+    ratios = r["ratios"]
+    return table(f"fingerprint path, {r['documents']} Chinese documents of ~{r['doc_bytes']} bytes, one core", [
+        Row("neardup fingerprint path, docs/s", number(r["neardup_fingerprint_docs_per_s"]), "8,000"),
+        Row("classic stack (jieba + Python SimHash + datasketch), docs/s", number(r["classic_stack_docs_per_s"])),
+        Row("neardup / classic", f"{ratios['neardup_vs_classic']}x"),
+        Row("segmentation MB/s: neardup / rjieba / jieba", f"{r['neardup_segment_mb_per_s']} / "
+            f"{r['rjieba_segment_mb_per_s']} / {r['jieba_segment_mb_per_s']}"),
+        Row("MinHash from text: neardup / datasketch, docs/s", f"{number(r['neardup_minhash_from_text_docs_per_s'])}"
+            f" / {number(r['datasketch_minhash_docs_per_s'])}"),
+    ])
