@@ -1,44 +1,261 @@
-"""``neardup explain A B``: everything behind one pair's decision, computed afresh."""
+"""``neardup explain A B``: everything behind one pair's decision, computed afresh.
+
+Besides the engine's own similarity, rule, critical difference and decision, the report takes the
+SimHash apart. Each document's features are rebuilt in Python from the same tokens, the same
+64-bit token hashes, the same weight table and the same negation features the kernel uses
+(:mod:`neardup.kernels.simhash`), and each distinct feature votes ``w * (1 + ln tf)`` in the
+kernel's fixed point (1/1024) on every bit. The sums give the SimHash back bit for bit (the
+report says whether they did: ``recomputed_equals_engine``), so for every bit on which the two
+documents differ the vote difference ``vote_A - vote_B`` splits exactly into one signed share per
+feature: ``sign(feature, bit) * (vote of the feature in A - its vote in B)``. The features with
+the largest shares are the words that pushed that bit apart; features that weigh the same on
+both sides contribute nothing.
+"""
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from neardup.config.settings import Settings
+from neardup.differences import CriticalDifference, Profile
 from neardup.document import parse_document
 from neardup.engine import Engine
-from neardup.lexicon import hash_words
+from neardup.fingerprint import Fingerprinter, _zh_token_spans
+from neardup.kernels import text as ktext
+from neardup.kernels.hashing import combine, fmix64
+from neardup.kernels.profile import replaced_context
+from neardup.kernels.simhash import HI_SALT, NEG_SALT
+from neardup.lexicon import NEGATOR_FLAG, hash_words
 from neardup.policy import rule
-from neardup.segment import segmenter
 from neardup.similarity import SketchTable, similarities
 
-
-def _weighted_tokens(engine: Engine, text: str, lang: str, top: int = 15) -> list[tuple[str, float]]:
-    toks = segmenter().cut(text) if lang == "zh" else text.split()
-    toks = [t for t in toks if any(ch.isalnum() for ch in t)]
-    if not toks:
-        return []
-    table = engine.fingerprinter.weights
-    hashes = hash_words(toks)
-    idx = np.searchsorted(table.keys, hashes)
-    idx = np.minimum(idx, len(table.keys) - 1)
-    found = table.keys[idx] == hashes
-    weights = np.where(found, table.weights[idx], table.default_weight)
-    uniq: dict[str, float] = {}
-    for t, w in zip(toks, weights.tolist(), strict=True):
-        uniq[t] = w
-    return sorted(uniq.items(), key=lambda kv: -kv[1])[:top]
+VOTE_SCALE = 1024.0  # the kernel's fixed point: votes are integers in 1/1024 of a weight unit
+TOP_TOKENS = 15
+TOP_PUSHERS = 5  # features listed per differing bit
+SHINGLE_EXAMPLES = 10
+MAX_CRITICAL = 20
 
 
-def _shingles(text: str, lang: str, k_zh: int, k_en: int) -> set[str]:
+@dataclass(frozen=True, slots=True)
+class Feature:
+    """One distinct SimHash feature of a document, as the kernel weighs it."""
+
+    hash: int
+    label: str  # the token, or "negator+token" for a negation feature
+    weight: float  # the table weight (times the negation weight for a negation feature)
+    tf: int
+    vote: int  # round(weight * (1 + ln tf) * 1024), what the kernel adds or subtracts per bit
+
+
+@dataclass(slots=True)
+class FeatureVotes:
+    """A document's features and their signed votes per SimHash bit."""
+
+    features: list[Feature]
+    signs: npt.NDArray[np.int64]  # (features, 64 * words): +1 where the feature's hash bit is 1, else -1
+    words: int
+
+    @property
+    def votes(self) -> npt.NDArray[np.int64]:
+        """The vote of each feature (fixed point)."""
+        return np.array([f.vote for f in self.features], dtype=np.int64)
+
+    @property
+    def totals(self) -> npt.NDArray[np.int64]:
+        """The kernel's accumulator: the summed signed votes per bit."""
+        if not self.features:
+            return np.zeros(64 * self.words, dtype=np.int64)
+        out: npt.NDArray[np.int64] = self.votes @ self.signs
+        return out
+
+    def simhash(self) -> npt.NDArray[np.uint64]:
+        """The SimHash these votes give: bit set where the total is positive."""
+        on = self.totals > 0
+        out = np.zeros(self.words, dtype=np.uint64)
+        for wd in range(self.words):
+            for bit in np.flatnonzero(on[wd * 64 : (wd + 1) * 64]).tolist():
+                out[wd] |= np.uint64(1) << np.uint64(bit)
+        return out
+
+
+def _hash_bits(hashes: list[int], words: int) -> npt.NDArray[np.int64]:
+    """+1/-1 per (feature, bit); the second word of a 128-bit SimHash reads fmix64(h ^ HI_SALT)."""
+    cols = []
+    for wd in range(words):
+        hh = np.array([h if wd == 0 else fmix64(np.uint64(h) ^ HI_SALT) for h in hashes], dtype=np.uint64)
+        bits = (hh[:, None] >> np.arange(64, dtype=np.uint64)[None, :]) & np.uint64(1)
+        cols.append(bits.astype(np.int64) * 2 - 1)
+    return np.concatenate(cols, axis=1) if hashes else np.zeros((0, 64 * words), dtype=np.int64)
+
+
+def tokens(fingerprinter: Fingerprinter, text: str, lang: str) -> list[str]:
+    """The tokens the fingerprinter hashes for one normalised ``text``: jieba words with a letter
+    or digit for Chinese, maximal runs of non-CJK letters and digits otherwise."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+    offsets = np.array([0, cps.shape[0]], dtype=np.int64)
+    classes = fingerprinter.classes
     if lang == "zh":
-        chars = [c for c in text if c.isalnum()]
-        return {"".join(chars[i : i + k_zh]) for i in range(max(1, len(chars) - k_zh + 1))}
-    words = [w for w in text.split() if w]
-    return {" ".join(words[i : i + k_en]) for i in range(max(1, len(words) - k_en + 1))}
+        if fingerprinter.config.segment_hmm:
+            starts, ends, off = _zh_token_spans([text], offsets, True)
+        else:
+            starts, ends, off = fingerprinter.segmenter.spans(cps, offsets)
+        starts, ends, _ = ktext.keep_word_spans(cps, starts, ends, off, classes)
+    else:
+        starts, ends, _ = ktext.word_spans(cps, offsets, classes)
+    return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+def feature_votes(fingerprinter: Fingerprinter, text: str, lang: str) -> FeatureVotes:
+    """The SimHash features of one normalised ``text`` with the kernel's weights and votes.
+
+    The kernel's steps, in Python: each token's weight from the table (the default weight for a
+    token it lacks); a token of weight 0 is no feature; a weighted token right after a negator
+    adds the feature ``combine(hash, NEG_SALT)`` with ``weight * negation_weight``; equal
+    features merge, keeping the first weight and counting tf.
+    """
+    table = fingerprinter.weights
+    toks = tokens(fingerprinter, text, lang)
+    hashes = hash_words(toks)
+    if len(table.keys):
+        idx = np.minimum(np.searchsorted(table.keys, hashes), len(table.keys) - 1)
+        found = table.keys[idx] == hashes
+        weights = np.where(found, table.weights[idx], table.default_weight)
+        flags = np.where(found, table.flags[idx], 0)
+    else:
+        weights = np.full(len(toks), table.default_weight)
+        flags = np.zeros(len(toks), dtype=np.uint8)
+    merged: dict[int, list[Any]] = {}  # hash -> [label, weight, tf], first occurrence order
+
+    def emit(h: int, label: str, weight: float) -> None:
+        entry = merged.setdefault(h, [label, weight, 0])
+        entry[2] += 1
+
+    prev_neg = False
+    for k, (tok, h, w) in enumerate(zip(toks, hashes.tolist(), weights.tolist(), strict=True)):
+        if w > 0.0:
+            emit(h, tok, w)
+            if prev_neg:
+                emit(combine(np.uint64(h), NEG_SALT), f"{toks[k - 1]}+{tok}", w * table.negation_weight)
+        prev_neg = bool(int(flags[k]) & NEGATOR_FLAG)
+    features = [Feature(h, label, w, tf, round(w * (1.0 + math.log(tf)) * VOTE_SCALE))
+                for h, (label, w, tf) in merged.items()]
+    return FeatureVotes(features, _hash_bits([f.hash for f in features], fingerprinter.words), fingerprinter.words)
+
+
+@dataclass(frozen=True, slots=True)
+class Push:
+    """One feature's share of a bit's vote difference (A minus B), in weight units."""
+
+    feature: str
+    delta: float
+    side: str  # "a", "b" or "both" (present in both with another vote)
+
+
+@dataclass(frozen=True, slots=True)
+class BitAttribution:
+    """One differing SimHash bit: both totals and the features that pushed it apart."""
+
+    bit: int
+    a: int
+    b: int
+    vote_a: float
+    vote_b: float
+    pushed_by: list[Push]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"bit": self.bit, "a": self.a, "b": self.b, "vote_a": self.vote_a, "vote_b": self.vote_b,
+                "pushed_by": [{"feature": p.feature, "delta": p.delta, "side": p.side} for p in self.pushed_by]}
+
+
+def bit_attribution(fa: FeatureVotes, fb: FeatureVotes, top: int = TOP_PUSHERS) -> list[BitAttribution]:
+    """For every bit where the two recomputed SimHashes differ, the ``top`` features with the
+    largest share of ``vote_A - vote_B`` (signed: positive pulls A's bit up relative to B's)."""
+    index: dict[int, int] = {}
+    labels: list[str] = []
+    for f in [*fa.features, *fb.features]:
+        if f.hash not in index:
+            index[f.hash] = len(labels)
+            labels.append(f.label)
+    n = len(labels)
+    va = np.zeros(n, dtype=np.int64)
+    vb = np.zeros(n, dtype=np.int64)
+    for f in fa.features:
+        va[index[f.hash]] = f.vote
+    for f in fb.features:
+        vb[index[f.hash]] = f.vote
+    signs = _hash_bits(list(index), fa.words)
+    in_a = np.zeros(n, dtype=bool)
+    in_a[[index[f.hash] for f in fa.features]] = True
+    in_b = np.zeros(n, dtype=bool)
+    in_b[[index[f.hash] for f in fb.features]] = True
+    ta, tb = fa.totals, fb.totals
+    out: list[BitAttribution] = []
+    for bit in np.flatnonzero((ta > 0) != (tb > 0)).tolist():
+        share = signs[:, bit] * (va - vb)
+        order = [k for k in np.argsort(-np.abs(share), kind="stable")[:top].tolist() if share[k] != 0]
+        pushes = [Push(labels[k], round(int(share[k]) / VOTE_SCALE, 3),
+                       "both" if in_a[k] and in_b[k] else "a" if in_a[k] else "b") for k in order]
+        out.append(BitAttribution(bit, int(ta[bit] > 0), int(tb[bit] > 0), round(int(ta[bit]) / VOTE_SCALE, 3),
+                                  round(int(tb[bit]) / VOTE_SCALE, 3), pushes))
+    return out
+
+
+def shingles(fingerprinter: Fingerprinter, text: str, lang: str) -> set[str]:
+    """The distinct shingles the MinHash of one normalised ``text`` is over, as text: k-grams of
+    its letters and digits for Chinese, k-grams of its tokens otherwise (one shingle of all of
+    them when there are fewer than k)."""
+    cfg = fingerprinter.config
+    if lang == "zh":
+        classes = fingerprinter.classes
+        units = [c for c in text if ord(c) >= classes.shape[0] or classes[ord(c)] & ktext.ALNUM]
+        k, sep = cfg.zh_shingle, ""
+    else:
+        units = tokens(fingerprinter, text, lang)
+        k, sep = cfg.en_shingle, " "
+    if not units:
+        return set()
+    if len(units) < k:
+        return {sep.join(units)}
+    return {sep.join(units[i : i + k]) for i in range(len(units) - k + 1)}
+
+
+def critical_differences(mine: Profile, theirs: npt.NDArray[np.uint64]) -> list[CriticalDifference]:
+    """Every shared context whose fills were replaced, by the engine's own test (the kernel's
+    :func:`replaced_context` and :meth:`Profile.critical_against`, which stop at the first): after
+    each one found, that context's entries leave both profiles and the test runs again (entries of
+    different contexts never cancel each other, so the others are found as the engine would)."""
+    found: list[CriticalDifference] = []
+    while len(found) < MAX_CRITICAL and len(mine.entries) and len(theirs):
+        i = int(replaced_context(mine.entries, theirs))
+        diff = mine.critical_against(theirs)
+        if i < 0 or diff is None:
+            break
+        found.append(diff)
+        ctx = mine.entries[i] >> np.uint64(16)
+        keep = (mine.entries >> np.uint64(16)) != ctx
+        mine = Profile(mine.entries[keep], [f for f, k in zip(mine.fills, keep.tolist(), strict=True) if k],
+                       [p for p, k in zip(mine.positions, keep.tolist(), strict=True) if k], mine.text)
+        theirs = theirs[(theirs >> np.uint64(16)) != ctx]
+    return found
+
+
+def _side(fps: Any, row: int, doc_id: str, votes: FeatureVotes) -> dict[str, Any]:
+    recomputed = votes.simhash()
+    top = sorted(votes.features, key=lambda f: -f.weight)[:TOP_TOKENS]
+    return {
+        "id": doc_id, "lang": fps.langs[row], "chars": fps.lengths[row], "shingles": int(fps.shingle_counts[row]),
+        "simhash": [f"{int(x):016x}" for x in fps.simhash[row]],
+        "top_weighted_tokens": [(f.label, round(f.weight, 3)) for f in top],
+        "features": len(votes.features),
+        "recomputed_simhash": [f"{int(x):016x}" for x in recomputed],
+    }
 
 
 async def explain_pair(settings: Settings, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +270,8 @@ async def explain_pair(settings: Settings, a: dict[str, Any], b: dict[str, Any])
 async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Everything behind B's decision when A came first, with the numbers the engine uses: the
     same sketches (b-bit signatures as stored), the same :func:`neardup.similarity.similarities`,
-    the same rule and veto. ``engine`` should be on an empty in-memory store (B is decided after A)."""
+    the same rule and veto, and the SimHash votes rebuilt from the kernel's features (see the
+    module docstring). ``engine`` should be on an empty in-memory store (B is decided after A)."""
     da = parse_document(a)
     db = parse_document(b)
     w = engine._prepare([da, db], time.time())
@@ -66,37 +284,51 @@ async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> 
         wd * 64 + bit for wd in range(fp.simhash.shape[1]) for bit in range(64)
         if (int(fp.simhash[0, wd]) ^ int(fp.simhash[1, wd])) >> bit & 1
     ]
-    cfg = engine.fingerprinter.config
-    sa = _shingles(fp.texts[0], fp.langs[0], cfg.zh_shingle, cfg.en_shingle)
-    sb = _shingles(fp.texts[1], fp.langs[1], cfg.zh_shingle, cfg.en_shingle)
-    critical = w.profiles[1].critical_against(w.profiles[0].entries)
+    fper = engine.fingerprinter
+    va = feature_votes(fper, fp.texts[0], fp.langs[0])
+    vb = feature_votes(fper, fp.texts[1], fp.langs[1])
+    sa = shingles(fper, fp.texts[0], fp.langs[0])
+    sb = shingles(fper, fp.texts[1], fp.langs[1])
+    found = critical_differences(w.profiles[1], w.profiles[0].entries)
     await engine.decide([da])
     decision = await engine.check(db)
+    side_a, side_b = _side(fp, 0, da.id, va), _side(fp, 1, db.id, vb)
     return {
-        "a": {"id": da.id, "lang": fp.langs[0], "chars": fp.lengths[0], "shingles": int(fp.shingle_counts[0]),
-              "simhash": [f"{int(x):016x}" for x in fp.simhash[0]],
-              "top_weighted_tokens": _weighted_tokens(engine, fp.texts[0], fp.langs[0])},
-        "b": {"id": db.id, "lang": fp.langs[1], "chars": fp.lengths[1], "shingles": int(fp.shingle_counts[1]),
-              "simhash": [f"{int(x):016x}" for x in fp.simhash[1]],
-              "top_weighted_tokens": _weighted_tokens(engine, fp.texts[1], fp.langs[1])},
+        "a": side_a,
+        "b": side_b,
         "exact_shingle_jaccard": round(len(sa & sb) / max(1, len(sa | sb)), 4),
         "shared_shingles": len(sa & sb),
-        "shared_shingle_examples": sorted(sa & sb)[:10],
+        "shared_shingle_examples": sorted(sa & sb)[:SHINGLE_EXAMPLES],
+        "differing_shingles": {"only_a": len(sa - sb), "only_b": len(sb - sa),
+                               "examples_a": sorted(sa - sb)[:SHINGLE_EXAMPLES],
+                               "examples_b": sorted(sb - sa)[:SHINGLE_EXAMPLES]},
         "jaccard_estimate": sim.jaccard,
         "signature_bits": int(table.bits.min()),
         "hamming": sim.hamming,
         "differing_simhash_bits": diff_bits,
+        "simhash_attribution": {
+            "recomputed_equals_engine": side_a["recomputed_simhash"] == side_a["simhash"]
+            and side_b["recomputed_simhash"] == side_b["simhash"],
+            "vote_unit": "weight x (1 + ln tf), summed with the sign of the feature's hash bit",
+            "bits": [x.to_dict() for x in bit_attribution(va, vb)],
+        },
         "containment": sim.containment,
         "comparable": bool(sims.comparable[0]),
         "rule": rule(sim, thresholds) if sims.comparable[0] else None,
-        "critical_difference": critical.as_evidence() if critical else None,
+        "critical_difference": found[0].as_evidence() if found else None,
+        "critical_differences": [d.as_evidence() for d in found],
         "thresholds": thresholds.as_evidence(),
         "decision_for_b_after_a": {"status": decision.status.value, "duplicate_of": decision.duplicate_of,
                                    "evidence": decision.evidence.to_dict()},
     }
 
 
+def _pushes(bit: dict[str, Any]) -> str:
+    return ", ".join(f"{p['feature']} {p['delta']:+.2f} ({p['side']})" for p in bit["pushed_by"]) or "-"
+
+
 def format_report(r: dict[str, Any]) -> str:
+    """The report as text, one fact a line."""
     lines = []
     for side in ("a", "b"):
         s = r[side]
@@ -106,11 +338,22 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"   top weighted tokens: {toks}")
     lines.append(f"shared shingles {r['shared_shingles']} (exact Jaccard {r['exact_shingle_jaccard']}), "
                  f"e.g. {r['shared_shingle_examples'][:5]}")
+    ds = r["differing_shingles"]
+    lines.append(f"shingles only in A: {ds['only_a']}, e.g. {ds['examples_a'][:5]}")
+    lines.append(f"shingles only in B: {ds['only_b']}, e.g. {ds['examples_b'][:5]}")
     lines.append(f"MinHash Jaccard estimate {r['jaccard_estimate']}  containment {r['containment']}")
     lines.append(f"SimHash Hamming distance {r['hamming']}  differing bits {r['differing_simhash_bits']}")
+    att = r["simhash_attribution"]
+    if not att["recomputed_equals_engine"]:
+        lines.append("   (the recomputed votes do not give the engine's SimHash: attribution below is approximate)")
+    for bit in att["bits"]:
+        lines.append(f"   bit {bit['bit']:3d}: A={bit['a']} (vote {bit['vote_a']:+.2f})  "
+                     f"B={bit['b']} (vote {bit['vote_b']:+.2f})  pushed by {_pushes(bit)}")
     lines.append(f"similarity rule: {r['rule'] or 'none (not similar)'}")
     crit = r["critical_difference"]
     lines.append(f"critical difference: {crit if crit else 'none'}")
+    for more in r["critical_differences"][1:]:
+        lines.append(f"   also: {more}")
     d = r["decision_for_b_after_a"]
     lines.append(f"decision for B after A: {d['status']}" + (f" of {d['duplicate_of']}" if d["duplicate_of"] else ""))
     lines.append(f"thresholds: {r['thresholds']}")
