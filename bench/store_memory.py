@@ -1,40 +1,99 @@
-"""Redis memory per stored document, measured on a redis-server this script starts and stops.
+"""Redis memory per stored document at scale, from what the engine really stores.
 
-    .venv/bin/python bench/store_memory.py [N] [--index-keys 24] [--signature-bytes 512] ...
+    .venv/bin/python bench/store_memory.py [N] [--set SECTION.NAME=VALUE ...] [--no-simhash-blocks]
+                                           [--shards S] [--json out.json]
 
-Loads N synthetic fingerprint records through RedisFingerprintStore.add (the real layout: packed
-records, sharded listpack index buckets) with realistic sizes (128 x uint32 MinHash = 512 B,
-64-bit SimHash, ~200 B profile, 4 SimHash block keys + LSH band keys per document, a share of near-
-duplicates that reuse most of an original's keys), then claims and decisions, and prints one JSON
-object: bytes per document for records + index (the design target), for claims and decisions, a
-record/index split from MEMORY USAGE samples, the bucket key encodings, and a query rate.
+1. Runs the engine over the development set (bench/quality.py: memory store, the given settings)
+   and keeps every ``commit`` and ``put_decisions`` it makes: real ids, signatures, profiles,
+   meta, index keys (``engine.layout.width`` per document), evidence, and the real mix of unique
+   documents, near-duplicates (both stored with a record) and exact copies (a decision only). The
+   quality of those settings (F1, precision, recall, per kind) comes with it.
+2. Starts its own redis-server (no persistence) and replays those calls through
+   ``RedisFingerprintStore.commit`` / ``put_decisions`` until N documents are decided: copy c of
+   the set gets ids of the same length (the first digits replaced by c), content hashes and index
+   keys rehashed with c (equal stays equal within a copy, nothing collides across copies), so the
+   key, value and index sizes are the engine's own.
+3. Loads in four phases and reads ``INFO memory`` after each, so that every byte lands in one
+   category: claims (``commit(claims, [])``), records without index entries, the same records
+   again with their index entries (same values: the difference is the index), decisions. It also
+   samples ``MEMORY USAGE`` per key kind, reads ``ZCARD`` of every index shard key against
+   ``zset-max-listpack-entries`` and samples ``OBJECT ENCODING``.
+
+``--formats v2`` writes records and decisions in the value formats before the compact ones
+(version 2: content type as text, published_at as a double, evidence as JSON text; the encoders
+below are copies of those at commit c547aa0), for the "before" row of the README's table.
+
+Prints one JSON object (also written with --json). Bytes per document = bytes / documents decided.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import math
 import os
-import random
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from neardup.storage.base import DecisionRecord, FingerprintRecord, TTLPolicy
-from neardup.storage.keys import KeyLayout
-from neardup.storage.redis import RedisFingerprintStore
+import itertools
 
-DAY = 86_400
-TTL = {"news": 7 * DAY, "announcement": None, "default": 30 * DAY}
+import quality
+
+from neardup.config import load_settings
+from neardup.engine import store_options
+from neardup.index import fmix64
+from neardup.storage import Claim, DecisionRecord, FingerprintRecord, TTLPolicy
+from neardup.storage import redis as redis_store
+from neardup.storage.redis import RedisFingerprintStore, _put_bytes, _put_int
+
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+KINDS = {"records": b"{d*}r", "decisions": b"{d*}v", "claims": b"{x*}", "index": b"{i*}"}
+
+
+def encode_record_v2(rec: FingerprintRecord) -> bytes:
+    """Record format version 2 (storage/redis.py at c547aa0, with meta)."""
+    out = bytearray((2,))
+    _put_bytes(out, rec.doc_id.encode("utf-8", "surrogatepass"))
+    _put_bytes(out, rec.content_type.encode("utf-8"))
+    out += struct.pack(">d", rec.published_at)
+    _put_int(out, rec.shingles)
+    _put_int(out, rec.length)
+    for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile, rec.meta):
+        _put_bytes(out, part)
+    return bytes(out)
+
+
+def encode_decision_v2(d: DecisionRecord) -> bytes:
+    """Decision format version 2 (storage/redis.py at c547aa0): the evidence as JSON text."""
+    out = bytearray((2,))
+    _put_bytes(out, d.doc_id.encode("utf-8", "surrogatepass"))
+    _put_bytes(out, d.status.encode("utf-8"))
+    if d.duplicate_of is None:
+        out.append(0)
+    else:
+        out.append(1)
+        _put_bytes(out, d.duplicate_of.encode("utf-8", "surrogatepass"))
+    _put_bytes(out, d.evidence.encode("utf-8"))
+    _put_bytes(out, d.content_type.encode("utf-8"))
+    _put_bytes(out, d.content_hash)
+    return bytes(out)
 
 
 def free_port() -> int:
@@ -44,17 +103,14 @@ def free_port() -> int:
 
 
 def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """A redis-server of our own on a free loopback port, without persistence."""
     server = shutil.which("redis-server")
     if not server:
         sys.exit("redis-server not on PATH (apt-get install redis-server)")
     port = free_port()
-    args = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    args += ["--dir", str(workdir), "--logfile", str(workdir / "redis.log")]
-    proc = subprocess.Popen(
-        args,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    args = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", str(workdir), "--logfile", str(workdir / "redis.log")]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         try:
@@ -66,65 +122,216 @@ def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
     sys.exit("redis-server did not start")
 
 
-class Corpus:
-    """Synthetic documents: originals with fresh keys, near-duplicates that share most of theirs."""
+class Copier:
+    """Copy ``c`` of the captured calls: same-length ids, rehashed content hashes and index keys."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.rng = random.Random(args.seed)
-        self.args = args
-        self.bands = args.index_keys - args.simhash_blocks
-        self.recent: list[list[bytes]] = []
+    def __init__(self, ids: list[str], copies: int) -> None:
+        self.digits = max(1, len(str(copies - 1)))
+        tails = [i[self.digits :] for i in ids]
+        # the ids' tails must stay distinct once their heads are replaced by the copy number;
+        # otherwise ids grow by a prefix instead (longer than the real ones, and said so)
+        self.same_length = min(len(i) for i in ids) > self.digits and len(set(tails)) == len(ids)
+        self.c = 0
 
-    def keys(self) -> list[bytes]:
-        rng, a = self.rng, self.args
-        if self.recent and rng.random() < a.dup_rate:
-            orig = rng.choice(self.recent)
-            out = []
-            for i, k in enumerate(orig):
-                keep = a.dup_block_share if i < a.simhash_blocks else a.dup_band_share
-                out.append(k if rng.random() < keep else self.fresh(i))
-            return out
-        out = [self.fresh(i) for i in range(a.index_keys)]
-        if len(self.recent) < 20_000:
-            self.recent.append(out)
-        else:
-            self.recent[rng.randrange(20_000)] = out
-        return out
+    def id(self, doc_id: str | None) -> str | None:
+        if doc_id is None:
+            return None
+        head = f"{self.c:0{self.digits}d}"
+        return head + doc_id[self.digits :] if self.same_length else f"{head}~{doc_id}"
 
-    def fresh(self, i: int) -> bytes:
-        if i < self.args.simhash_blocks:  # 64-bit SimHash in 4 blocks of 16 bits
-            return b"S" + bytes([i]) + self.rng.randbytes(2)
-        return b"M" + bytes([i - self.args.simhash_blocks]) + self.rng.randbytes(8)
+    def hash(self, content_hash: bytes) -> bytes:
+        return hashlib.blake2b(content_hash + self.c.to_bytes(4, "big"), digest_size=len(content_hash)).digest()
 
-    def record(self, n: int) -> FingerprintRecord:
-        a, rng = self.args, self.rng
-        x = rng.random()
-        ctype = "news" if x < a.news_share else ("announcement" if x > 1 - a.announcement_share else "blog")
-        return FingerprintRecord(
-            doc_id=f"https://news.example.com/{n // 1000}/{n:09d}.html",  # ~40-byte URL ids
-            content_type=ctype,
-            published_at=1.767e9 + n,
-            content_hash=rng.randbytes(16),
-            simhash=rng.randbytes(8),
-            signature=rng.randbytes(a.signature_bytes),
-            profile=rng.randbytes(a.profile_bytes),
-            shingles=rng.randrange(50, 5000),
-            length=rng.randrange(200, 20_000),
-            index_keys=tuple(self.keys()),
-        )
+    def keys(self, keys: tuple[int, ...]) -> tuple[int, ...]:
+        if not keys:
+            return ()
+        mixed = fmix64(np.array(keys, dtype=np.uint64) ^ (np.uint64(self.c + 1) * GOLDEN))
+        mixed[mixed == 0] = 1
+        return tuple(int(k) for k in mixed)
+
+    def claim(self, cl: Claim) -> Claim:
+        return Claim(self.hash(cl.content_hash), self.id(cl.doc_id) or "", cl.content_type)
+
+    def record(self, rec: FingerprintRecord, with_index: bool) -> FingerprintRecord:
+        return replace(rec, doc_id=self.id(rec.doc_id) or "", content_hash=self.hash(rec.content_hash),
+                       index_keys=self.keys(rec.index_keys) if with_index else ())
+
+    def decision(self, d: DecisionRecord) -> DecisionRecord:
+        ev = json.loads(d.evidence)
+        if ev.get("matched_id"):
+            ev["matched_id"] = self.id(ev["matched_id"])
+        if isinstance(ev.get("critical"), dict) and ev["critical"].get("against"):
+            ev["critical"]["against"] = self.id(ev["critical"]["against"])
+        evidence = json.dumps(ev, ensure_ascii=False, allow_nan=False)  # as the engine writes it
+        return replace(d, doc_id=self.id(d.doc_id) or "", duplicate_of=self.id(d.duplicate_of),
+                       evidence=evidence, content_hash=self.hash(d.content_hash))
 
 
-async def used_memory(client: Any) -> int:
-    return int((await client.info("memory"))["used_memory"])
-
-
-async def sample_keys(client: Any, match: bytes, n: int) -> list[bytes]:
-    out: list[bytes] = []
-    async for key in client.scan_iter(match=match, count=1000):
-        out.append(key)
-        if len(out) >= n:
-            break
+def plan(captured: quality.Captured, n: int) -> list[tuple[int, int, set[str] | None]]:
+    """(copy, window, ids kept or None for all) until ``n`` documents are decided."""
+    out: list[tuple[int, int, set[str] | None]] = []
+    left, c = n, 0
+    while left > 0:
+        for w, decisions in enumerate(captured.decisions):
+            if left <= 0:
+                break
+            if len(decisions) <= left:
+                out.append((c, w, None))
+                left -= len(decisions)
+            else:
+                out.append((c, w, {d.doc_id for d in decisions[:left]}))
+                left = 0
+        c += 1
     return out
+
+
+def windows(captured: quality.Captured, steps: list[tuple[int, int, set[str] | None]], copier: Copier
+            ) -> Iterator[tuple[list[Claim], list[FingerprintRecord], list[DecisionRecord]]]:
+    """The captured window writes of each step (a window's commit and its decisions share its index)."""
+    for c, w, keep in steps:
+        copier.c = c
+        claims, records = captured.commits[w]
+        decisions = captured.decisions[w]
+        if keep is not None:
+            claims = [x for x in claims if x.doc_id in keep]
+            records = [x for x in records if x.doc_id in keep]
+            decisions = [x for x in decisions if x.doc_id in keep]
+        yield claims, records, decisions
+
+
+async def used(client: Any) -> dict[str, int]:
+    info = await client.info("memory")
+    return {k: int(info[k]) for k in ("used_memory", "used_memory_dataset", "used_memory_rss")}
+
+
+async def sample_usage(client: Any, prefix: bytes, pattern: bytes, n: int) -> tuple[float, int]:
+    """(mean MEMORY USAGE, keys seen) of up to ``n`` keys matching ``prefix + pattern``."""
+    sizes: list[int] = []
+    async for key in client.scan_iter(match=prefix + pattern, count=1000):
+        sizes.append(int(await client.memory_usage(key, samples=0)))
+        if len(sizes) >= n:
+            break
+    return (sum(sizes) / len(sizes) if sizes else 0.0), len(sizes)
+
+
+async def shard_census(client: Any, store: RedisFingerprintStore, limit: int) -> dict[str, Any]:
+    """ZCARD of every index shard key, and OBJECT ENCODING of a sample."""
+    shards = store.layout.index_shards
+    cards = np.zeros(shards, dtype=np.int64)
+    step = 10_000
+    for lo in range(0, shards, step):
+        pipe = client.pipeline(transaction=False)
+        for s in range(lo, min(shards, lo + step)):
+            pipe.zcard(store.layout.shard_key(s))
+        cards[lo : lo + step] = await pipe.execute()
+    encodings: dict[str, int] = {}
+    rng = np.random.default_rng(1)
+    sample = rng.choice(shards, size=min(shards, 2000), replace=False)
+    fullest = np.argsort(cards)[-20:]
+    for s in np.concatenate([sample, fullest]).tolist():
+        raw = await client.object("encoding", store.layout.shard_key(int(s)))
+        if raw is not None:
+            name = raw.decode() if isinstance(raw, bytes) else str(raw)
+            encodings[name] = encodings.get(name, 0) + 1
+    live = cards[cards > 0]
+    return {
+        "index_shards": shards,
+        "shard_keys_used": int(live.shape[0]),
+        "entries": int(cards.sum()),
+        "entries_per_shard_mean": round(float(cards.mean()), 1),
+        "entries_per_shard_p99_9": int(np.percentile(cards, 99.9)) if shards else 0,
+        "entries_per_shard_max": int(cards.max()) if shards else 0,
+        "zset_max_listpack_entries": limit,
+        "shards_over_listpack_limit": int((cards > limit).sum()),
+        "encodings_sampled_incl_20_fullest": encodings,
+        # shards for a mean of 64 entries (the fullest near 2x that): about entries / 64, a power of 2
+        "suggested_index_shards": 1 << max(0, math.ceil(math.log2(max(1, int(cards.sum())) / 64))),
+    }
+
+
+async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
+    overrides = quality.parse_sets(args.sets)
+    report, captured = await quality.run(overrides, args.no_simhash_blocks)
+    settings = load_settings(**overrides)
+    options = store_options(settings.model_copy(update={"store_url": "redis://"}))
+    if args.shards:
+        options["index_shards"] = args.shards
+    options["max_connections"] = 8
+    store = RedisFingerprintStore(f"redis://127.0.0.1:{port}", TTLPolicy(by_type=dict(settings.ttl_seconds)),
+                                  **options)
+    await store.open()
+    client = store.client
+    server = await client.info("server")
+    config = await client.config_get("zset-max-listpack-*")
+    limit = int(config["zset-max-listpack-entries"])
+    steps = plan(captured, args.n)
+    copier = Copier([d.doc_id for ds in captured.decisions for d in ds], steps[-1][0] + 1)
+
+    phases: dict[str, dict[str, int]] = {"empty": await used(client)}
+    seconds: dict[str, float] = {}
+    counts = {"claims": 0, "records": 0, "index_entries": 0, "decisions": 0}
+
+    async def phase(name: str, write: Any) -> None:
+        t0 = time.perf_counter()
+        for i, (claims, records, decisions) in enumerate(windows(captured, steps, copier)):
+            await write(claims, records, decisions)
+            if args.progress and i % 100 == 0:
+                print(f"{name}: window {i} of {len(steps)}, {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+        seconds[name] = round(time.perf_counter() - t0, 1)
+        phases[name] = await used(client)
+
+    async def claims_only(claims: list[Claim], _r: list[FingerprintRecord], _d: list[DecisionRecord]) -> None:
+        counts["claims"] += len(claims)
+        await store.commit([copier.claim(c) for c in claims], [])
+
+    async def records_only(_c: list[Claim], records: list[FingerprintRecord], _d: list[DecisionRecord]) -> None:
+        counts["records"] += len(records)
+        await store.commit([], [copier.record(r, with_index=False) for r in records])
+
+    async def with_index(_c: list[Claim], records: list[FingerprintRecord], _d: list[DecisionRecord]) -> None:
+        counts["index_entries"] += sum(len(r.index_keys) for r in records)
+        await store.commit([], [copier.record(r, with_index=True) for r in records])
+
+    async def decisions_only(_c: list[Claim], _r: list[FingerprintRecord], decisions: list[DecisionRecord]) -> None:
+        counts["decisions"] += len(decisions)
+        await store.put_decisions([copier.decision(d) for d in decisions])
+
+    await phase("claims", claims_only)
+    await phase("records", records_only)
+    await phase("index", with_index)
+    await phase("decisions", decisions_only)
+
+    prefix = settings.redis.key_prefix.encode() + b":"
+    usage = {kind: await sample_usage(client, prefix, pattern, 2000) for kind, pattern in KINDS.items()}
+    census = await shard_census(client, store, limit)
+    dbsize = int(await client.dbsize())
+    await store.close()
+
+    n = counts["decisions"]
+    order = ["empty", "claims", "records", "index", "decisions"]
+    per_doc = {name: round((phases[name]["used_memory"] - phases[prev]["used_memory"]) / n, 1)
+               for prev, name in itertools.pairwise(order)}
+    total = phases["decisions"]["used_memory"] - phases["empty"]["used_memory"]
+    return {
+        "documents": n,
+        "bytes_per_document": round(total / n, 1),  # INFO used_memory, every key counted
+        "bytes_per_document_by_kind": per_doc,
+        "rss_bytes_per_document": round((phases["decisions"]["used_memory_rss"]
+                                         - phases["empty"]["used_memory_rss"]) / n, 1),
+        "counts": counts,
+        "per_record": {
+            "index_entries": round(counts["index_entries"] / max(1, counts["records"]), 1),
+            "index_bytes_per_entry": round(per_doc["index"] * n / max(1, counts["index_entries"]), 2),
+        },
+        "memory_usage_sampled_mean": {kind: round(v[0], 1) for kind, v in usage.items()},
+        "index": census,
+        "keys": dbsize,
+        "ids_same_length_as_dev_set": copier.same_length,
+        "load_seconds": seconds,
+        "redis_version": server["redis_version"],
+        "zset_max_listpack": {k: int(v) for k, v in config.items()},
+        "engine": report,
+    }
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -134,146 +341,30 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             return await measure(args, port)
         finally:
             os.kill(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
-
-
-async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
-    store = RedisFingerprintStore(
-        f"redis://127.0.0.1:{port}",
-        TTLPolicy(by_type=TTL),
-        index_shards=args.shards,
-        max_connections=8,
-        keep_index_keys=not args.drop_index_keys,
-    )
-    await store.open()
-    client = store.client
-    version = (await client.info("server"))["redis_version"]
-    listpack_max = (await client.config_get("zset-max-listpack-entries")).get("zset-max-listpack-entries")
-    corpus = Corpus(args)
-    base = await used_memory(client)
-
-    t0 = time.perf_counter()
-    sample: list[FingerprintRecord] = []
-    for start in range(0, args.n, args.batch):
-        batch = [corpus.record(i) for i in range(start, min(args.n, start + args.batch))]
-        if len(sample) < 2000:
-            sample += batch[:20]
-        await store.add(batch)
-        if args.progress and start // args.batch % 100 == 0:
-            print(f"{start + len(batch)} documents, {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-    load_s = time.perf_counter() - t0
-    after_add = await used_memory(client)
-
-    # record/index split: MEMORY USAGE of sampled record keys (key, value and dict overhead)
-    rec_keys = await sample_keys(client, b"nd:{d*}r", 2000)
-    rec_bytes = [int(await client.memory_usage(k, samples=0)) for k in rec_keys]
-    per_record = sum(rec_bytes) / max(1, len(rec_bytes))
-    bucket_keys = await sample_keys(client, b"nd:{i*", 5000)
-    encodings: dict[str, int] = {}
-    cards: list[int] = []
-    bucket_bytes: list[int] = []
-    for k in bucket_keys:
-        enc = (await client.object("encoding", k)).decode()
-        encodings[enc] = encodings.get(enc, 0) + 1
-        cards.append(int(await client.zcard(k)))
-        bucket_bytes.append(int(await client.memory_usage(k, samples=0)))
-    n_bucket_keys = int(await client.dbsize()) - args.n  # every other key is a record
-    per_bucket_key = sum(bucket_bytes) / max(1, len(bucket_bytes))
-
-    # query rate: the documents' own keys, as the engine looks a window up
-    t1 = time.perf_counter()
-    found = 0
-    for i in range(0, len(sample), 100):
-        res = await store.query([r.index_keys for r in sample[i : i + 100]])
-        found += sum(len(s) for s in res)
-    query_s = time.perf_counter() - t1
-
-    for start in range(0, args.n, args.batch):
-        ids = range(start, min(args.n, start + args.batch))
-        await store.claim_exact(
-            [(os.urandom(16), f"https://news.example.com/{i // 1000}/{i:09d}.html", "news") for i in ids]
-        )
-    after_claims = await used_memory(client)
-    evidence = json.dumps(
-        {"jaccard": 0.8123, "hamming": 7, "containment": 0.91, "candidates": 3, "rule": "jaccard_high"}
-    )
-    for start in range(0, args.n, args.batch):
-        ids = range(start, min(args.n, start + args.batch))
-        await store.put_decisions(
-            [
-                DecisionRecord(f"https://news.example.com/{i // 1000}/{i:09d}.html", "unique", None, evidence, "news")
-                for i in ids
-            ]
-        )
-    after_decisions = await used_memory(client)
-    dbsize = int(await client.dbsize())
-    await store.close()
-
-    n = args.n
-    per_doc = (after_add - base) / n
-    return {
-        "documents": n,
-        "redis_version": version,
-        "zset_max_listpack_entries": int(listpack_max),
-        "index_keys_per_doc": args.index_keys,
-        "signature_bytes": args.signature_bytes,
-        "profile_bytes": args.profile_bytes,
-        "dup_rate": args.dup_rate,
-        "records_keep_index_keys": not args.drop_index_keys,
-        "index_shards": args.shards,
-        "bytes_per_doc": round(per_doc, 1),  # records + index: the 400-byte target
-        "record_bytes_per_doc": round(per_record, 1),
-        # MEMORY USAGE of sampled bucket keys, scaled to all of them
-        "index_bytes_per_doc": round(per_bucket_key * n_bucket_keys / n, 1),
-        "index_bytes_per_entry": round(per_bucket_key * n_bucket_keys / n / args.index_keys, 2),
-        # the rest: expiry-dict entries and the main dict's bucket arrays
-        "other_bytes_per_doc": round(per_doc - per_record - per_bucket_key * n_bucket_keys / n, 1),
-        "bucket_keys": n_bucket_keys,
-        "claim_bytes_per_doc": round((after_claims - after_add) / n, 1),
-        "decision_bytes_per_doc": round((after_decisions - after_claims) / n, 1),
-        "all_bytes_per_doc": round((after_decisions - base) / n, 1),
-        "used_memory_bytes": after_decisions,
-        "keys": dbsize,
-        "bucket_key_encodings_sampled": encodings,
-        "bucket_key_mean_members": round(sum(cards) / max(1, len(cards)), 1),
-        "bucket_key_max_members": max(cards, default=0),
-        "load_docs_per_s": round(n / load_s),
-        "query_docs_per_s": round(len(sample) / query_s) if sample else None,
-        "query_mean_candidates": round(found / max(1, len(sample)), 2),
-    }
+            proc.wait(timeout=60)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("n", nargs="?", type=int, default=1_000_000, help="documents to load")
-    p.add_argument("--index-keys", type=int, default=24, help="index keys per document (blocks + bands)")
-    p.add_argument("--simhash-blocks", type=int, default=4)
-    p.add_argument("--signature-bytes", type=int, default=512, help="512 = 128 x uint32; 128 = 128 x 8-bit")
-    p.add_argument("--profile-bytes", type=int, default=200)
-    p.add_argument("--dup-rate", type=float, default=0.3, help="share of near-duplicates")
-    p.add_argument("--dup-band-share", type=float, default=0.6, help="bands a near-duplicate shares")
-    p.add_argument("--dup-block-share", type=float, default=0.85, help="SimHash blocks it shares")
-    p.add_argument("--news-share", type=float, default=1.0, help="rest: 'blog' (default ttl), announcements")
-    p.add_argument("--announcement-share", type=float, default=0.0)
-    p.add_argument(
-        "--shards",
-        type=int,
-        default=0,
-        help="index_shards; 0: sized as an operator would for N documents a day (32-64 per key)",
-    )
-    p.add_argument("--batch", type=int, default=1000)
-    p.add_argument("--drop-index-keys", action="store_true", help="store records without their index keys")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("n", nargs="?", type=int, default=1_000_000, help="documents to decide (default 1,000,000)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="SECTION.NAME=VALUE",
+                   help="a setting, as NEARDUP_SECTION__NAME would set it")
+    p.add_argument("--no-simhash-blocks", action="store_true", help="experiment: index LSH bands only")
+    p.add_argument("--shards", type=int, default=0, help="index shards (default: redis.index_shards)")
+    p.add_argument("--json", type=Path, default=None, help="also write the result here")
+    p.add_argument("--formats", choices=["current", "v2"], default="current",
+                   help="v2: the record and decision value formats before the compact ones")
     p.add_argument("--progress", action="store_true")
     args = p.parse_args(argv)
-    if not args.shards:
-        # the N documents land in one news bucket (2 sub-shards): aim at 32-64 entries per key,
-        # well under 128 because SimHash block keys come in clumps (16-bit values: ~15 documents
-        # each at 1M) and a key over zset-max-listpack-entries costs ~5x per member
-        subs = KeyLayout().sub_shards(TTL["news"] or DAY)
-        args.shards = 1 << max(0, int(args.n * args.index_keys / (32 * subs)).bit_length() - 1)
-    KeyLayout(index_shards=args.shards)  # validates
-    print(json.dumps(asyncio.run(run(args)), indent=1))
+    if args.formats == "v2":  # the store calls these module functions by name
+        redis_store.encode_record = encode_record_v2
+        redis_store.encode_decision = encode_decision_v2
+    result = asyncio.run(run(args))
+    result["value_formats"] = args.formats
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ class FingerprintSettings(_Section):
     idf_path: str | None = Field(None, description="IDF table 'word idf' per line; default: jieba's")
     domain_weights_path: str | None = Field(None, description="YAML/TOML domain weights; default: bundled")
     signature_bits: int = Field(
-        8, description="bits kept per MinHash value in the store (b-bit MinHash: 8, 16 or 32 = full)"
+        8, description="bits kept per MinHash value in the store (b-bit MinHash: 4, 8, 16 or 32 = full)"
     )
     segment_hmm: bool = Field(
         False, description="jieba HMM for words missing from the dictionary (off: same quality, faster)"
@@ -90,8 +90,8 @@ class FingerprintSettings(_Section):
     @field_validator("signature_bits")
     @classmethod
     def _bits(cls, v: int) -> int:
-        if v not in (8, 16, 32):
-            raise ValueError("fingerprint.signature_bits must be 8, 16 or 32")
+        if v not in (4, 8, 16, 32):
+            raise ValueError("fingerprint.signature_bits must be 4, 8, 16 or 32")
         return v
 
     @field_validator("simhash_bits", mode="before")
@@ -119,7 +119,9 @@ class ThresholdSettings(_Section):
     jaccard_low: float = Field(0.45, gt=0.0, le=1.0, description="with SimHash or containment support")
     hamming_high: int = Field(3, ge=0, le=64, description="duplicate on SimHash alone (64-bit scale)")
     hamming_low: int = Field(12, ge=0, le=64, description="SimHash support for jaccard_low")
-    containment_high: float = Field(0.85, gt=0.0, le=1.0, description="truncations and excerpts")
+    # 0.73: what `neardup calibrate` chose on the development set at pair precision 0.99 (each
+    # half, split by connected component, chose 0.73 / 0.74 on its own); 0.85 before
+    containment_high: float = Field(0.73, gt=0.0, le=1.0, description="truncations and excerpts")
     short_text_chars: int = Field(50, ge=0, description="below this, only exact matches count")
     reversal_margin: float = Field(
         0.4, ge=0.0, le=1.0,
@@ -128,6 +130,9 @@ class ThresholdSettings(_Section):
     cluster_margin: float = Field(
         0.2, ge=0.0, le=1.0,
         description="a match in the cluster of a contradicting candidate this much more similar is vetoed",
+    )
+    target_precision: float = Field(
+        0.99, gt=0.0, le=1.0, description="pair precision that calibration (neardup calibrate) aims for"
     )
     adaptive: bool = True
     adaptive_every: int = Field(1000, ge=10, description="near-duplicates gathered before the next shared version")

@@ -41,7 +41,7 @@ from neardup.storage.file import SCHEMA, FileFingerprintStore
 WINDOW = 1000
 EVIDENCE = json.dumps({"reason": "unique", "rule": None, "matched_id": None, "jaccard": None, "hamming": None,
                        "containment": None, "candidates": 0, "thresholds": {"jaccard_high": 0.7, "jaccard_low": 0.45,
-                       "hamming_high": 3, "hamming_low": 12, "containment_high": 0.85, "short_text_chars": 50},
+                       "hamming_high": 3, "hamming_low": 12, "containment_high": 0.73, "short_text_chars": 50},
                        "threshold_version": 0, "window_id": "vm-9708:1", "worker_id": "vm-9708",
                        "decided_at": 1796295181.762})  # fmt: skip
 Writer = Callable[[list[FingerprintRecord]], None]

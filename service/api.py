@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator, Mapping
-from types import TracebackType
 from typing import Any
 
 from neardup.config import Settings, load_settings
@@ -62,8 +61,7 @@ class Deduplicator:
         """Open; :meth:`close` on leaving the block."""
         return self.open()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, *_: object) -> None:
         """Close the store and the loop."""
         self.close()
 

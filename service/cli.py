@@ -44,6 +44,7 @@ LAZY_COMMANDS = {
     "publish": "neardup.agents.commands.publish",
     "tail": "neardup.agents.commands.tail",
     "review": "neardup.review.review_command",
+    "calibrate": "neardup.calibrate.calibrate_command",
     "feedback": "neardup.learning_cli.feedback_command",
     "model": "neardup.learning_cli.model_group",
     "bench": "neardup.bench.cli.bench",

@@ -10,31 +10,52 @@ duplicate, whatever the similarity says. Contexts that only one document has (ad
 deleted sentences, synonym edits nearby) are ignored, and so is one-sided surplus of a repeated
 context (a deleted occurrence); only a *replacement* counts: each side has a fill the other lacks.
 
-Profile byte format v1 (what the store keeps): b"NP" + version (1 B) + count (2 B) + count x
-(context hash uint32, fill hash uint16), big-endian, sorted, repeats kept. The fill hash is 8 bits
-of the polarity part then 8 bits of the figure part, so the kind of a difference is known from
-the hashes alone.
+A profile is a sorted array of entries (context hash << 16 | fill hash), repeats kept. The context
+hash is MurmurHash3 (x86, 32 bits) of the context string, of which the top ``CONTEXT_BITS`` bits
+are kept; the fill hash is 8 bits of the polarity part then 8 bits of the figure part, so the kind
+of a difference is known from the hashes alone. :meth:`AnchorProfiler.profile_batch` computes a
+window's profiles in one kernel call (``neardup.kernels.profile``); :meth:`AnchorProfiler.profile`
+is the same definition in plain Python, kept as the reference the kernel is tested against.
+
+Byte formats (what the store keeps), both read:
+- v1: b"NP" + version (1 B) + count (2 B) + count x (context hash uint32, fill hash uint16),
+  big-endian, sorted, repeats kept (6 bytes an entry).
+- v2 (written): contexts delta-coded, polarity bytes through a per-record palette, figure bytes
+  only where a figure stands (``neardup.kernels.profile_codec``): lossless; 183 bytes a document
+  against v1's 245 on the development set (the contexts, 32 random bits each, dominate).
+A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import overload
 
 import mmh3
 import numpy as np
 import numpy.typing as npt
 
+from neardup.cache import cached_arrays
+from neardup.kernels import profile as kprof
+from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
 from neardup.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 1
-HEAD = struct.Struct(">2sBH")
-ENTRY_DTYPE = np.dtype([("context", ">u4"), ("fill", ">u2")])
-MAX_ENTRIES = 0xFFFF
+PROFILE_VERSION = 2
+V1_HEAD = struct.Struct(">2sBH")
+V1_ENTRY = np.dtype([("context", ">u4"), ("fill", ">u2")])
+
+# Bits of the context hash compared and stored. Two different contexts of a pair agree by chance
+# with probability about (entries x entries) / 2^bits: 32 keeps that below 1e-6 for profiles of
+# 40 entries (the development set's mean).
+CONTEXT_BITS = 32
+HASH_BITS = 32
 
 ZH_CONTEXT = 5  # characters each side
 EN_CONTEXT = 3  # words each side
@@ -44,15 +65,19 @@ EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+)?%?")
 EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": ["will", "not"],
                    "shan't": ["shall", "not"]}
 FIGURE_MARK = "\ue0fe"
+NO_FIGURE = mmh3.hash("", kprof.FIGURE_SEED, signed=False) & 0xFF  # the figure byte of a fill without one
 
 
 @dataclass(frozen=True, slots=True)
 class CriticalDifference:
-    kind: str  # "polarity" | "figure"
+    """A replaced fill: its kind ("polarity" | "figure"), the passage around it and the fill."""
+
+    kind: str
     text: str  # the passage of the document being decided
     fill: str
 
     def as_evidence(self) -> dict[str, object]:
+        """The difference as a decision's evidence shows it."""
         return {"kind": self.kind, "passage": self.text[:200], "term": self.fill}
 
 
@@ -65,11 +90,50 @@ def fill_hash(fill: str) -> int:
         polarity, figure = "", fill
     else:
         polarity, figure = fill, ""
-    return (mmh3.hash(polarity, 0x0F11, signed=False) & 0xFF) << 8 | (mmh3.hash(figure, 0x0F12, signed=False) & 0xFF)
+    return ((mmh3.hash(polarity, kprof.POLARITY_SEED, signed=False) & 0xFF) << 8
+            | (mmh3.hash(figure, kprof.FIGURE_SEED, signed=False) & 0xFF))
 
 
 def _context_hash(context: str) -> int:
-    return mmh3.hash(context, 0x0F4A, signed=False)
+    return mmh3.hash(context, kprof.CONTEXT_SEED, signed=False)
+
+
+class KernelFills(Sequence[str]):
+    """The fill strings of a kernel-made profile, built only when read (evidence needs one or two)."""
+
+    __slots__ = ("_codes", "_fig_a", "_fig_b", "_kinds", "_names", "_negs", "_text")
+
+    def __init__(self, kinds: npt.NDArray[np.int8], codes: npt.NDArray[np.int32], negs: npt.NDArray[np.int32],
+                 fig_a: npt.NDArray[np.int64], fig_b: npt.NDArray[np.int64], names: Sequence[str], text: str) -> None:
+        """Fills of entries described by anchor kind, class-sign code, negations and figure span."""
+        self._kinds, self._codes, self._negs, self._fig_a, self._fig_b = kinds, codes, negs, fig_a, fig_b
+        self._names = names
+        self._text = text
+
+    def __len__(self) -> int:
+        """Entries."""
+        return len(self._kinds)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        """The fill of entry ``i`` as the reference spells it ("N approval+", "#60", "N")."""
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        kind = int(self._kinds[i])
+        if kind == kprof.ANCHOR_CLASS:
+            return "N " * int(self._negs[i]) + self._names[int(self._codes[i])]
+        if kind == kprof.ANCHOR_FIGURE:
+            return ("N " if self._negs[i] else "") + "#" + self._text[int(self._fig_a[i]) : int(self._fig_b[i])]
+        return "N"
+
+    def __iter__(self) -> Iterator[str]:
+        """Fills in entry order."""
+        return (self[j] for j in range(len(self)))
 
 
 @dataclass(slots=True)
@@ -77,16 +141,17 @@ class Profile:
     """The anchors of one document: sorted entries plus, for evidence, where each came from."""
 
     entries: npt.NDArray[np.uint64]  # sorted (context << 16 | fill)
-    fills: list[str]  # in entry order
-    positions: list[int]  # text offsets, in entry order
+    fills: Sequence[str]  # in entry order
+    positions: Sequence[int]  # text offsets, in entry order
     text: str
+    data: bytes | None = field(default=None, repr=False)  # the v2 record, when already encoded
+    bits: int = CONTEXT_BITS  # of the contexts in ``entries``
 
     def encode(self) -> bytes:
-        n = min(len(self.entries), MAX_ENTRIES)
-        packed = np.empty(n, dtype=ENTRY_DTYPE)
-        packed["context"] = (self.entries[:n] >> np.uint64(16)).astype(np.uint32)
-        packed["fill"] = (self.entries[:n] & np.uint64(0xFFFF)).astype(np.uint16)
-        return HEAD.pack(PROFILE_MAGIC, PROFILE_VERSION, n) + packed.tobytes()
+        """The v2 record the store keeps."""
+        if self.data is None:
+            self.data = encode_entries(self.entries, self.bits)
+        return self.data
 
     def critical_against(self, theirs: npt.NDArray[np.uint64]) -> CriticalDifference | None:
         """The first shared context whose fills were replaced (each side has one the other lacks)."""
@@ -101,31 +166,147 @@ class Profile:
         their_fills = {int(x) & 0xFFFF for x in theirs[lo : hi + 1] if int(x) >> 16 == ctx}
         other = next(iter(their_fills - {mine & 0xFFFF}), mine & 0xFFFF)
         kind = "polarity" if (mine >> 8 & 0xFF) != (other >> 8 & 0xFF) else "figure"
-        at = self.positions[i]
+        at = int(self.positions[i])
         return CriticalDifference(kind, self.text[max(0, at - 12) : at + 16], self.fills[i])
 
 
-def decode_profile(data: bytes) -> npt.NDArray[np.uint64]:
-    """Sorted (context << 16 | fill) entries of a stored profile."""
-    magic, version, count = HEAD.unpack_from(data)
-    if magic != PROFILE_MAGIC or version != PROFILE_VERSION:
-        raise ValueError("not a neardup v1 critical-difference profile")
-    packed = np.frombuffer(data, dtype=ENTRY_DTYPE, count=count, offset=HEAD.size)
-    out = (packed["context"].astype(np.uint64) << np.uint64(16)) | packed["fill"].astype(np.uint64)
+def encode_entries(entries: npt.NDArray[np.uint64], bits: int | None = None) -> bytes:
+    """The v2 record of sorted entries whose contexts have ``bits`` bits (default CONTEXT_BITS)."""
+    data, _ = codec.encode_batch(entries, np.array([0, len(entries)], dtype=np.int64),
+                                 CONTEXT_BITS if bits is None else bits, NO_FIGURE)
+    return data.tobytes()
+
+
+def _project(entries: npt.NDArray[np.uint64], bits: int, to_bits: int) -> npt.NDArray[np.uint64]:
+    """Entries with contexts of ``bits`` bits as contexts of ``to_bits`` (their top bits), sorted."""
+    if bits < to_bits:
+        raise ValueError(f"profile with {bits}-bit contexts, {to_bits} are compared")
+    if bits == to_bits:
+        return entries
+    shift = np.uint64(bits - to_bits)
+    ctx = (entries >> np.uint64(16)) >> shift
+    out = (ctx << np.uint64(16)) | (entries & np.uint64(0xFFFF))
     out.sort()
     return out
 
 
+DECODE_ERRORS = {codec.TRUNCATED: "truncated", codec.BAD_HEADER: "bad header", codec.TRAILING: "trailing bytes"}
+
+
+def decode_profile(data: bytes, bits: int | None = None) -> npt.NDArray[np.uint64]:
+    """Sorted (context << 16 | fill) entries of a stored v1 or v2 profile, contexts of ``bits``
+    bits (default CONTEXT_BITS); ValueError when ``data`` is no profile or too coarse."""
+    to_bits = CONTEXT_BITS if bits is None else bits
+    version = data[2] if len(data) > 2 and data[:2] == PROFILE_MAGIC else None
+    if version == 1 and len(data) >= V1_HEAD.size:
+        count = V1_HEAD.unpack_from(data)[2]
+        if len(data) != V1_HEAD.size + V1_ENTRY.itemsize * count:
+            raise ValueError("critical-difference profile v1 of the wrong length")
+        packed = np.frombuffer(data, dtype=V1_ENTRY, count=count, offset=V1_HEAD.size)
+        out = (packed["context"].astype(np.uint64) << np.uint64(16)) | packed["fill"].astype(np.uint64)
+        out.sort()
+        return _project(out, HASH_BITS, to_bits)
+    if version == 2:
+        status, entries, record_bits = codec.decode(np.frombuffer(data, dtype=np.uint8), NO_FIGURE)
+        if status != codec.OK:
+            raise ValueError(f"critical-difference profile v2: {DECODE_ERRORS[status]}")
+        return _project(entries, int(record_bits), to_bits) if len(entries) else entries
+    raise ValueError("not a neardup v1/v2 critical-difference profile")
+
+
+# ---------------------------------------------------------------------------------------------
+# the lexicon compiled for the kernel
+# ---------------------------------------------------------------------------------------------
+
+def _base_char_table() -> npt.NDArray[np.uint8]:
+    """Flags of every code point that do not depend on the lexicon: KEEP (a word character, what
+    the reference's ``[\\W_]+`` keeps), DIGIT, AZ09, AZ. Cached on disk by Unicode version."""
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        keep = np.fromiter((chr(c).isalnum() for c in range(kprof.CP_RANGE)), dtype=np.bool_, count=kprof.CP_RANGE)
+        table = np.where(keep, kprof.KEEP, 0).astype(np.uint8)
+        for c in "0123456789":
+            table[ord(c)] |= kprof.DIGIT | kprof.AZ09
+        for c in "abcdefghijklmnopqrstuvwxyz":
+            table[ord(c)] |= kprof.AZ09 | kprof.AZ
+        return {"table": table}
+
+    return cached_arrays(f"profile-chars-{unicodedata.unidata_version}-1", build)["table"].astype(np.uint8)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelTables:
+    """The lexicon as the profile kernel reads it (see ``neardup.kernels.profile``)."""
+
+    ctab: npt.NDArray[np.uint8]
+    edge_keys: npt.NDArray[np.uint64]
+    edge_vals: npt.NDArray[np.int32]
+    node_kind: npt.NDArray[np.int8]
+    node_code: npt.NDArray[np.int32]
+    word_keys: npt.NDArray[np.uint64]
+    word_vals: npt.NDArray[np.int32]
+    word_cps: npt.NDArray[np.uint32]
+    word_off: npt.NDArray[np.int64]
+    word_neg: npt.NDArray[np.bool_]
+    word_pol: npt.NDArray[np.int32]
+    digit_keys: bool
+    cs_bytes: npt.NDArray[np.uint8]
+    cs_off: npt.NDArray[np.int64]
+    aux: npt.NDArray[np.bool_]
+    zh_marks: npt.NDArray[np.uint32]
+    cw_cps: npt.NDArray[np.uint32]
+    cw_off: npt.NDArray[np.int64]
+
+
+def _cps(words: Sequence[str]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Concatenated code points of ``words`` and their offsets."""
+    off = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in words], out=off[1:])
+    cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+    return cps, off
+
+
+def _trie(terms: Sequence[str], kind_of: dict[str, tuple[int, int]]) -> tuple[
+        npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.int8], npt.NDArray[np.int32]]:
+    """The Chinese terms as a trie: (edge keys, edge values, node kinds, node codes)."""
+    children: dict[tuple[int, int], int] = {}
+    kinds = [0]
+    codes = [-1]
+    for term in terms:
+        node = 0
+        for ch in term:
+            nxt = children.get((node, ord(ch)))
+            if nxt is None:
+                nxt = children[(node, ord(ch))] = len(kinds)
+                kinds.append(0)
+                codes.append(-1)
+            node = nxt
+        kinds[node], codes[node] = kind_of[term]
+    parents = np.array([p for p, _ in children], dtype=np.int64)
+    cps = np.array([c for _, c in children], dtype=np.int64)
+    keys, vals = kprof.build_edge_table(parents, cps, np.array(list(children.values()), dtype=np.int32))
+    return keys, vals, np.array(kinds, dtype=np.int8), np.array(codes, dtype=np.int32)
+
+
 class AnchorProfiler:
-    def __init__(self, lexicon: Lexicon | None = None) -> None:
+    """Profiles of documents under one lexicon: :meth:`profile_batch` for a window (the kernel),
+    :meth:`profile` for one text (the Python reference)."""
+
+    def __init__(self, lexicon: Lexicon | None = None, context_bits: int = CONTEXT_BITS) -> None:
+        """Compile ``lexicon`` (default: the bundled one); contexts keep ``context_bits`` bits."""
         lex = lexicon or load_lexicon()
+        if not 1 <= context_bits <= HASH_BITS:
+            raise ValueError(f"context bits must be 1 to {HASH_BITS}, not {context_bits}")
         self.lexicon = lex
+        self.context_bits = context_bits
         self.polarity = lex.polarity
         self.neg_zh = set(lex.negators_zh)
         self.neg_en = set(lex.negators_en)
         self.aff_zh = set(lex.affirmators_zh)
         zh_terms = sorted({w for w in lex.polarity if not w.isascii()} | self.neg_zh | self.aff_zh,
                           key=len, reverse=True)
+        for word in [*zh_terms, *lex.polarity, *self.neg_en]:
+            if not word:
+                raise ValueError("the lexicon lists an empty polarity word, negator or affirmator")
         # longest first: 不予批准 -> 不予 + 批准, 无效 stays one word. The lookahead on the first
         # characters lets the scan skip most positions at once (re tries every alternative otherwise)
         starts = "".join(sorted({w[0] for w in zh_terms})) + "0-9" + ZH_NUMERALS
@@ -136,7 +317,80 @@ class AnchorProfiler:
         classes = sorted({cls for cls, _ in lex.polarity.values()})
         self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
         self.en_class_word = {cls: "<" + cls + ">" for cls in classes}
+        self.names = sorted({cls + sign for cls, sign in lex.polarity.values()})
+        self.tables = self._compile(zh_terms, classes)
 
+    def _compile(self, zh_terms: list[str], classes: list[str]) -> KernelTables:
+        lex = self.lexicon
+        pairs = sorted(set(lex.polarity.values()), key=lambda p: p[0] + p[1])
+        code_of = {p: i for i, p in enumerate(pairs)}
+        for cls, sign in pairs:
+            if (cls + sign).startswith("#") or cls + sign == "N":
+                raise ValueError(f"polarity class {cls!r} with sign {sign!r} reads as a figure or a bare negation")
+        kind_of: dict[str, tuple[int, int]] = {}
+        for term in zh_terms:
+            if term in self.aff_zh:
+                kind_of[term] = (kprof.NODE_AFFIRMATOR, -1)
+            elif term in self.neg_zh:
+                kind_of[term] = (kprof.NODE_NEGATOR, -1)
+            else:
+                kind_of[term] = (kprof.NODE_POLARITY, code_of[lex.polarity[term]])
+        edge_keys, edge_vals, node_kind, node_code = _trie(zh_terms, kind_of)
+        ctab = _base_char_table().copy()
+        for term in zh_terms:
+            ctab[ord(term[0])] |= kprof.TERM
+        for ch in ZH_NUMERALS:
+            ctab[ord(ch)] |= kprof.NUMERAL
+        words = sorted(set(lex.polarity) | self.neg_en)
+        word_cps, word_off = _cps(words)
+        word_keys, word_vals = kprof.build_word_table(word_cps, word_off)
+        names = [cls + sign for cls, sign in pairs]
+        cs_bytes = np.frombuffer("".join(names).encode("utf-8"), dtype=np.uint8).copy()
+        cs_off = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum([len(n.encode("utf-8")) for n in names], out=cs_off[1:])
+        cw_cps, cw_off = _cps([self.en_class_word[cls] for cls, _ in pairs])
+        return KernelTables(
+            ctab=ctab, edge_keys=edge_keys, edge_vals=edge_vals, node_kind=node_kind, node_code=node_code,
+            word_keys=word_keys, word_vals=word_vals, word_cps=word_cps, word_off=word_off,
+            word_neg=np.array([w in self.neg_en for w in words], dtype=np.bool_),
+            word_pol=np.array([code_of[lex.polarity[w]] if w in lex.polarity else -1 for w in words], dtype=np.int32),
+            digit_keys=any(w.isascii() and w[0].isdigit() for w in lex.polarity),
+            cs_bytes=cs_bytes, cs_off=cs_off,
+            aux=np.array([n.lstrip("N ").startswith("auxiliary") for n in names], dtype=np.bool_),
+            zh_marks=np.array([ord(self.class_mark[cls]) for cls, _ in pairs], dtype=np.uint32),
+            cw_cps=cw_cps, cw_off=cw_off,
+        )
+
+    # ----------------------------------------------------------------------------- the kernel
+    def profile_batch(self, texts: Sequence[str], langs: Sequence[str]) -> list[Profile]:
+        """The profiles of a window (``langs[i]`` "zh" reads ``texts[i]`` as Chinese, anything
+        else as English), each with its v2 record already encoded; equal to :meth:`profile`."""
+        if len(texts) != len(langs):
+            raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
+        if not texts:
+            return []
+        t = self.tables
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in texts], out=offsets[1:])
+        cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+        is_zh = np.array([lang == "zh" for lang in langs], dtype=np.bool_)
+        entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = kprof.profile_batch(
+            cps, offsets, is_zh, t.ctab, t.edge_keys, t.edge_vals, t.node_kind, t.node_code, t.word_keys,
+            t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
+            t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits)
+        data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE)
+        raw = data.tobytes()
+        bounds = doc_off.tolist()
+        byte_bounds = data_off.tolist()
+        out = []
+        for d, text in enumerate(texts):
+            a, b = bounds[d], bounds[d + 1]
+            fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text)
+            out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
+                               self.context_bits))
+        return out
+
+    # ----------------------------------------------------------------------------- the reference
     def _zh(self, text: str) -> tuple[str, list[tuple[int, str, int]]]:
         """Frame string (one character a unit) and anchors (frame offset, fill, text offset)."""
         pieces: list[str] = []
@@ -204,6 +458,7 @@ class AnchorProfiler:
         return units, anchors
 
     def profile(self, text: str, lang: str) -> Profile:
+        """The profile of one text, in plain Python: the reference :meth:`profile_batch` is tested against."""
         if lang == "zh":
             frame, found = self._zh(text)
             k = ZH_CONTEXT
@@ -219,14 +474,16 @@ class AnchorProfiler:
                 + " ".join(units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k])
                 for i, fill, _ in found
             ]
-        keys = np.fromiter(((_context_hash(c) << 16) | fill_hash(f) for c, (_, f, _) in zip(contexts, found,
-                                                                                           strict=True)),
+        shift = HASH_BITS - self.context_bits
+        keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(f)
+                            for c, (_, f, _) in zip(contexts, found, strict=True)),
                            dtype=np.uint64, count=len(found))
         order = np.argsort(keys, kind="stable")
         return Profile(keys[order], [found[j][1] for j in order.tolist()],
-                       [found[j][2] for j in order.tolist()], text)
+                       [found[j][2] for j in order.tolist()], text, bits=self.context_bits)
 
 
 @lru_cache(maxsize=4)
 def profiler(lexicon_path: str | None = None) -> AnchorProfiler:
+    """The profiler of the lexicon at ``lexicon_path`` (default: the bundled one), built once."""
     return AnchorProfiler(load_lexicon(lexicon_path))

@@ -27,7 +27,9 @@ def _load_jsonl(path: Path) -> list[Mapping[str, Any]]:
 
 def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]]) -> dict[str, np.ndarray]:
     """Jaccard, Hamming, containment and critical flag of every labelled pair, computed as the
-    engine computes them (:func:`neardup.similarity.similarities` over the stored precision)."""
+    engine computes them (:func:`neardup.similarity.similarities` over the stored precision), and
+    what the engine's other vetoes read: ``exact`` (same normalised content) and ``min_length``
+    (the shorter normalised text, for ``short_text_chars``)."""
     w = engine._prepare(docs, time.time())
     row = {d.id: i for i, d in enumerate(w.docs)}
     table = SketchTable.of(w.sketches, engine.settings.fingerprint.num_perm, w.fps.simhash.shape[1])
@@ -38,8 +40,12 @@ def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]
                      or w.profiles[y].critical_against(w.profiles[x].entries) is not None
                      for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool)
     labels = np.array([p["label"] for p in pairs])
+    hashes = w.fps.content_hashes
+    exact = np.array([hashes[x] == hashes[y] for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool)
+    lengths = np.array(w.fps.lengths, dtype=np.int64)
     return {"jaccard": sims.jaccard, "hamming": sims.hamming.astype(np.float64), "containment": sims.containment,
-            "comparable": sims.comparable, "critical": crit, "label": labels}
+            "comparable": sims.comparable, "critical": crit, "label": labels, "exact": exact,
+            "min_length": np.minimum(lengths[a], lengths[b])}
 
 
 def recommend(settings: Settings, feats: dict[str, np.ndarray], target_precision: float) -> dict[str, Any]:

@@ -3,9 +3,11 @@
 Byte formats (all big-endian, versioned; the store keeps them opaque):
 - SimHash: 8 bytes (64-bit) or 16 bytes (128-bit), most significant word first.
 - MinHash signature v2: b"NM" + version (1 B) + shingle kind (b"c" chars / b"w" words) + shingle
-  size (1 B) + num_perm (2 B) + seed (4 B) + bits (1 B: 8, 16 or 32) + num_perm values of the
+  size (1 B) + num_perm (2 B) + seed (4 B) + bits (1 B: 4, 8, 16 or 32) + num_perm values of the
   low ``bits`` bits (b-bit MinHash: two different minima agree by chance with probability 2^-bits,
-  which the Jaccard estimate corrects for). v1 is the same without the bits byte, 32-bit values.
+  which the Jaccard estimate corrects for). 4-bit values are packed two to a byte, the first in
+  the high nibble, the last byte's low nibble 0 when num_perm is odd. v1 is the same without the
+  bits byte, 32-bit values.
   The header pins the hash family, so a signature made with other parameters is refused instead
   of compared.
 """
@@ -37,6 +39,7 @@ SIG_VERSION = 2
 SIG_HEADER_V1 = struct.Struct(">2sBcBHI")
 SIG_HEADER = struct.Struct(">2sBcBHIB")
 SIG_DTYPES = {8: ">u1", 16: ">u2", 32: ">u4"}
+SIG_BITS = (4, 8, 16, 32)
 SHINGLE_SEED = 0x5EED
 LANG_CODES = ("zh", "en", "other")
 
@@ -67,10 +70,29 @@ def truncate_signature(sig: npt.NDArray[np.uint32], bits: int) -> npt.NDArray[np
     return sig if bits >= 32 else sig & np.uint32((1 << bits) - 1)
 
 
+def _pack_nibbles(values: npt.NDArray[np.uint32]) -> bytes:
+    """4-bit values, two to a byte, first value in the high nibble (a zero nibble pads an odd count)."""
+    nib = (values & np.uint32(0xF)).astype(np.uint8)
+    if nib.shape[0] % 2:
+        nib = np.append(nib, np.uint8(0))
+    return ((nib[0::2] << np.uint8(4)) | nib[1::2]).tobytes()
+
+
+def _unpack_nibbles(data: bytes, offset: int, count: int) -> npt.NDArray[np.uint32]:
+    """Inverse of :func:`_pack_nibbles`; ValueError when ``data`` holds fewer than ``count`` values."""
+    body = np.frombuffer(data, dtype=np.uint8, offset=offset, count=(count + 1) // 2)
+    out = np.empty(body.shape[0] * 2, dtype=np.uint32)
+    out[0::2] = body >> np.uint8(4)
+    out[1::2] = body & np.uint8(0xF)
+    return out[:count]
+
+
 def encode_signature(sig: npt.NDArray[np.uint32], kind: bytes, size: int, seed: int, bits: int = 32) -> bytes:
-    if bits not in SIG_DTYPES:
-        raise ValueError(f"signature bits must be one of {sorted(SIG_DTYPES)}, not {bits}")
+    if bits not in SIG_BITS:
+        raise ValueError(f"signature bits must be one of {list(SIG_BITS)}, not {bits}")
     head = SIG_HEADER.pack(SIG_MAGIC, SIG_VERSION, kind, size, sig.shape[0], seed, bits)
+    if bits == 4:
+        return head + _pack_nibbles(sig)
     return head + truncate_signature(sig, bits).astype(SIG_DTYPES[bits]).tobytes()
 
 
@@ -85,8 +107,10 @@ def decode_signature(data: bytes) -> tuple[npt.NDArray[np.uint32], bytes, int, i
     else:
         _, _, kind, size, num_perm, seed, bits = SIG_HEADER.unpack_from(data)
         offset = SIG_HEADER.size
-    if bits not in SIG_DTYPES:
+    if bits not in SIG_BITS:
         raise ValueError(f"signature with {bits}-bit values")
+    if bits == 4:
+        return _unpack_nibbles(data, offset, num_perm), kind, size, seed, bits
     body = np.frombuffer(data, dtype=SIG_DTYPES[bits], offset=offset, count=num_perm)
     return body.astype(np.uint32), kind, size, seed, bits
 

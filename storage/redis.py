@@ -36,13 +36,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import math
-import os
 import secrets
 import struct
 import time
+import zlib
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -82,7 +81,7 @@ from neardup.storage.redact import redact_url
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 DECISION_VERSION = 3
 GENERATION_MARKERS = 64
 
@@ -226,6 +225,38 @@ def _put_bytes(out: bytearray, data: bytes) -> None:
     out += data
 
 
+# Strings that values repeat (statuses, content types), stored as their position + 1; 0: text
+# follows. Append only: a word's position is its stored code.
+_WORDS = ("unique", "duplicate", "default", "news", "announcement", "blog")
+_WORD_CODES = {w: i + 1 for i, w in enumerate(_WORDS)}
+_NUMBER_F64 = 0xFF
+_MAX_DECIMALS = 6
+
+
+def _put_word(out: bytearray, text: str) -> None:
+    code = _WORD_CODES.get(text, 0)
+    out.append(code)
+    if not code:
+        _put_bytes(out, text.encode("utf-8", "surrogatepass"))
+
+
+def _put_number(out: bytearray, x: float) -> None:
+    """A float as the shortest decimal that reads back as it (repr, what JSON writes): with at
+    most 6 decimals and no exponent, a byte of decimals and the digits as a zigzag varint (a time
+    in whole seconds: 6 bytes); else 0xFF and the double (-0.0, infinities, NaN, exponents)."""
+    text = repr(x)
+    if text.endswith(".0"):  # a whole number: no decimals
+        text = text[:-2] + "."
+    point = text.find(".")
+    decimals = len(text) - point - 1
+    if point > 0 and decimals <= _MAX_DECIMALS and "e" not in text and text != "-0.":
+        out.append(decimals)
+        _put_int(out, int(text[:point] + text[point + 1 :]))
+    else:
+        out.append(_NUMBER_F64)
+        out += _F64.pack(x)
+
+
 class _Reader:
     __slots__ = ("buf", "pos")
 
@@ -264,13 +295,30 @@ class _Reader:
         self.pos += 8
         return float(x)
 
+    def word(self) -> str:
+        code = self.buf[self.pos]
+        self.pos += 1
+        return _WORDS[code - 1] if code else self.text()
+
+    def number(self) -> float:
+        decimals = self.buf[self.pos]
+        self.pos += 1
+        if decimals == _NUMBER_F64:
+            return self.f64()
+        if decimals > _MAX_DECIMALS:
+            raise ValueError("bad number")
+        return self.zigzag() / 10**decimals
+
 
 def encode_record(rec: FingerprintRecord) -> bytes:
-    """Version byte, the id, then the re-check fields (index keys are not kept: never read back)."""
+    """Version byte, the id, then the re-check fields (index keys are not kept: never read back).
+
+    v3: the content type as a word (:data:`_WORDS`), published_at as a number (6 bytes for whole
+    seconds instead of 8); v2 had both as text and a double."""
     out = bytearray((RECORD_VERSION,))
     _put_bytes(out, rec.doc_id.encode("utf-8", "surrogatepass"))
-    _put_bytes(out, rec.content_type.encode("utf-8"))
-    out += _F64.pack(rec.published_at)
+    _put_word(out, rec.content_type)
+    _put_number(out, rec.published_at)
     _put_int(out, rec.shingles)
     _put_int(out, rec.length)
     for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile, rec.meta):
@@ -279,12 +327,16 @@ def encode_record(rec: FingerprintRecord) -> bytes:
 
 
 def decode_record(data: bytes) -> FingerprintRecord:
-    """Inverse of :func:`encode_record`; :class:`StoreCorruptError` for anything else."""
+    """Inverse of :func:`encode_record`, and reads version 2; :class:`StoreCorruptError` for anything else."""
     try:
         r = _Reader(data)
-        if r.uvarint() != RECORD_VERSION:
+        version = r.uvarint()
+        if version == 2:
+            doc_id, content_type, published_at = r.text(), r.text(), r.f64()
+        elif version == RECORD_VERSION:
+            doc_id, content_type, published_at = r.text(), r.word(), r.number()
+        else:
             raise StoreCorruptError("stored record has an unknown format version")
-        doc_id, content_type, published_at = r.text(), r.text(), r.f64()
         shingles, length = r.zigzag(), r.zigzag()
         content_hash, simhash, signature, profile = r.blob(), r.blob(), r.blob(), r.blob()
         meta = r.blob() if r.pos < len(data) else b""
@@ -294,211 +346,77 @@ def decode_record(data: bytes) -> FingerprintRecord:
                              shingles, length, (), meta)
 
 
-# -- decisions: the evidence JSON as typed values ------------------------------------------------
-# Decision v3 packs its evidence (JSON text) as typed values instead of text: numbers as varints
-# (a float with at most 6 decimals, such as a Jaccard of 0.9922 or a time of 1796301416.885, as
-# an integer and its decimals), the strings evidence repeats (its keys, reasons, rules, content
-# types) as one byte from _WORDS, and a string that starts like an earlier one of the same
-# decision (the worker id inside the window id, the matched id and duplicate_of, ids of one
-# crawl) as a reference to it plus the rest. Decoding gives back the exact JSON text: evidence
-# that json.dumps would not write back byte for byte is kept as text (_J_TEXT).
-_J_NULL, _J_FALSE, _J_TRUE, _J_INT, _J_F64, _J_STR, _J_WORD, _J_PREFIX, _J_LIST, _J_OBJ, _J_TEXT = range(11)
-_J_DEC = 16  # 16 + d: a float with d decimals (0..6), zigzag varint of x * 10**d
-_J_SMALL = 128  # 128 + n: the int n, 0 <= n < 128
-_MAX_DECIMALS = 6
-_MIN_PREFIX = 3  # characters an earlier string must share to be referred to
-# Append only: a word's position is its stored code.
-_WORDS = (
-    "reason", "rule", "matched_id", "jaccard", "hamming", "containment", "candidates", "thresholds",
-    "threshold_version", "window_id", "worker_id", "decided_at", "critical", "kind", "passage", "term",
-    "against", "replay", "race", "id_reused", "model_version", "jaccard_high", "jaccard_low", "hamming_high",
-    "hamming_low", "containment_high", "short_text_chars", "unique", "duplicate", "exact", "near", "simhash",
-    "hybrid", "polarity", "figure", "version", "default", "news", "announcement",
+# -- decisions -----------------------------------------------------------------------------------
+# Decision v3 keeps its evidence (JSON text) deflated (raw deflate, zlib) against a preset
+# dictionary: the evidence the engine writes, with its keys, rules and default thresholds, plus
+# the decision's duplicate_of (the evidence names it again). About 50 bytes instead of about 400,
+# byte for byte the same text back. _EVIDENCE_DICT is part of the format: a new one is a new version.
+_EVIDENCE_DICT = (
+    b'"critical": {"kind": "figure", "passage": "", "term": "", "against": "", "jaccard": 0.'
+    b', "race": true, "replay": true, "id_reused": true, "model_version": 1, '
+    b'"critical": {"kind": "polarity", "passage": "'
+    b'{"reason": "critical", "rule": null, "matched_id": "'
+    b'{"reason": "exact", "rule": "exact", "matched_id": "", "jaccard": 1.0, "hamming": 0, "containment": 1.0, '
+    b'"candidates": 1, '
+    b'{"reason": "near", "rule": "containment", "rule": "hybrid", "rule": "simhash", "rule": "jaccard", '
+    b'"matched_id": "", "jaccard": 0.9, "hamming": 1, "containment": 1.0, "candidates": 1, '
+    b'{"reason": "unique", "rule": null, "matched_id": null, "jaccard": null, "hamming": null, "containment": null, '
+    b'"candidates": 0, "thresholds": {"jaccard_high": 0.7, "jaccard_low": 0.45, "hamming_high": 3, '
+    b'"hamming_low": 12, "containment_high": 0.73, "short_text_chars": 50}, "threshold_version": 0, '
+    b'"window_id": "", "worker_id": "", "decided_at": 17'
 )
-_WORD_CODES = {w: i for i, w in enumerate(_WORDS)}
 
 
-class _ValuePacker:
-    """Writes JSON values (and the decision's strings) in the tagged form above."""
-
-    __slots__ = ("out", "seen")
-
-    def __init__(self, out: bytearray) -> None:
-        self.out = out
-        self.seen: list[str] = []  # strings written other than as words, in order: back-reference targets
-
-    def string(self, text: str) -> None:
-        code = _WORD_CODES.get(text)
-        if code is not None:
-            self.out.append(_J_WORD)
-            _put_uvarint(self.out, code)
-            return
-        best, take = -1, _MIN_PREFIX - 1
-        for i, earlier in enumerate(self.seen):
-            n = len(os.path.commonprefix((earlier, text)))
-            if n > take:
-                best, take = i, n
-        if best >= 0:
-            self.out.append(_J_PREFIX)
-            _put_uvarint(self.out, best)
-            _put_uvarint(self.out, take)
-            _put_bytes(self.out, text[take:].encode("utf-8", "surrogatepass"))
-        else:
-            self.out.append(_J_STR)
-            _put_bytes(self.out, text.encode("utf-8", "surrogatepass"))
-        self.seen.append(text)
-
-    def number(self, x: float) -> None:
-        # -0.0 keeps its sign as a double; so do infinities, NaN and numbers too large for decimals
-        if math.isfinite(x) and abs(x) < 1 << 53 and (x != 0.0 or math.copysign(1.0, x) > 0):
-            for d in range(_MAX_DECIMALS + 1):
-                scale = 10**d
-                m = round(x * scale)
-                if abs(m) < 1 << 53 and m / scale == x:
-                    self.out.append(_J_DEC + d)
-                    _put_int(self.out, m)
-                    return
-        self.out.append(_J_F64)
-        self.out += _F64.pack(x)
-
-    def value(self, v: Any) -> None:
-        out = self.out
-        if v is None:
-            out.append(_J_NULL)
-        elif v is True or v is False:
-            out.append(_J_TRUE if v else _J_FALSE)
-        elif isinstance(v, int):
-            if 0 <= v < 128:
-                out.append(_J_SMALL + v)
-            else:
-                out.append(_J_INT)
-                _put_int(out, v)
-        elif isinstance(v, float):
-            self.number(v)
-        elif isinstance(v, str):
-            self.string(v)
-        elif isinstance(v, list):
-            out.append(_J_LIST)
-            _put_uvarint(out, len(v))
-            for item in v:
-                self.value(item)
-        else:  # a dict: json.loads gives nothing else
-            out.append(_J_OBJ)
-            _put_uvarint(out, len(v))
-            for key, item in v.items():
-                self.string(key)
-                self.value(item)
+def _evidence_dict(duplicate_of: str | None) -> bytes:
+    return _EVIDENCE_DICT + (duplicate_of or "").encode("utf-8", "surrogatepass")
 
 
-class _ValueReader(_Reader):
-    """Reads what :class:`_ValuePacker` wrote."""
-
-    __slots__ = ("seen",)
-
-    def __init__(self, buf: bytes) -> None:
-        super().__init__(buf)
-        self.seen: list[str] = []
-
-    def value(self) -> Any:
-        tag = self.buf[self.pos]
-        self.pos += 1
-        if tag >= _J_SMALL:
-            return tag - _J_SMALL
-        if tag >= _J_DEC:
-            return self.zigzag() / 10 ** (tag - _J_DEC)
-        if tag == _J_WORD:
-            return _WORDS[self.uvarint()]
-        if tag == _J_STR:
-            text = self.text()
-        elif tag == _J_PREFIX:
-            earlier, take = self.seen[self.uvarint()], self.uvarint()
-            text = earlier[:take] + self.text()
-        elif tag == _J_LIST:
-            return [self.value() for _ in range(self.uvarint())]
-        elif tag == _J_OBJ:
-            return {self.key(): self.value() for _ in range(self.uvarint())}
-        else:
-            return _SCALARS[tag](self)
-        self.seen.append(text)
-        return text
-
-    def key(self) -> str:
-        key = self.value()
-        if not isinstance(key, str):
-            raise ValueError("an object key that is not a string")
-        return key
+def _deflate(text: str, zdict: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict)
+    return packer.compress(text.encode("utf-8", "surrogatepass")) + packer.flush()
 
 
-def _int_value(r: _ValueReader) -> int:
-    return r.zigzag()
-
-
-_SCALARS: dict[int, Callable[[_ValueReader], Any]] = {
-    _J_NULL: lambda r: None, _J_FALSE: lambda r: False, _J_TRUE: lambda r: True, _J_INT: _int_value,
-    _J_F64: _Reader.f64,
-}
-
-
-def _canonical_json(text: str) -> tuple[bool, Any]:
-    """(True, the value of ``text``) when json.dumps writes that value back byte for byte (as the
-    engine writes evidence), else (False, None)."""
-    try:
-        value = json.loads(text)
-        if json.dumps(value, ensure_ascii=False, allow_nan=False) == text:
-            return True, value
-    except ValueError:  # not JSON, NaN, or a number json.dumps would spell differently
-        pass
-    return False, None
+def _inflate(data: bytes, zdict: bytes) -> str:
+    unpacker = zlib.decompressobj(-15, zdict=zdict)
+    text = unpacker.decompress(data) + unpacker.flush()
+    if not unpacker.eof:
+        raise ValueError("truncated evidence")
+    return text.decode("utf-8", "surrogatepass")
 
 
 def encode_decision(d: DecisionRecord) -> bytes:
-    """Version byte, id, then status, duplicate_of, content type, content hash and the evidence,
-    packed (see _ValuePacker)."""
+    """Version byte, id, status, duplicate_of, content type, content hash, deflated evidence."""
     out = bytearray((DECISION_VERSION,))
     _put_bytes(out, d.doc_id.encode("utf-8", "surrogatepass"))
-    packer = _ValuePacker(out)
-    packer.seen.append(d.doc_id)
-    packer.value(d.status)
-    packer.value(d.duplicate_of)
-    packer.value(d.content_type)
-    _put_bytes(out, d.content_hash)
-    packed, evidence = _canonical_json(d.evidence)
-    if packed:
-        packer.value(evidence)
+    _put_word(out, d.status)
+    if d.duplicate_of is None:
+        out.append(0)
     else:
-        out.append(_J_TEXT)
-        _put_bytes(out, d.evidence.encode("utf-8", "surrogatepass"))
+        out.append(1)
+        _put_bytes(out, d.duplicate_of.encode("utf-8", "surrogatepass"))
+    _put_word(out, d.content_type)
+    _put_bytes(out, d.content_hash)
+    out += _deflate(d.evidence, _evidence_dict(d.duplicate_of))
     return bytes(out)
 
 
-def _decode_decision_v2(r: _Reader) -> DecisionRecord:
-    doc_id, status = r.text(), r.text()
-    duplicate_of = r.text() if r.uvarint() else None
-    return DecisionRecord(doc_id, status, duplicate_of, r.text(), r.text(), r.blob())
-
-
 def decode_decision(data: bytes) -> DecisionRecord:
-    """Inverse of :func:`encode_decision` (and reads version 2, the evidence as text);
+    """Inverse of :func:`encode_decision`, and reads version 2 (evidence as text);
     :class:`StoreCorruptError` for anything else."""
     try:
-        r = _ValueReader(data)
+        r = _Reader(data)
         version = r.uvarint()
         if version == 2:
-            return _decode_decision_v2(r)
+            doc_id, status = r.text(), r.text()
+            duplicate_of = r.text() if r.uvarint() else None
+            return DecisionRecord(doc_id, status, duplicate_of, r.text(), r.text(), r.blob())
         if version != DECISION_VERSION:
             raise StoreCorruptError("stored decision has an unknown format version")
-        doc_id = r.text()
-        r.seen.append(doc_id)
-        status, duplicate_of, content_type, content_hash = r.value(), r.value(), r.value(), r.blob()
-        if r.buf[r.pos] == _J_TEXT:
-            r.pos += 1
-            evidence = r.text()
-        else:
-            evidence = json.dumps(r.value(), ensure_ascii=False, allow_nan=False)
-        if r.pos != len(data) or not isinstance(status, str) or not isinstance(content_type, str) \
-                or not isinstance(duplicate_of, str | None):
-            raise ValueError("not a decision")
-    except (IndexError, ValueError, KeyError, TypeError, struct.error) as exc:
+        doc_id, status = r.text(), r.word()
+        duplicate_of = r.text() if r.uvarint() else None
+        content_type, content_hash = r.word(), r.blob()
+        evidence = _inflate(data[r.pos :], _evidence_dict(duplicate_of))
+    except (IndexError, ValueError, zlib.error) as exc:
         raise StoreCorruptError(f"stored decision is corrupt: {type(exc).__name__}") from exc
     return DecisionRecord(doc_id, status, duplicate_of, evidence, content_type, content_hash)
 

@@ -47,3 +47,28 @@ _.time_left
 _.release_exact
 _.stats
 _.doc_keys
+# the public API's module hooks and methods (service/__init__.py: lazy exports; service/api.py)
+__getattr__
+__dir__
+_.decide_many
+# click commands (service/bench/cli.py, service/learning_cli.py)
+e2e
+model_show
+model_history
+model_rollback
+# one-value references of documented formats and kernels, read by the tests that pin them
+# (storage/keys.py, service/index.py, service/kernels/, service/fingerprint.py)
+_.index_slot
+_.shard_key
+_.member
+_.lex_range
+_.simhash_keys
+_.band_keys
+jaccard_estimates
+hamming_distances
+corrected_jaccard
+PROFILE_VERSION
+# counters and report fields read by people (hot-tier misses; a learning report's counts)
+_.misses
+false_merges
+missed

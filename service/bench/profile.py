@@ -7,11 +7,13 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 RATE_HZ = 100
+ATTACH_SECONDS = 1.0
 _FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
 _SITE = re.compile(r".*/(?:site-packages|lib/python3\.\d+)/")
 _REPO_DIRS = ("service/", "storage/", "agents/", "config/")
@@ -105,6 +107,7 @@ class Recorder:
              "--format", "raw", "--nonblocking", "--output", str(out)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
+        time.sleep(ATTACH_SECONDS)  # py-spy takes a moment to attach: the caller's work starts after that
 
     def finish(self, timeout: float = 60.0) -> Profile | None:
         """Wait for py-spy to write its file; the parsed profile, or None (see ``error``)."""

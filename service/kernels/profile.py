@@ -1,6 +1,22 @@
-"""Critical-difference comparison of two anchor profiles.
+"""Critical-difference profiles over code points: anchors, contexts, fills, and their byte format.
 
-A profile is a sorted uint64 array of (context hash << 16 | fill hash) entries, repeats kept.
+A profile is a sorted uint64 array of (context hash << 16 | fill hash) entries, repeats kept
+(see service/differences.py for what an anchor, its context and its fill are). The kernels here
+compute a whole window's profiles from its code points in one call, with the same hashes as the
+Python reference (``AnchorProfiler.profile``): MurmurHash3 x86_32 of the UTF-8 bytes of the
+context and fill strings, which the kernel writes into a scratch buffer instead of building them.
+
+Tables the caller compiles from the lexicon (``neardup.differences``):
+- ``ctab``: one byte of flags per code point (KEEP: a word character kept in the Chinese frame;
+  TERM: can start a Chinese lexicon term; NUMERAL: a Chinese numeral; DIGIT: ASCII 0-9; AZ09 / AZ:
+  the characters of English words);
+- the Chinese terms as a trie: ``edge_keys`` (node * CP_RANGE + cp + 1, 0 = empty slot) ->
+  ``edge_vals`` (child node), open addressing; ``node_kind`` / ``node_code`` say which term ends at
+  a node (affirmator, negator, polarity word with its class-sign code);
+- the English words (negators and polarity words) in a hash table of their code points
+  (``word_keys`` -> ``word_vals``, verified against ``word_cps``): negator flag, class-sign code;
+- per class-sign code: its fill string's UTF-8 bytes, its frame mark (Chinese), its frame word
+  (English), and whether it is an auxiliary (which takes the negation that follows it).
 """
 
 from __future__ import annotations
@@ -8,6 +24,650 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from neardup.kernels.hashing import hash_span
+
+# character flags (ctab)
+KEEP = 1
+TERM = 2
+NUMERAL = 4
+DIGIT = 8
+AZ09 = 16
+AZ = 32
+
+# trie node kinds
+NODE_AFFIRMATOR = 1
+NODE_NEGATOR = 2
+NODE_POLARITY = 3
+
+# anchor kinds
+ANCHOR_CLASS = 0  # a polarity word: class and sign, negated n times
+ANCHOR_FIGURE = 1  # a figure: '#' + its text, negated at most once
+ANCHOR_NEGATOR = 2  # a negator governing no anchor: the fill "N"
+
+CP_RANGE = 0x110000
+WORD_SEED = 0x0F5D
+CONTEXT_SEED = 0x0F4A
+POLARITY_SEED = 0x0F11
+FIGURE_SEED = 0x0F12
+
+M32 = np.uint64(0xFFFFFFFF)
+C1 = np.uint64(0xCC9E2D51)
+C2 = np.uint64(0x1B873593)
+F1 = np.uint64(0x85EBCA6B)
+F2 = np.uint64(0xC2B2AE35)
+N5 = np.uint64(0xE6546B64)
+
+PIPE = 124
+SPACE = 32
+HASH = 35
+LETTER_N = 78
+APOSTROPHE = 39
+DOT = 46
+PERCENT = 37
+
+# English contractions spelled out (differences.EN_CONTRACTIONS), as offsets into CONST_CPS
+CONST_CPS = np.array([ord(c) for c in "cannotwillshall"], dtype=np.uint32)
+CAN = (0, 3)
+NOT = (3, 6)
+WILL = (6, 10)
+SHALL = (10, 15)
+SPELLED = np.array([ord(c) for c in "can'tcannotwon'tshan't"], dtype=np.uint32)  # the contractions themselves
+
+
+# ---------------------------------------------------------------------------------------------
+# MurmurHash3 x86_32 over bytes (what mmh3.hash computes on a str's UTF-8 encoding)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _rotl32(x, r):
+    return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & M32
+
+
+@njit(cache=True)
+def murmur3_32(buf, n, seed):
+    """MurmurHash3 x86_32 of ``buf[:n]`` (uint8), unsigned: ``mmh3.hash(bytes, seed, signed=False)``."""
+    h = np.uint64(seed) & M32
+    blocks = n // 4
+    for b in range(blocks):
+        i = 4 * b
+        k = (np.uint64(buf[i]) | (np.uint64(buf[i + 1]) << np.uint64(8)) | (np.uint64(buf[i + 2]) << np.uint64(16))
+             | (np.uint64(buf[i + 3]) << np.uint64(24)))
+        k = (k * C1) & M32
+        k = _rotl32(k, 15)
+        k = (k * C2) & M32
+        h ^= k
+        h = _rotl32(h, 13)
+        h = (h * np.uint64(5) + N5) & M32
+    tail = blocks * 4
+    rest = n & 3
+    if rest:
+        k = np.uint64(0)
+        if rest == 3:
+            k ^= np.uint64(buf[tail + 2]) << np.uint64(16)
+        if rest >= 2:
+            k ^= np.uint64(buf[tail + 1]) << np.uint64(8)
+        k ^= np.uint64(buf[tail])
+        k = (k * C1) & M32
+        k = _rotl32(k, 15)
+        k = (k * C2) & M32
+        h ^= k
+    h ^= np.uint64(n)
+    h ^= h >> np.uint64(16)
+    h = (h * F1) & M32
+    h ^= h >> np.uint64(13)
+    h = (h * F2) & M32
+    h ^= h >> np.uint64(16)
+    return h
+
+
+@njit(cache=True, inline="always")
+def _put_utf8(buf, w, cp):
+    """Write code point ``cp`` as UTF-8 at ``buf[w]`` (surrogates as three bytes); the new end."""
+    c = np.int64(cp)
+    if c < 0x80:
+        buf[w] = c
+        return w + 1
+    if c < 0x800:
+        buf[w] = 0xC0 | (c >> 6)
+        buf[w + 1] = 0x80 | (c & 0x3F)
+        return w + 2
+    if c < 0x10000:
+        buf[w] = 0xE0 | (c >> 12)
+        buf[w + 1] = 0x80 | ((c >> 6) & 0x3F)
+        buf[w + 2] = 0x80 | (c & 0x3F)
+        return w + 3
+    buf[w] = 0xF0 | (c >> 18)
+    buf[w + 1] = 0x80 | ((c >> 12) & 0x3F)
+    buf[w + 2] = 0x80 | ((c >> 6) & 0x3F)
+    buf[w + 3] = 0x80 | (c & 0x3F)
+    return w + 4
+
+
+@njit(cache=True, inline="always")
+def _grow(buf, need):
+    """``buf`` itself when it holds ``need`` bytes, else a larger empty one."""
+    if need <= buf.shape[0]:
+        return buf
+    return np.empty(2 * need, dtype=np.uint8)
+
+
+# ---------------------------------------------------------------------------------------------
+# fills
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf):
+    """(16-bit fill hash, scratch buffer): 8 bits of the polarity part, 8 of the figure part, as
+    differences.fill_hash splits the fill string ("N " x negs + class-sign, "N #" / "#" + figure, "N")."""
+    if kind == ANCHOR_CLASS:
+        a = cs_off[code]
+        b = cs_off[code + 1]
+        buf = _grow(buf, 2 * negs + b - a)
+        w = 0
+        for _ in range(negs):
+            buf[w] = LETTER_N
+            buf[w + 1] = SPACE
+            w += 2
+        for i in range(a, b):
+            buf[w] = cs_bytes[i]
+            w += 1
+        pol = murmur3_32(buf, w, POLARITY_SEED)
+        fig = murmur3_32(buf, 0, FIGURE_SEED)
+    elif kind == ANCHOR_FIGURE:
+        buf[0] = LETTER_N
+        pol = murmur3_32(buf, 1 if negs else 0, POLARITY_SEED)
+        buf = _grow(buf, 1 + 4 * (fe - fs))
+        buf[0] = HASH
+        w = 1
+        for i in range(fs, fe):
+            w = _put_utf8(buf, w, cps[i])
+        fig = murmur3_32(buf, w, FIGURE_SEED)
+    else:
+        buf[0] = LETTER_N
+        pol = murmur3_32(buf, 1, POLARITY_SEED)
+        fig = murmur3_32(buf, 0, FIGURE_SEED)
+    return ((pol & np.uint64(0xFF)) << np.uint64(8)) | (fig & np.uint64(0xFF)), buf
+
+
+# ---------------------------------------------------------------------------------------------
+# lookups
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _child(edge_keys, edge_vals, node, cp):
+    """The trie node under ``node`` by ``cp``; -1 when there is none."""
+    key = np.uint64(node) * np.uint64(CP_RANGE) + np.uint64(cp) + np.uint64(1)
+    mask = np.uint64(edge_keys.shape[0] - 1)
+    s = (key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40) & mask
+    while True:
+        k = edge_keys[s]
+        if k == key:
+            return np.int64(edge_vals[s])
+        if k == 0:
+            return np.int64(-1)
+        s = (s + np.uint64(1)) & mask
+
+
+@njit(cache=True, inline="always")
+def _word_key(arr, a, b):
+    h = hash_span(arr, a, b, WORD_SEED)
+    return h if h != 0 else np.uint64(1)
+
+
+@njit(cache=True)
+def find_word(arr, a, b, word_keys, word_vals, word_cps, word_off):
+    """Index of the lexicon word with the code points ``arr[a:b]``; -1 when it is none."""
+    key = _word_key(arr, a, b)
+    mask = np.uint64(word_keys.shape[0] - 1)
+    s = key & mask
+    while True:
+        k = word_keys[s]
+        if k == 0:
+            return np.int64(-1)
+        if k == key:
+            w = np.int64(word_vals[s])
+            lo = word_off[w]
+            if word_off[w + 1] - lo == b - a:
+                same = True
+                for i in range(b - a):
+                    if word_cps[lo + i] != arr[a + i]:
+                        same = False
+                        break
+                if same:
+                    return w
+        s = (s + np.uint64(1)) & mask
+
+
+@njit(cache=True)
+def build_word_table(word_cps, word_off):
+    """(keys, values) of the open-addressing table :func:`find_word` probes (at most half full)."""
+    n = word_off.shape[0] - 1
+    size = 2
+    while size < 2 * n + 2:
+        size *= 2
+    keys = np.zeros(size, dtype=np.uint64)
+    vals = np.zeros(size, dtype=np.int32)
+    mask = np.uint64(size - 1)
+    for w in range(n):
+        key = _word_key(word_cps, word_off[w], word_off[w + 1])
+        s = key & mask
+        while keys[s] != 0:
+            s = (s + np.uint64(1)) & mask
+        keys[s] = key
+        vals[s] = w
+    return keys, vals
+
+
+@njit(cache=True)
+def build_edge_table(parents, cps, children):
+    """(keys, values) of the open-addressing table :func:`_child` probes, from the trie's edges."""
+    n = parents.shape[0]
+    size = 2
+    while size < 2 * n + 2:
+        size *= 2
+    keys = np.zeros(size, dtype=np.uint64)
+    vals = np.zeros(size, dtype=np.int32)
+    mask = np.uint64(size - 1)
+    for e in range(n):
+        key = np.uint64(parents[e]) * np.uint64(CP_RANGE) + np.uint64(cps[e]) + np.uint64(1)
+        s = (key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40) & mask
+        while keys[s] != 0:
+            s = (s + np.uint64(1)) & mask
+        keys[s] = key
+        vals[s] = children[e]
+    return keys, vals
+
+
+# ---------------------------------------------------------------------------------------------
+# anchors: Chinese
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code):
+    """(end, node kind, class-sign code) of the token at ``p``: the longest lexicon term, else a
+    figure (ASCII digits with an optional decimal part and %, or two or more Chinese numerals),
+    kind 0; end -1 when nothing starts at ``p`` (the reference's regex alternatives, in order)."""
+    c = ctab[cps[p]]
+    if c & TERM:
+        node = 0
+        end = -1
+        kind = 0
+        code = -1
+        q = p
+        while q < hi:
+            node = _child(edge_keys, edge_vals, node, cps[q])
+            if node < 0:
+                break
+            q += 1
+            if node_kind[node] != 0:
+                end = q
+                kind = np.int64(node_kind[node])
+                code = np.int64(node_code[node])
+        if end >= 0:
+            return end, kind, code
+    if c & DIGIT:
+        q = p + 1
+        while q < hi and ctab[cps[q]] & DIGIT:
+            q += 1
+        if q + 1 < hi and cps[q] == DOT and ctab[cps[q + 1]] & DIGIT:
+            q += 2
+            while q < hi and ctab[cps[q]] & DIGIT:
+                q += 1
+        if q < hi and cps[q] == PERCENT:
+            q += 1
+        return q, np.int64(0), np.int64(-1)
+    if c & NUMERAL:
+        q = p + 1
+        while q < hi and ctab[cps[q]] & NUMERAL:
+            q += 1
+        if q - p >= 2:
+            return q, np.int64(0), np.int64(-1)
+    return np.int64(-1), np.int64(0), np.int64(-1)
+
+
+@njit(cache=True)
+def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
+                word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
+                fig_a, fig_b, pos):
+    """Frame (word characters, each anchor as one mark) and anchors of the Chinese text ``cps[lo:hi]``:
+    (anchor count, frame length)."""
+    n = 0
+    length = 0
+    negated_at = -1  # frame length when the last negator ended
+    p = lo
+    while p < hi:
+        c = ctab[cps[p]]
+        if c & (TERM | DIGIT | NUMERAL):
+            end, kind, code = _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code)
+        else:
+            end = -1
+        if end < 0:
+            if c & KEEP:  # a word character between tokens: part of the frame
+                frame[length] = cps[p]
+                length += 1
+            p += 1
+            continue
+        start = p
+        p = end
+        if kind == NODE_AFFIRMATOR:
+            continue  # 给予 批准 reads as 批准
+        neg = negated_at == length
+        if kind == NODE_NEGATOR:
+            if neg:  # two negators in a row: the first stands alone
+                at[n] = length
+                kinds[n] = ANCHOR_NEGATOR
+                codes[n] = -1
+                negs[n] = 0
+                pos[n] = start - lo
+                n += 1
+            negated_at = length
+            continue
+        negated_at = -1
+        if kind == 0 and digit_keys:
+            w = find_word(cps, start, end, word_keys, word_vals, word_cps, word_off)
+            if w >= 0 and word_pol[w] >= 0:
+                kind = NODE_POLARITY
+                code = np.int64(word_pol[w])
+        at[n] = length
+        codes[n] = code
+        negs[n] = 1 if neg else 0
+        pos[n] = start - lo
+        if kind == NODE_POLARITY:
+            kinds[n] = ANCHOR_CLASS
+            frame[length] = zh_marks[code]
+        else:
+            kinds[n] = ANCHOR_FIGURE
+            fig_a[n] = start
+            fig_b[n] = end
+            frame[length] = figure_mark
+        length += 1
+        n += 1
+    return n, length
+
+
+@njit(cache=True)
+def _zh_context(frame, length, i, bare, k, buf):
+    """Context hash of the anchor at frame offset ``i``: k characters each side around '|'."""
+    w = 0
+    for x in range(max(0, i - k), i):
+        w = _put_utf8(buf, w, frame[x])
+    buf[w] = PIPE
+    w += 1
+    a = i if bare else i + 1
+    for x in range(a, min(length, a + k)):
+        w = _put_utf8(buf, w, frame[x])
+    return murmur3_32(buf, w, CONTEXT_SEED)
+
+
+# ---------------------------------------------------------------------------------------------
+# anchors: English (and other languages)
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _en_word_end(cps, p, hi, ctab):
+    """End of the word at ``p``: ``[a-z0-9]+(?:'[a-z]+)?(?:\\.[0-9]+)?%?``."""
+    q = p + 1
+    while q < hi and ctab[cps[q]] & AZ09:
+        q += 1
+    if q + 1 < hi and cps[q] == APOSTROPHE and ctab[cps[q + 1]] & AZ:
+        q += 2
+        while q < hi and ctab[cps[q]] & AZ:
+            q += 1
+    if q + 1 < hi and cps[q] == DOT and ctab[cps[q + 1]] & DIGIT:
+        q += 2
+        while q < hi and ctab[cps[q]] & DIGIT:
+            q += 1
+    if q < hi and cps[q] == PERCENT:
+        q += 1
+    return q
+
+
+@njit(cache=True, inline="always")
+def _spells(cps, a, b, lo, hi):
+    """Whether ``cps[a:b]`` spells ``SPELLED[lo:hi]``."""
+    if b - a != hi - lo:
+        return False
+    for i in range(b - a):  # noqa: SIM110 (a loop numba compiles; all() over a generator it does not)
+        if cps[a + i] != SPELLED[lo + i]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _split_contraction(cps, s, e):
+    """The words of the token ``cps[s:e]`` as (source, start, end) triples, source 0 = the text,
+    1 = CONST_CPS; the second word is (-1, 0, 0) when there is one word."""
+    if e - s > 3 and cps[e - 3] == ord("n") and cps[e - 2] == APOSTROPHE and cps[e - 1] == ord("t"):
+        if _spells(cps, s, e, 0, 5):  # can't
+            return (1, CAN[0], CAN[1]), (1, NOT[0], NOT[1])
+        if _spells(cps, s, e, 11, 16):  # won't
+            return (1, WILL[0], WILL[1]), (1, NOT[0], NOT[1])
+        if _spells(cps, s, e, 16, 22):  # shan't
+            return (1, SHALL[0], SHALL[1]), (1, NOT[0], NOT[1])
+        return (0, s, e - 3), (1, NOT[0], NOT[1])
+    if _spells(cps, s, e, 5, 11):  # cannot
+        return (1, CAN[0], CAN[1]), (1, NOT[0], NOT[1])
+    return (0, s, e), (-1, 0, 0)
+
+
+@njit(cache=True)
+def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
+                u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos):
+    """Frame units and anchors of the English text ``cps[lo:hi]``: (anchor count, unit count).
+
+    A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
+    class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
+    n = 0
+    units = 0
+    pending = False
+    p = lo
+    while p < hi:
+        if not ctab[cps[p]] & AZ09:
+            p += 1
+            continue
+        s = p
+        e = _en_word_end(cps, p, hi, ctab)
+        p = e
+        first, second = _split_contraction(cps, s, e)
+        for part in range(2):
+            src, a, b = first if part == 0 else second
+            if src < 0:
+                break
+            if src == 0:
+                w = find_word(cps, a, b, word_keys, word_vals, word_cps, word_off)
+                digit = (ctab[cps[a]] & DIGIT) != 0
+            else:
+                w = find_word(const_cps, a, b, word_keys, word_vals, word_cps, word_off)
+                digit = False
+            if w >= 0 and word_neg[w]:
+                if n > 0 and at[n - 1] == units - 1 and kinds[n - 1] == ANCHOR_CLASS and aux[codes[n - 1]]:
+                    negs[n - 1] += 1  # was not, was not not
+                else:
+                    pending = True
+                continue
+            code = word_pol[w] if w >= 0 else -1
+            if code >= 0 or digit or pending:
+                at[n] = units
+                codes[n] = code
+                negs[n] = 1 if pending else 0
+                pos[n] = s - lo
+                if code >= 0:
+                    kinds[n] = ANCHOR_CLASS
+                elif digit:
+                    kinds[n] = ANCHOR_FIGURE
+                    fig_a[n] = a
+                    fig_b[n] = b
+                else:
+                    kinds[n] = ANCHOR_NEGATOR
+                    negs[n] = 0
+                n += 1
+            if code >= 0:
+                u_src[units] = 2
+                u_a[units] = code
+            elif digit:
+                u_src[units] = 3
+            else:
+                u_src[units] = src
+                u_a[units] = a
+                u_b[units] = b
+            units += 1
+            pending = False
+    return n, units
+
+
+@njit(cache=True)
+def _put_unit(buf, w, u, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off):
+    src = u_src[u]
+    if src == 0:
+        for x in range(u_a[u], u_b[u]):
+            w = _put_utf8(buf, w, cps[x])
+    elif src == 1:
+        for x in range(u_a[u], u_b[u]):
+            w = _put_utf8(buf, w, const_cps[x])
+    elif src == 2:
+        code = u_a[u]
+        for x in range(cw_off[code], cw_off[code + 1]):
+            w = _put_utf8(buf, w, cw_cps[x])
+    else:
+        buf[w] = HASH
+        w += 1
+    return w
+
+
+@njit(cache=True)
+def _unit_len(u, u_src, u_a, u_b, cw_off):
+    src = u_src[u]
+    if src == 2:
+        return cw_off[u_a[u] + 1] - cw_off[u_a[u]]
+    if src == 3:
+        return 1
+    return u_b[u] - u_a[u]
+
+
+@njit(cache=True)
+def _en_context(units, i, bare, k, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
+    """(context hash, scratch buffer) of the anchor at unit ``i``: k words each side, joined by
+    spaces, around '|'."""
+    lo = max(0, i - k)
+    a = i if bare else i + 1
+    hi = min(units, a + k)
+    need = 2 + 2 * k
+    for u in range(lo, i):
+        need += 4 * _unit_len(u, u_src, u_a, u_b, cw_off)
+    for u in range(a, hi):
+        need += 4 * _unit_len(u, u_src, u_a, u_b, cw_off)
+    buf = _grow(buf, need)
+    w = 0
+    for u in range(lo, i):
+        if u > lo:
+            buf[w] = SPACE
+            w += 1
+        w = _put_unit(buf, w, u, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off)
+    buf[w] = PIPE
+    w += 1
+    for u in range(a, hi):
+        if u > a:
+            buf[w] = SPACE
+            w += 1
+        w = _put_unit(buf, w, u, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off)
+    return murmur3_32(buf, w, CONTEXT_SEED), buf
+
+
+# ---------------------------------------------------------------------------------------------
+# a window
+# ---------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _resized(a, used, cap):
+    """A copy of ``a[:used]`` with room for ``cap`` rows."""
+    out = np.empty(cap, dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+@njit(cache=True)
+def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
+                  word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
+                  cw_cps, cw_off, k_zh, k_en, context_shift):
+    """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
+    kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
+    reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
+    and figure spans are offsets in the document's text."""
+    n_docs = offsets.shape[0] - 1
+    cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
+    entries = np.empty(cap, dtype=np.uint64)
+    positions = np.empty(cap, dtype=np.int64)
+    kinds_out = np.empty(cap, dtype=np.int8)
+    codes_out = np.empty(cap, dtype=np.int32)
+    negs_out = np.empty(cap, dtype=np.int32)
+    fa_out = np.empty(cap, dtype=np.int64)
+    fb_out = np.empty(cap, dtype=np.int64)
+    doc_off = np.zeros(n_docs + 1, dtype=np.int64)
+    longest = 1
+    for d in range(n_docs):
+        longest = max(longest, offsets[d + 1] - offsets[d] + 1)
+    frame = np.empty(longest, dtype=np.uint32)
+    at = np.empty(longest, dtype=np.int64)
+    kinds = np.empty(longest, dtype=np.int8)
+    codes = np.empty(longest, dtype=np.int64)
+    negs = np.empty(longest, dtype=np.int64)
+    fig_a = np.zeros(longest, dtype=np.int64)
+    fig_b = np.zeros(longest, dtype=np.int64)
+    pos = np.empty(longest, dtype=np.int64)
+    u_src = np.empty(2 * longest, dtype=np.int8)
+    u_a = np.zeros(2 * longest, dtype=np.int64)
+    u_b = np.zeros(2 * longest, dtype=np.int64)
+    keys = np.empty(longest, dtype=np.uint64)
+    buf = np.empty(max(256, 8 * k_zh + 8), dtype=np.uint8)  # a Chinese context always fits
+    shift = np.uint64(context_shift)
+    w = 0
+    for d in range(n_docs):
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        if is_zh[d]:
+            n, length = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
+                                    word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
+                                    frame, at, kinds, codes, negs, fig_a, fig_b, pos)
+        else:
+            n, length = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol,
+                                    aux, CONST_CPS, u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos)
+        for j in range(n):
+            bare = kinds[j] == ANCHOR_NEGATOR
+            if is_zh[d]:
+                ctx = _zh_context(frame, length, at[j], bare, k_zh, buf)
+            else:
+                ctx, buf = _en_context(length, at[j], bare, k_en, cps, CONST_CPS, u_src, u_a, u_b, cw_cps, cw_off,
+                                       buf)
+            fill, buf = _fill_hash(kinds[j], codes[j], negs[j], cps, fig_a[j], fig_b[j], cs_bytes, cs_off, buf)
+            keys[j] = ((ctx >> shift) << np.uint64(16)) | fill
+        order = np.argsort(keys[:n], kind="mergesort")
+        if w + n > cap:
+            cap = 2 * (w + n)
+            entries = _resized(entries, w, cap)
+            positions = _resized(positions, w, cap)
+            kinds_out = _resized(kinds_out, w, cap)
+            codes_out = _resized(codes_out, w, cap)
+            negs_out = _resized(negs_out, w, cap)
+            fa_out = _resized(fa_out, w, cap)
+            fb_out = _resized(fb_out, w, cap)
+        for j in range(n):
+            o = order[j]
+            entries[w] = keys[o]
+            positions[w] = pos[o]
+            kinds_out[w] = kinds[o]
+            codes_out[w] = codes[o]
+            negs_out[w] = negs[o]
+            fa_out[w] = fig_a[o] - lo if kinds[o] == ANCHOR_FIGURE else 0
+            fb_out[w] = fig_b[o] - lo if kinds[o] == ANCHOR_FIGURE else 0
+            w += 1
+        doc_off[d + 1] = w
+    return (entries[:w], positions[:w], kinds_out[:w], codes_out[:w], negs_out[:w], fa_out[:w], fb_out[:w],
+            doc_off)
+
+
+# ---------------------------------------------------------------------------------------------
+# comparison
+# ---------------------------------------------------------------------------------------------
 
 @njit(cache=True)
 def replaced_context(mine, theirs):

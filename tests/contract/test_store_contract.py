@@ -13,7 +13,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -530,12 +530,76 @@ def test_packed_values_round_trip_edge_cases() -> None:
     )
     data = encode_record(odd)
     assert decode_record(data) == odd
+    for published_at in (0.0, -0.0, 1.7e9, 1796301416.885, 1796301416.8851234, -12.5, 1e300, float("inf")):
+        rec = replace(odd, published_at=published_at, content_type="政务")
+        back = decode_record(encode_record(rec))
+        assert back == rec and repr(back.published_at) == repr(published_at)
     d = DecisionRecord("é", "duplicate", "", "", "", b"\x00\xff")
     assert decode_decision(encode_decision(d)) == d
     with pytest.raises(StoreError):
         decode_record(data[:40])
     with pytest.raises(StoreError):
         decode_decision(b"\x02\x05ab")
+
+
+EVIDENCE = ('{"reason": "near", "rule": "jaccard", "matched_id": "https://example.com/a/1", "jaccard": 0.9922, '
+            '"hamming": 3, "containment": 1.0, "candidates": 1, "thresholds": {"jaccard_high": 0.7, '
+            '"jaccard_low": 0.45, "hamming_high": 3, "hamming_low": 12, "containment_high": 0.73, '
+            '"short_text_chars": 50}, "threshold_version": 0, "window_id": "host-1:7", "worker_id": "host-1", '
+            '"decided_at": 1796301416.885}')
+
+
+@pytest.mark.parametrize("evidence", [
+    EVIDENCE,
+    EVIDENCE.replace('"candidates": 1', '"candidates": 1, "critical": {"kind": "polarity", "passage": "不予批准"}'),
+    "", "not json", '{"a":1}', "[1, 2.50, -0.0, 1e400]", "x" * 5000,
+])
+def test_decisions_keep_their_evidence_text_exactly(evidence: str) -> None:
+    from neardup.storage.redis import decode_decision, encode_decision
+
+    for dup in (None, "https://example.com/a/1", "原件"):
+        d = DecisionRecord("https://example.com/b/2", "duplicate" if dup else "unique", dup, evidence, "news",
+                           h("t"))
+        assert decode_decision(encode_decision(d)) == d
+
+
+def test_decision_evidence_is_stored_deflated() -> None:
+    """The engine's evidence (about 400 bytes of JSON) takes about a fifth of that in a stored decision."""
+    from neardup.storage.redis import encode_decision
+
+    d = DecisionRecord("https://example.com/b/2", "duplicate", "https://example.com/a/1", EVIDENCE, "news", h("t"))
+    assert len(encode_decision(d)) < len(EVIDENCE) // 3
+
+
+def test_values_of_the_previous_format_are_still_read() -> None:
+    """Version 2 values (written before the compact formats) decode to the same records."""
+    import struct
+
+    from neardup.storage.redis import decode_decision, decode_record
+
+    def blob(b: bytes) -> bytes:
+        return bytes([len(b)]) + b
+
+    rec_v2 = (b"\x02" + blob(b"doc-1") + blob(b"news") + struct.pack(">d", 1.7e9) + bytes([246, 1, 20])
+              + blob(b"h" * 16) + blob(b"s" * 8) + blob(b"sig") + blob(b"prof") + blob(b"meta"))
+    assert decode_record(rec_v2) == FingerprintRecord("doc-1", "news", 1.7e9, b"h" * 16, b"s" * 8, b"sig", b"prof",
+                                                      123, 10, (), b"meta")
+    dec_v2 = b"\x02" + blob(b"doc-2") + blob(b"duplicate") + b"\x01" + blob(b"doc-1") + blob(b"{}") + blob(b"news") \
+        + blob(b"c" * 16)
+    assert decode_decision(dec_v2) == DecisionRecord("doc-2", "duplicate", "doc-1", "{}", "news", b"c" * 16)
+
+
+def test_record_known_answer() -> None:
+    """Record format v3 spelled out: a change here breaks every stored record."""
+    from neardup.storage.redis import decode_record, encode_record
+
+    rec = FingerprintRecord("doc-1", "news", 1.7e9, b"h" * 16, b"s" * 8, b"sig", b"prof", 123, 10, (), b"meta")
+    data = encode_record(rec)
+    # version 3, id, content type "news" as word 4, published_at with 0 decimals (zigzag 3.4e9 as
+    # a varint), shingles 123 and length 10 (zigzag), then the blobs
+    assert data == (b"\x03\x05doc-1\x04\x00\x80\xc4\x9f\xd5\x0c\xf6\x01\x14" + b"\x10" + b"h" * 16
+                    + b"\x08" + b"s" * 8 + b"\x03sig\x04prof\x04meta")
+    assert decode_record(data) == rec
 
 
 def _make_tls_files(tmp: Path) -> tuple[Path, Path, Path]:

@@ -104,7 +104,7 @@ async def test_close_drops_expired_rows_and_folds_the_write_ahead_log(tmp_path: 
 async def test_a_file_that_is_not_a_store_is_refused_and_left_alone(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "store"
     path.write_bytes(content)
-    with pytest.raises(StoreCorruptError, match=r"not a neardup-store v3 file|store file"):
+    with pytest.raises(StoreCorruptError, match=r"not a neardup-store v\d+ file|store file"):
         await FileFingerprintStore(path).open()
     assert path.read_bytes() == content
 
@@ -113,7 +113,7 @@ async def test_another_sqlite_database_and_rows_of_the_wrong_shape_are_corrupt(t
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE notes (x)")
-    with pytest.raises(StoreCorruptError, match="not a neardup-store v3 file"):
+    with pytest.raises(StoreCorruptError, match=r"not a neardup-store v\d+ file"):
         await FileFingerprintStore(other).open()
     path = tmp_path / "store"
     store = FileFingerprintStore(path)

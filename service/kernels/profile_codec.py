@@ -1,0 +1,234 @@
+"""Profile byte format v2: sorted context hashes delta-coded, fills through a per-record palette.
+
+A record (all integers big-endian, bits most significant first):
+
+    b"NP" | 0x02 | count (LEB128 varint)
+    and when count > 0:
+    context bits C (1 B) | Rice parameter k (1 B) | palette size - 1 (1 B) | palette (P B) |
+    figure flags (ceil(P / 8) B) | bit stream, padded with zeros to a byte
+
+The entries are (context << 16 | polarity byte << 8 | figure byte), sorted, contexts of C bits.
+The palette lists the distinct polarity bytes of the record in ascending order; a palette entry
+is flagged when some entry with it has a figure byte other than ``empty_figure`` (the hash of no
+figure). Per entry, the stream holds the context's difference from the previous one (from 0 for
+the first) Rice-coded with parameter k (quotient in unary: that many 1s and a 0, then k low
+bits), the palette index in ceil(log2 P) bits, and the figure byte (8 bits) when its palette
+entry is flagged. Nothing is lost: decoding gives back the entries exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+MAGIC0 = 78  # "N"
+MAGIC1 = 80  # "P"
+VERSION = 2
+
+# decode status codes (the caller turns them into one-line errors)
+OK = 0
+TRUNCATED = 1
+BAD_HEADER = 2
+TRAILING = 3
+
+
+@njit(cache=True, inline="always")
+def _bits_for(n):
+    """Bits of an index below ``n``: ceil(log2 n), 0 for n <= 1."""
+    b = 0
+    while (1 << b) < n:
+        b += 1
+    return b
+
+
+@njit(cache=True, inline="always")
+def _put_bits(buf, base, bit, value, count):
+    """Write the low ``count`` bits of ``value`` at bit offset ``bit`` after byte ``base``."""
+    for i in range(count - 1, -1, -1):
+        if (value >> np.uint64(i)) & np.uint64(1):
+            byte = base + (bit >> 3)
+            buf[byte] |= np.uint8(0x80 >> (bit & 7))
+        bit += 1
+    return bit
+
+
+@njit(cache=True)
+def _rice_parameter(entries, lo, hi, bits):
+    """(k, stream bits of the contexts) minimising the Rice code of the contexts' differences."""
+    best_k = 0
+    best = -1
+    for k in range(bits + 1):
+        total = 0
+        prev = np.uint64(0)
+        for i in range(lo, hi):
+            ctx = entries[i] >> np.uint64(16)
+            total += np.int64((ctx - prev) >> np.uint64(k)) + 1 + k
+            prev = ctx
+        if best < 0 or total < best:
+            best = total
+            best_k = k
+    return best_k, best
+
+
+@njit(cache=True)
+def encoded_size_bound(n):
+    """Bytes that a record of ``n`` entries takes at most."""
+    return 3 + 10 + 3 + 256 + 32 + (n * (1 + 32 + 8 + 8) + 7) // 8 + 1
+
+
+@njit(cache=True)
+def encode_batch(entries, doc_off, bits, empty_figure):
+    """v2 records of the sorted entries of each document (rows doc_off[d]:doc_off[d+1]), contexts
+    of ``bits`` bits: (bytes, byte offsets per document)."""
+    n_docs = doc_off.shape[0] - 1
+    bound = 0
+    for d in range(n_docs):
+        bound += encoded_size_bound(doc_off[d + 1] - doc_off[d])
+    buf = np.zeros(bound, dtype=np.uint8)
+    out_off = np.zeros(n_docs + 1, dtype=np.int64)
+    index = np.empty(256, dtype=np.int64)
+    flagged = np.zeros(256, dtype=np.bool_)
+    w = 0
+    for d in range(n_docs):
+        lo = doc_off[d]
+        hi = doc_off[d + 1]
+        n = hi - lo
+        buf[w] = MAGIC0
+        buf[w + 1] = MAGIC1
+        buf[w + 2] = VERSION
+        w += 3
+        v = n
+        while True:
+            if v < 0x80:
+                buf[w] = v
+                w += 1
+                break
+            buf[w] = 0x80 | (v & 0x7F)
+            v >>= 7
+            w += 1
+        if n == 0:
+            out_off[d + 1] = w
+            continue
+        index[:] = -1
+        flagged[:] = False
+        for i in range(lo, hi):
+            pol = np.int64((entries[i] >> np.uint64(8)) & np.uint64(0xFF))
+            index[pol] = 0
+            if np.int64(entries[i] & np.uint64(0xFF)) != empty_figure:
+                flagged[pol] = True
+        palette = 0
+        for pol in range(256):
+            if index[pol] == 0:
+                index[pol] = palette
+                palette += 1
+        k, _ = _rice_parameter(entries, lo, hi, bits)
+        buf[w] = bits
+        buf[w + 1] = k
+        buf[w + 2] = palette - 1
+        w += 3
+        flags = w + palette
+        for pol in range(256):
+            if index[pol] >= 0:
+                buf[w + index[pol]] = pol
+                if flagged[pol]:
+                    buf[flags + (index[pol] >> 3)] |= np.uint8(0x80 >> (index[pol] & 7))
+        w = flags + (palette + 7) // 8
+        idx_bits = _bits_for(palette)
+        bit = 0
+        prev = np.uint64(0)
+        for i in range(lo, hi):
+            ctx = entries[i] >> np.uint64(16)
+            delta = ctx - prev
+            prev = ctx
+            q = np.int64(delta >> np.uint64(k))
+            for _ in range(q):
+                bit = _put_bits(buf, w, bit, np.uint64(1), 1)
+            bit += 1  # the unary code's closing 0
+            bit = _put_bits(buf, w, bit, delta, k)
+            pol = np.int64((entries[i] >> np.uint64(8)) & np.uint64(0xFF))
+            bit = _put_bits(buf, w, bit, np.uint64(index[pol]), idx_bits)
+            if flagged[pol]:
+                bit = _put_bits(buf, w, bit, entries[i] & np.uint64(0xFF), 8)
+        w += (bit + 7) >> 3
+        out_off[d + 1] = w
+    return buf[:w], out_off
+
+
+@njit(cache=True)
+def decode(data, empty_figure):
+    """(status, entries, context bits) of one v2 record (uint8 array); status OK or why not.
+    Entries of an unflagged palette entry get ``empty_figure`` as their figure byte."""
+    empty = np.zeros(0, dtype=np.uint64)
+    size = data.shape[0]
+    if size < 4 or data[0] != MAGIC0 or data[1] != MAGIC1 or data[2] != VERSION:
+        return BAD_HEADER, empty, 0
+    r = 3
+    n = 0
+    shift = 0
+    while True:
+        if r >= size or shift > 56:
+            return TRUNCATED, empty, 0
+        b = np.int64(data[r])
+        r += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            break
+    if n == 0:
+        return (OK if r == size else TRAILING), empty, 0
+    if r + 3 > size:
+        return TRUNCATED, empty, 0
+    bits = np.int64(data[r])
+    k = np.int64(data[r + 1])
+    palette = np.int64(data[r + 2]) + 1
+    r += 3
+    if bits < 1 or bits > 32 or k > bits:
+        return BAD_HEADER, empty, 0
+    if r + palette + (palette + 7) // 8 > size:
+        return TRUNCATED, empty, 0
+    pols = data[r : r + palette]
+    flags = r + palette
+    r = flags + (palette + 7) // 8
+    # every entry takes at least one bit: a count beyond the stream is corrupt, not a huge allocation
+    if n > 8 * (size - r):
+        return TRUNCATED, empty, 0
+    idx_bits = _bits_for(palette)
+    out = np.empty(n, dtype=np.uint64)
+    total = 8 * (size - r)
+    bit = 0
+    ctx = np.uint64(0)
+    for i in range(n):
+        q = 0
+        while True:
+            if bit >= total:
+                return TRUNCATED, empty, 0
+            one = (data[r + (bit >> 3)] >> (7 - (bit & 7))) & 1
+            bit += 1
+            if one == 0:
+                break
+            q += 1
+        if bit + k + idx_bits > total:
+            return TRUNCATED, empty, 0
+        low = np.uint64(0)
+        for _ in range(k):
+            low = (low << np.uint64(1)) | np.uint64((data[r + (bit >> 3)] >> (7 - (bit & 7))) & 1)
+            bit += 1
+        ctx += (np.uint64(q) << np.uint64(k)) | low
+        idx = 0
+        for _ in range(idx_bits):
+            idx = (idx << 1) | np.int64((data[r + (bit >> 3)] >> (7 - (bit & 7))) & 1)
+            bit += 1
+        if idx >= palette:
+            return BAD_HEADER, empty, 0
+        fig = np.uint64(empty_figure)
+        if (data[flags + (idx >> 3)] >> (7 - (idx & 7))) & 1:
+            if bit + 8 > total:
+                return TRUNCATED, empty, 0
+            fig = np.uint64(0)
+            for _ in range(8):
+                fig = (fig << np.uint64(1)) | np.uint64((data[r + (bit >> 3)] >> (7 - (bit & 7))) & 1)
+                bit += 1
+        out[i] = (ctx << np.uint64(16)) | (np.uint64(pols[idx]) << np.uint64(8)) | fig
+    if (bit + 7) >> 3 != size - r:
+        return TRAILING, empty, 0
+    return OK, out, bits
