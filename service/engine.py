@@ -51,7 +51,7 @@ from neardup.lexicon import load_lexicon
 from neardup.metrics import Metrics
 from neardup.policy import Thresholds, Verdict, WindowCase, decide_window, similar_candidates
 from neardup.similarity import Sketch, SketchTable, window_sketches
-from neardup.stamps import mask_timestamps
+from neardup.stamps import mask_timestamps_batch
 from neardup.storage import (
     Claim,
     DecisionRecord,
@@ -264,8 +264,7 @@ class Engine:
         fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
         keys = self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0)
         # stamps (crawl and publication times) are furniture, not figures: masked for the profile
-        profiles = self.profiler.profile_batch([mask_timestamps(fps.texts[r]) for r in range(len(batch))],
-                                               [fps.langs[r] for r in range(len(batch))])
+        profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs)
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]

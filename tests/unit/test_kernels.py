@@ -676,3 +676,40 @@ def test_keep_word_spans_drops_spans_without_letters_or_digits(norm_tables: tupl
     s, e, off = keep_word_spans(cps, starts, ends, np.array([0, 5, 8], dtype=np.int64), classes)
     assert [text[a:b] for a, b in zip(s.tolist(), e.tolist(), strict=True)] == ["批准", "2024", "年"]
     assert off.tolist() == [0, 2, 3]
+
+
+# ---------------------------------------------------------------------------------------------
+# timestamp masking: the kernel against the regular expression it replaces (neardup.stamps)
+# ---------------------------------------------------------------------------------------------
+
+STAMP_PIECES = ["2009-07-22 10:30:15", "2009年07月23日 08:05", "2009/7/2 9:05", "10:30", "1:5", "12:345", "3:1",
+                ":", "::", ":00", " : ", "2024年1月1日", " ", "\u3000", "\xa0", "\n", "日", "月", "年", "-", "/",
+                ".", "1", "22", "333", "4444", "55555", "٣٤", "０", "x", "中", "t"]
+
+
+def test_stamp_spans_match_the_regular_expression() -> None:
+    from neardup.stamps import mask_timestamps, mask_timestamps_batch
+
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        texts = ["".join(rng.choice(STAMP_PIECES, size=int(rng.integers(0, 14)))) for _ in range(40)]
+        assert mask_timestamps_batch(texts) == [mask_timestamps(t) for t in texts]
+
+
+@FAST
+@given(st.lists(st.text(alphabet=st.sampled_from("0123456789 :-/.年月日\u3000٣x"), max_size=40), max_size=8))
+def test_stamp_spans_match_the_regular_expression_hypothesis(texts: list[str]) -> None:
+    from neardup.stamps import mask_timestamps, mask_timestamps_batch
+
+    assert mask_timestamps_batch(texts) == [mask_timestamps(t) for t in texts]
+
+
+def test_stamp_spans_cases() -> None:
+    from neardup.stamps import MASK, mask_timestamps_batch
+
+    texts = ["发布时间:2009-07-22 10:30:15 来源", "比分3:1,12:30:456", "", "2009年07月22日16:45更新"]
+    got = mask_timestamps_batch(texts)
+    assert got[0] == "发布时间:" + MASK * 19 + " 来源"
+    assert got[1] == texts[1]  # 3:1 is a score, 12:30:456 no clock time
+    assert got[2] == ""
+    assert got[3] == MASK * 16 + "更新"
