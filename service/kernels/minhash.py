@@ -30,23 +30,29 @@ def minhash_batch(shingles, doc_offsets, a, b):
     n = doc_offsets.shape[0] - 1
     num_perm = a.shape[0]
     out = np.full((n, num_perm), EMPTY, dtype=np.uint32)
-    acc = np.empty(num_perm, dtype=np.uint64)
+    acc = np.empty(num_perm, dtype=np.uint32)
+    p32 = np.uint32(P31)
     for d in range(n):
         lo = doc_offsets[d]
         hi = doc_offsets[d + 1]
         if hi == lo:
             continue
         for i in range(num_perm):
-            acc[i] = P31
+            acc[i] = p32
         for s in range(lo, hi):
             # x, a_i < 2**31: written as 32-bit operands so LLVM can use 32x32->64 vector multiplies
             x = np.uint64(np.uint32(_mod_p31(shingles[s] >> np.uint64(33))))
             for i in range(num_perm):
-                v = _mod_p31(np.uint64(np.uint32(a[i])) * x + b[i])
-                if v < acc[i]:
-                    acc[i] = v
+                v = np.uint64(np.uint32(a[i])) * x + b[i]
+                # the first fold leaves less than 2**32: the rest of the mod and the minimum run on
+                # 32-bit lanes, twice as many to a vector as 64-bit ones (the same values as _mod_p31)
+                w = np.uint32((v & P31) + (v >> np.uint64(31)))
+                w = (w & p32) + (w >> np.uint32(31))
+                if w >= p32:
+                    w -= p32
+                acc[i] = min(acc[i], w)
         for i in range(num_perm):
-            out[d, i] = np.uint32(acc[i])
+            out[d, i] = acc[i]
     return out
 
 
