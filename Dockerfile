@@ -33,13 +33,13 @@ WORKDIR /src
 COPY pyproject.toml requirements.lock ./
 RUN extras=""; \
     for e in $(echo "${EXTRAS}" | tr ',' ' '); do extras="${extras} --extra ${e}"; done; \
-    uv pip install --python /opt/neardup/bin/python -r pyproject.toml ${extras} -c requirements.lock
+    uv pip install --python /opt/neardup/bin/python --compile-bytecode -r pyproject.toml ${extras} -c requirements.lock
 
 COPY config ./config
 COPY storage ./storage
 COPY service ./service
 COPY agents ./agents
-RUN uv pip install --python /opt/neardup/bin/python --no-deps . \
+RUN uv pip install --python /opt/neardup/bin/python --compile-bytecode --no-deps . \
  && /opt/neardup/bin/neardup --help > /dev/null
 
 # ---------------------------------------------------------------------------------------- runtime

@@ -71,8 +71,11 @@ ifdef UV_FROM_VENV
 endif
 	@$(VPY) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
 	  v == "$(PY_VERSION)" or print(f"warning: $(VENV) runs Python {v}; $(LOCK) is pinned for $(PY_VERSION)")'
-	$(UV) pip install --python $(VPY) -r $(LOCK)
+	# bytecode compiled once here: with PYTHONDONTWRITEBYTECODE set (CI, containers) every process
+	# would otherwise compile jieba's and faust's modules again, seconds per CLI or worker start
+	$(UV) pip install --python $(VPY) --compile-bytecode -r $(LOCK)
 	$(UV) pip install --python $(VPY) --no-deps -e .
+	$(VPY) -m compileall -q service storage agents config
 	@touch $@
 
 lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,10 +24,12 @@ NEGATOR_FLAG = 1
 
 
 def jieba_idf_path() -> Path:
-    """The IDF table jieba ships (``jieba/analyse/idf.txt``)."""
-    import jieba.analyse  # only for the location of its shipped IDF table
-
-    return Path(jieba.analyse.__file__).resolve().parent / "idf.txt"
+    """The IDF table jieba ships (``jieba/analyse/idf.txt``), found without importing
+    ``jieba.analyse`` (which loads jieba's part-of-speech tables: seconds of start-up)."""
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("jieba is not installed")
+    return Path(spec.origin).resolve().parent / "analyse" / "idf.txt"
 
 
 @dataclass(frozen=True)

@@ -25,3 +25,23 @@ def datasets_dir() -> Path:
     if not (DATASETS / "docs.jsonl").exists():
         pytest.skip(f"development set not found at {DATASETS}")
     return DATASETS
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels() -> None:
+    """Compile every Numba kernel into the shared on-disk cache once, before any test starts a
+    worker or a CLI process, as the Docker image does at build time (Dockerfile: the warm-up
+    documents). Without it the first worker of a fresh clone spends its first window compiling,
+    and a latency alert fires on healthy traffic."""
+    from neardup import Deduplicator
+
+    with Deduplicator() as dedup:
+        decided = list(dedup.decide_many([
+            {"id": "warm-1", "text": "国家统计局今天发布了十月份国民经济运行数据，"
+                                     "规模以上工业增加值同比增长百分之四点六，社会消费品零售总额同比增长。不予批准。"},
+            {"id": "warm-2", "text": "国家统计局今天公布了十月份国民经济运行数据，"
+                                     "规模以上工业增加值同比增长百分之四点六，社会消费品零售总额同比增长。给予批准。"},
+            {"id": "warm-3", "text": "The statistics bureau published the October figures today: industrial output "
+                                     "grew 4.6 percent year on year and retail sales rose, it was not approved."},
+        ]))
+    assert len(decided) == 3
