@@ -31,6 +31,7 @@ from neardup.kernels import text as ktext
 from neardup.kernels.hashing import combine, fmix64
 from neardup.kernels.profile import replaced_context
 from neardup.kernels.simhash import HI_SALT, NEG_SALT
+from neardup.language import Tokenizer, tokenizer_of
 from neardup.lexicon import NEGATOR_FLAG, hash_words
 from neardup.policy import rule
 from neardup.similarity import SketchTable, similarities
@@ -96,11 +97,15 @@ def _hash_bits(hashes: list[int], words: int) -> npt.NDArray[np.int64]:
 
 def tokens(fingerprinter: Fingerprinter, text: str, lang: str) -> list[str]:
     """The tokens the fingerprinter hashes for one normalised ``text``: jieba words with a letter
-    or digit for Chinese, maximal runs of non-CJK letters and digits otherwise."""
+    or digit for Chinese, character bigrams for the languages read as characters (Japanese,
+    Korean, ...), maximal runs of non-CJK letters and digits otherwise."""
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
     offsets = np.array([0, cps.shape[0]], dtype=np.int64)
     classes = fingerprinter.classes
-    if lang == "zh":
+    tokenizer = tokenizer_of(lang)
+    if tokenizer is Tokenizer.CHARACTERS:
+        starts, ends, _ = ktext.char_bigram_spans(cps, offsets, classes)
+    elif tokenizer is Tokenizer.CHINESE:
         if fingerprinter.config.segment_hmm:
             starts, ends, off = _zh_token_spans([text], offsets, True)
         else:
@@ -209,10 +214,10 @@ def bit_attribution(fa: FeatureVotes, fb: FeatureVotes, top: int = TOP_PUSHERS) 
 
 def shingles(fingerprinter: Fingerprinter, text: str, lang: str) -> set[str]:
     """The distinct shingles the MinHash of one normalised ``text`` is over, as text: k-grams of
-    its letters and digits for Chinese, k-grams of its tokens otherwise (one shingle of all of
-    them when there are fewer than k)."""
+    its letters and digits for the languages read as characters (Chinese, Japanese, ...), k-grams
+    of its tokens otherwise (one shingle of all of them when there are fewer than k)."""
     cfg = fingerprinter.config
-    if lang == "zh":
+    if tokenizer_of(lang) is not Tokenizer.WORDS:
         classes = fingerprinter.classes
         units = [c for c in text if ord(c) >= classes.shape[0] or classes[ord(c)] & ktext.ALNUM]
         k, sep = cfg.zh_shingle, ""

@@ -9,7 +9,8 @@ Byte formats (all big-endian, versioned; the store keeps them opaque):
   the high nibble, the last byte's low nibble 0 when num_perm is odd. v1 is the same without the
   bits byte, 32-bit values.
   The header pins the hash family, so a signature made with other parameters is refused instead
-  of compared.
+  of compared. The shingle kind is also the language's (``neardup.language.shingle_kind``: b"c"
+  Chinese, b"w" English, b"j" Japanese, ...): signatures of different kinds are never compared.
 """
 
 from __future__ import annotations
@@ -28,8 +29,17 @@ from neardup.kernels import minhash as kmin
 from neardup.kernels import simhash as ksim
 from neardup.kernels import text as ktext
 from neardup.kernels.hashing import hash_spans
+from neardup.language import (
+    KNOWN_LANGS,
+    LanguageDetector,
+    Tokenizer,
+    resolve,
+    rule_is_certain,
+    shingle_kind,
+    tokenizer_of,
+)
 from neardup.lexicon import TOKEN_SEED, Lexicon, WeightTable, weight_table, weight_table_of
-from neardup.normalize import NormalizedBatch, normalize_batch, tables
+from neardup.normalize import NormalizedBatch, normalize_batch, strip_html, tables
 from neardup.segment import segmenter
 
 MASK64 = (1 << 64) - 1
@@ -41,7 +51,7 @@ SIG_HEADER = struct.Struct(">2sBcBHIB")
 SIG_DTYPES = {8: ">u1", 16: ">u2", 32: ">u4"}
 SIG_BITS = (4, 8, 16, 32)
 SHINGLE_SEED = 0x5EED
-LANG_CODES = ("zh", "en", "other")
+RULE_CODES = ("zh", "en", "other")  # the classes of kernel detect_lang, in its order
 
 
 def splitmix64(state: int) -> tuple[int, int]:
@@ -156,12 +166,12 @@ class Fingerprints:
     """Fingerprints of a window, row i for document i."""
 
     texts: list[str]  # normalised
-    langs: list[str]
+    langs: list[str]  # codes of neardup.language.KNOWN_LANGS
     content_hashes: list[bytes]
     simhash: npt.NDArray[np.uint64]  # (n, words)
     signatures: npt.NDArray[np.uint32]  # (n, num_perm)
     shingle_counts: npt.NDArray[np.int64]
-    shingle_kind: list[bytes]  # b"c" or b"w" per document
+    shingle_kind: list[bytes]  # per document, its language's (neardup.language.shingle_kind)
     lengths: list[int]
 
     def __len__(self) -> int:
@@ -178,6 +188,32 @@ def _take(batch: NormalizedBatch, idx: list[int]) -> tuple[npt.NDArray[np.uint32
         return np.zeros(0, dtype=np.uint32), offsets
     cps = np.concatenate([batch.cps[off[i] : off[i + 1]] for i in idx])
     return cps, offsets
+
+
+def rule_languages(batch: NormalizedBatch, classes: npt.NDArray[np.uint8]) -> list[str]:
+    """The first version's language rule (zh / en / other) for each text of a normalised window."""
+    return [RULE_CODES[int(c)] for c in ktext.detect_lang(batch.cps, batch.offsets, classes)]
+
+
+def detect_languages(detector: LanguageDetector, batch: NormalizedBatch, classes: npt.NDArray[np.uint8],
+                     given: list[str | None] | None, raw: list[str], html_strip: bool) -> list[str]:
+    """The language of each text of a normalised window: its ``given`` code when that is one of
+    ``KNOWN_LANGS`` (a document's own ``lang`` field), else the first version's rule, refined by
+    ``detector`` where the rule is not certain (see :mod:`neardup.language`). The detector reads
+    the ``raw`` texts, only stripped of HTML when ``html_strip`` (normalisation's traditional-to-
+    simplified folding would make Japanese kanji read as Chinese)."""
+    rules = rule_languages(batch, classes)
+    marks = ktext.kana_hangul_counts(batch.cps, batch.offsets)
+    out = []
+    for i, rule in enumerate(rules):
+        code = given[i] if given else None
+        if code is not None and code in KNOWN_LANGS:
+            out.append(code)
+        elif rule_is_certain(rule, int(marks[i, 0]), int(marks[i, 1]), batch.texts[i]):
+            out.append(rule)
+        else:
+            out.append(resolve(rule, detector.guess(strip_html(raw[i]) if html_strip else raw[i])))
+    return out
 
 
 def _zh_token_spans(texts: list[str], offsets: npt.NDArray[np.int64], hmm: bool = False) -> tuple[
@@ -205,6 +241,7 @@ class Fingerprinter:
         self.weights: WeightTable = weight_table(config.idf_path, config.lexicon_path)
         self.slots = ksim.build_hash_table(self.weights.keys, self.weights.weights, self.weights.flags)
         self.segmenter = segmenter()
+        self.detector = LanguageDetector()
         self.a, self.b = permutations(config.num_perm, config.seed)
         self.words = 2 if config.simhash_bits == 128 else 1
 
@@ -217,30 +254,17 @@ class Fingerprinter:
         cfg = self.config
         batch = normalize_batch(texts, t2s=cfg.t2s, html_strip=cfg.strip_html)
         n = len(texts)
-        detected = ktext.detect_lang(batch.cps, batch.offsets, self.classes)
-        lang_list: list[str] = [
-            str(given) if (given := (langs[i] if langs else None)) in LANG_CODES
-            else LANG_CODES[int(detected[i])]
-            for i in range(n)
-        ]
+        lang_list = detect_languages(self.detector, batch, self.classes, langs, texts, cfg.strip_html)
         simhash = np.zeros((n, self.words), dtype=np.uint64)
         sigs = np.full((n, cfg.num_perm), kmin.EMPTY, dtype=np.uint32)
         counts = np.zeros(n, dtype=np.int64)
-        kinds = [b"w"] * n
-        zh = [i for i in range(n) if lang_list[i] == "zh"]
-        other = [i for i in range(n) if lang_list[i] != "zh"]
-        for idx, is_zh in ((zh, True), (other, False)):
+        tokenizers = [tokenizer_of(lang) for lang in lang_list]
+        for tokenizer in Tokenizer:
+            idx = [i for i in range(n) if tokenizers[i] is tokenizer]
             if not idx:
                 continue
             cps, offsets = _take(batch, idx)
-            if is_zh:
-                if cfg.segment_hmm:  # jieba's HMM for unknown words needs the Rust segmenter
-                    starts, ends, tok_off = _zh_token_spans([batch.texts[i] for i in idx], offsets, True)
-                else:  # jieba's dictionary cut, in a kernel: the same tokens, no Python object per token
-                    starts, ends, tok_off = self.segmenter.spans(cps, offsets)
-                starts, ends, tok_off = ktext.keep_word_spans(cps, starts, ends, tok_off, self.classes)
-            else:
-                starts, ends, tok_off = ktext.word_spans(cps, offsets, self.classes)
+            starts, ends, tok_off = self._token_spans(tokenizer, cps, offsets, [batch.texts[i] for i in idx])
             tok_hashes = hash_spans(cps, starts, ends, TOKEN_SEED)
             slot_keys, slot_weights, slot_flags, slot_used = self.slots
             fh, fw, f_off = ksim.feature_weights(
@@ -248,10 +272,10 @@ class Fingerprinter:
                 self.weights.default_weight, self.weights.negation_weight,
             )
             sh = ksim.simhash_batch(fh, fw, f_off, self.words)
-            if is_zh:
-                shingles, s_off = ktext.char_shingle_hashes(cps, offsets, self.classes, cfg.zh_shingle, SHINGLE_SEED)
-            else:
+            if tokenizer is Tokenizer.WORDS:
                 shingles, s_off = ktext.word_shingle_hashes(tok_hashes, tok_off, cfg.en_shingle, SHINGLE_SEED)
+            else:
+                shingles, s_off = ktext.char_shingle_hashes(cps, offsets, self.classes, cfg.zh_shingle, SHINGLE_SEED)
             # MinHash is a function of the shingle *set*: hash each distinct shingle once
             shingles, s_off = ktext.distinct_per_doc(shingles, s_off)
             sg = kmin.minhash_batch(shingles, s_off, self.a, self.b)
@@ -260,8 +284,6 @@ class Fingerprinter:
             simhash[rows] = sh
             sigs[rows] = sg
             counts[rows] = ct
-            for i in idx:
-                kinds[i] = b"c" if is_zh else b"w"
         return Fingerprints(
             texts=batch.texts,
             langs=lang_list,
@@ -269,11 +291,25 @@ class Fingerprinter:
             simhash=simhash,
             signatures=sigs,
             shingle_counts=counts,
-            shingle_kind=kinds,
+            shingle_kind=[shingle_kind(lang) for lang in lang_list],
             lengths=[len(t) for t in batch.texts],
         )
 
+    def _token_spans(self, tokenizer: Tokenizer, cps: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64],
+                     texts: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(starts, ends, doc offsets) of the SimHash tokens of a group of texts of one tokeniser."""
+        if tokenizer is Tokenizer.WORDS:
+            return ktext.word_spans(cps, offsets, self.classes)
+        if tokenizer is Tokenizer.CHARACTERS:
+            return ktext.char_bigram_spans(cps, offsets, self.classes)
+        if self.config.segment_hmm:  # jieba's HMM for unknown words needs the Rust segmenter
+            starts, ends, tok_off = _zh_token_spans(texts, offsets, True)
+        else:  # jieba's dictionary cut, in a kernel: the same tokens, no Python object per token
+            starts, ends, tok_off = self.segmenter.spans(cps, offsets)
+        return ktext.keep_word_spans(cps, starts, ends, tok_off, self.classes)
+
     def encode_signature(self, fps: Fingerprints, i: int) -> bytes:
-        kind = fps.shingle_kind[i]
-        size = self.config.zh_shingle if kind == b"c" else self.config.en_shingle
-        return encode_signature(fps.signatures[i], kind, size, self.config.seed, self.config.signature_bits)
+        """Row ``i``'s signature in the stored format (its language's shingle kind and size)."""
+        cfg = self.config
+        size = cfg.en_shingle if tokenizer_of(fps.langs[i]) is Tokenizer.WORDS else cfg.zh_shingle
+        return encode_signature(fps.signatures[i], fps.shingle_kind[i], size, cfg.seed, cfg.signature_bits)

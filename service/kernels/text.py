@@ -229,3 +229,53 @@ def keep_word_spans(cps, starts, ends, doc_offsets, classes):
                 w += 1
         off[d + 1] = w
     return out_s[:w], out_e[:w], off
+
+
+@njit(cache=True)
+def kana_hangul_counts(cps, offsets):
+    """Per document, (kana, Hangul) letters: Japanese and Korean marks that a Han- or
+    Latin-dominated text may carry, so the language rule above is not the last word on it."""
+    n = offsets.shape[0] - 1
+    out = np.zeros((n, 2), dtype=np.int64)
+    for d in range(n):
+        for i in range(offsets[d], offsets[d + 1]):
+            cp = cps[i]
+            if (cp >= 0x3041 and cp <= 0x30FA) or (cp >= 0x31F0 and cp <= 0x31FF):
+                out[d, 0] += 1
+            elif (cp >= 0xAC00 and cp <= 0xD7A3) or (cp >= 0x1100 and cp <= 0x11FF):
+                out[d, 1] += 1
+    return out
+
+
+@njit(cache=True)
+def char_bigram_spans(cps, offsets, classes):
+    """Spans of adjacent letter/digit pairs inside each run of letters and digits (any script),
+    and a one-character span for a run of one: the SimHash features of a text with no
+    segmenter (Japanese, Korean). Returns (starts, ends, doc_offsets)."""
+    n = offsets.shape[0] - 1
+    starts = np.empty(cps.shape[0] + n, dtype=np.int64)
+    ends = np.empty_like(starts)
+    doc_off = np.zeros(n + 1, dtype=np.int64)
+    limit = classes.shape[0]
+    k = 0
+    for d in range(n):
+        run = 0
+        for i in range(offsets[d], offsets[d + 1] + 1):
+            is_word = False
+            if i < offsets[d + 1]:
+                cp = cps[i]
+                is_word = cp >= limit or (classes[cp] & ALNUM) != 0
+            if is_word:
+                run += 1
+                if run >= 2:
+                    starts[k] = i - 1
+                    ends[k] = i + 1
+                    k += 1
+            else:
+                if run == 1:
+                    starts[k] = i - 1
+                    ends[k] = i
+                    k += 1
+                run = 0
+        doc_off[d + 1] = k
+    return starts[:k], ends[:k], doc_off
