@@ -154,6 +154,23 @@ def _to_cps(texts: list[str]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.in
     return np.frombuffer(raw, dtype="<u4").astype(np.uint32, copy=False), offsets
 
 
+def _splice(out: npt.NDArray[np.uint32], out_off: npt.NDArray[np.int64], redo: list[int],
+            f_out: npt.NDArray[np.uint32], f_off: npt.NDArray[np.int64]) -> tuple[
+            npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """The batch ``out`` with documents ``redo`` (ascending) replaced by the rows of ``f_out``."""
+    lengths = np.diff(out_off)
+    lengths[redo] = np.diff(f_off)
+    new_off = np.zeros(out_off.shape[0], dtype=np.int64)
+    np.cumsum(lengths, out=new_off[1:])
+    pieces = []
+    done = 0  # documents before this one are in pieces
+    for k, d in enumerate(redo):
+        pieces += [out[out_off[done] : out_off[d]], f_out[f_off[k] : f_off[k + 1]]]
+        done = d + 1
+    pieces.append(out[out_off[done] : out_off[-1]])
+    return np.concatenate(pieces), new_off
+
+
 def normalize_batch(texts: list[str], t2s: bool = True, html_strip: bool = True) -> NormalizedBatch:
     """Normalise a batch of texts in one kernel call (see the module docstring for what is folded)."""
     table, classes = tables(t2s)
@@ -162,10 +179,12 @@ def normalize_batch(texts: list[str], t2s: bool = True, html_strip: bool = True)
     cps, offsets = _to_cps(texts)
     out, out_off, slow = ktext.normalize_batch(cps, offsets, table, classes)
     if slow.any():
-        # full NFKC for the few documents that need composition or expansion, then the table
-        fixed = [unicodedata.normalize("NFKC", t) if s else t for t, s in zip(texts, slow, strict=True)]
-        cps, offsets = _to_cps(fixed)
-        out, out_off, _ = ktext.normalize_batch(cps, offsets, table, classes)
+        # full NFKC for the few documents that need composition or expansion, then the table; the
+        # kernel normalises each document on its own, so only those documents run again
+        redo = np.flatnonzero(slow).tolist()
+        f_cps, f_offsets = _to_cps([unicodedata.normalize("NFKC", texts[d]) for d in redo])
+        f_out, f_out_off, _ = ktext.normalize_batch(f_cps, f_offsets, table, classes)
+        out, out_off = _splice(out, out_off, redo, f_out, f_out_off)
     raw = out.tobytes()
     norm_texts = [raw[4 * a : 4 * b].decode("utf-32-le", "surrogatepass") for a, b in
                   zip(out_off[:-1].tolist(), out_off[1:].tolist(), strict=True)]
