@@ -270,13 +270,14 @@ class Engine:
         marks = [version_marks(t) for t in fps.texts]
         sketches = window_sketches(fps, ids, published, [p.entries for p in profiles], fp_settings.signature_bits,
                                    marks)
+        key_rows = keys.tolist()  # Python ints in one call, not one numpy scalar a key
         records = [
             FingerprintRecord(
                 doc_id=doc.id, content_type=doc.type, published_at=published[r],
                 content_hash=fps.content_hashes[r], simhash=encode_simhash(fps.simhash[r]),
                 signature=self.fingerprinter.encode_signature(fps, r), profile=profiles[r].encode(),
                 shingles=int(fps.shingle_counts[r]), length=fps.lengths[r],
-                index_keys=tuple(int(k) for k in keys[r] if k),
+                index_keys=tuple(k for k in key_rows[r] if k),
             )
             for r, doc in enumerate(batch)
         ]

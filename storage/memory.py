@@ -48,6 +48,9 @@ class MemoryFingerprintStore:
         self._claims: dict[bytes, tuple[str, float]] = {}
         self._decisions: dict[str, tuple[DecisionRecord, float]] = {}
         self._states: dict[str, StateValue] = {}
+        # no index entry expires before this: lowered by every insert through _add, set again by
+        # the sweep in expire, so while the clock is earlier every entry is live
+        self._soonest = INF
 
     def _expiry(self, content_type: str, now: float) -> float:
         ttl = self.ttl.ttl(content_type)
@@ -83,11 +86,18 @@ class MemoryFingerprintStore:
     def _candidates(self, index_keys: IndexKeys, now: float) -> list[set[bytes]]:
         out: list[set[bytes]] = []
         buckets = self._buckets
+        # all entries live: no expiry to test. Only this class fills the index through _add alone;
+        # a subclass may fill it another way (the file store loads it from its database)
+        all_live = type(self) is MemoryFingerprintStore and now < self._soonest
         for row in index_keys.tolist():
             found: set[bytes] = set()
             for key in row:
                 bucket = buckets.get(key) if key else None
-                if bucket:
+                if not bucket:
+                    continue
+                if all_live:
+                    found.update(bucket)
+                else:
                     found.update(ref for ref, exp in bucket.items() if exp > now)
             out.append(found)
         return out
@@ -133,6 +143,7 @@ class MemoryFingerprintStore:
     def _add(self, records: Sequence[FingerprintRecord], now: float) -> None:
         for rec in records:
             expires_at = self._expiry(rec.content_type, now)
+            self._soonest = min(self._soonest, expires_at)
             ref = rec.ref
             self._records[ref] = _Entry(rec, expires_at)
             for key in rec.index_keys:
@@ -160,12 +171,16 @@ class MemoryFingerprintStore:
         gone = [ref for ref, e in self._records.items() if e.expires_at <= now]
         for ref in gone:
             del self._records[ref]
+        soonest = INF
         for key in list(self._buckets):
             bucket = self._buckets[key]
             for ref in [r for r, exp in bucket.items() if exp <= now]:
                 del bucket[ref]
-            if not bucket:
+            if bucket:
+                soonest = min(soonest, min(bucket.values()))
+            else:
                 del self._buckets[key]
+        self._soonest = soonest  # the entries left: reads skip the filter again until the next expiry
         for h in [h for h, (_, exp) in self._claims.items() if exp <= now]:
             del self._claims[h]
         for d in [d for d, (_, exp) in self._decisions.items() if exp <= now]:

@@ -1,0 +1,68 @@
+"""The memory store's index reads: while no entry can have expired, a bucket is read without the
+expiry filter; the answers are those of the filter at every clock reading."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neardup.storage import FingerprintRecord, doc_ref
+from neardup.storage.base import TTLPolicy
+from neardup.storage.memory import MemoryFingerprintStore
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _record(doc_id: str, content_type: str, keys: tuple[int, ...]) -> FingerprintRecord:
+    return FingerprintRecord(doc_id=doc_id, content_type=content_type, published_at=0.0,
+                             content_hash=doc_id.encode().ljust(16, b"."), simhash=b"\0" * 8, signature=b"",
+                             profile=b"", shingles=1, length=1, index_keys=keys)
+
+
+def _filtered(store: MemoryFingerprintStore, rows: list[list[int]], now: float) -> list[set[bytes]]:
+    """The reference: every bucket read through the expiry filter."""
+    return [{ref for key in row for ref, exp in store._buckets.get(key, {}).items() if exp > now} for row in rows]
+
+
+async def test_candidates_equal_the_filtered_index_as_entries_expire() -> None:
+    clock = _Clock()
+    store = MemoryFingerprintStore(ttl=TTLPolicy(by_type={"short": 10, "long": 100, "kept": None}), clock=clock)
+    rows = [[1, 2], [2, 3], [4], [0, 1]]
+    keys = np.array([r + [0] * (2 - len(r)) for r in rows], dtype=np.uint64)
+    await store.commit([], [_record("s", "short", (1, 2)), _record("l", "long", (2, 3)), _record("k", "kept", (3, 4))])
+    seen = []
+    for now, added in ((1000.0, None), (1005.0, None), (1050.0, None), (1200.0, _record("n", "short", (1, 4))),
+                       (1205.0, None), (1215.0, None)):
+        clock.now = now
+        if added is not None:  # an entry expiring sooner than any before it
+            await store.commit([], [added])
+        got = await store.candidates(keys)
+        assert got == _filtered(store, rows, now)
+        seen.append([len(s) for s in got])
+    assert seen[0] == [2, 3, 1, 1] and seen[2] == [1, 2, 1, 0] and seen[4] == [1, 1, 2, 1] and seen[5] == [0, 1, 1, 0]
+
+
+async def test_a_subclass_filling_the_index_itself_reads_through_the_filter() -> None:
+    class Loaded(MemoryFingerprintStore):
+        """Files an entry the way a loading store does, around ``_add``."""
+
+    clock = _Clock()
+    store = Loaded(clock=clock)
+    store._buckets[7] = {b"old": 900.0, b"new": 2000.0}
+    assert await store.candidates(np.array([[7]], dtype=np.uint64)) == [{b"new"}]
+
+
+async def test_the_sweep_lets_reads_skip_the_filter_again() -> None:
+    clock = _Clock()
+    store = MemoryFingerprintStore(ttl=TTLPolicy(by_type={"short": 10, "long": 100}), clock=clock)
+    await store.commit([], [_record("s", "short", (1,)), _record("l", "long", (1,))])
+    clock.now = 1050.0
+    assert await store.expire() == 1
+    assert store._soonest == 1100.0
+    got = await store.candidates(np.array([[1]], dtype=np.uint64))
+    assert got == [{doc_ref("l")}] == _filtered(store, [[1]], 1050.0)
