@@ -55,7 +55,8 @@ def _docs(tag: str, n: int) -> list[Document]:
     out = []
     for i in range(n):
         d = base[i % len(base)]
-        text = d.text if i < len(base) else f"{d.text}\n（转载第{i // len(base)}次）"
+        # new text in every window (the tag), near-duplicates of earlier windows: every phase runs
+        text = f"{d.text}\n（{tag}转载第{i // len(base)}次）"
         out.append(Document(id=f"{tag}-{i}", text=text))
     return out
 
@@ -75,7 +76,7 @@ async def test_store_commands_per_window_do_not_grow_with_the_window(redis_clust
     try:
         await engine.decide(_docs("warm", 20))  # scripts loaded, slot map read
         counts: dict[int, dict[str, Any]] = {}
-        for size in (20, 400):
+        for size in (100, 400):
             counts[size] = await _window_commands(engine, redis_cluster, _docs(f"w{size}", size))
     finally:
         await engine.close()
@@ -85,8 +86,8 @@ async def test_store_commands_per_window_do_not_grow_with_the_window(redis_clust
         assert not sent, f"commands sent per document? {sent}"
         # lookup, fetch, claims, records, race re-query, decisions (+ shared state): per node
         assert scripts <= 8 * masters, (size, delta)
-    small = counts[20].get("evalsha", 0) + counts[20].get("eval", 0)
+    small = counts[100].get("evalsha", 0) + counts[100].get("eval", 0)
     large = counts[400].get("evalsha", 0) + counts[400].get("eval", 0)
-    assert large <= small + 2 * masters, (counts[20], counts[400])
+    assert large <= small + 2 * masters, (counts[100], counts[400])
     # the work inside the scripts does grow with the window: the count above is not vacuous
-    assert counts[400].get("zrange", 0) > 10 * counts[20].get("zrange", 1)
+    assert counts[400].get("zrange", 0) > 3 * counts[100].get("zrange", 1)
