@@ -141,7 +141,8 @@ def test_latency_from_the_take_and_lag_while_stuck(
     own_redis: RedisProcess,
     datasets_dir: Path,
 ) -> None:
-    worker = start_worker("lag", store_url=f"redis://127.0.0.1:{own_redis.port}")
+    # the store client gives up after 3 s (not 30) once Redis dies: readiness falls sooner
+    worker = start_worker("lag", store_url=f"redis://127.0.0.1:{own_redis.port}", NEARDUP_REDIS__RETRY_SECONDS="3")
     worker.wait_ready()
     # crawled a year ago: published_at says nothing about how fast the worker decides
     docs = []
