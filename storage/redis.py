@@ -628,9 +628,16 @@ class RedisFingerprintStore:
                                    lambda w: [x for _ in w.keys for x in (token, 0)])
             held = await self._get_all(self._markers)
             found = {v for v in held if v is not None}
-        if len(found) != 1 or None in held:
-            raise StoreLostDataError(f"{self.url}: {held.count(None)} of {len(held)} generation markers are missing "
-                                     "or differ: part of the store lost its data")
+        if len(found) != 1:
+            raise StoreLostDataError(f"{self.url}: the store's generation markers differ: part of the store lost "
+                                     "its data")
+        if None in held:
+            # part of the markers unreadable while the rest agree: a failover in progress looks like this
+            # for a moment (a replica being promoted), so it is retried; running workers still see a
+            # real loss at their next lookup (_check_generation)
+            raise StoreUnavailableError(f"{self.url}: {held.count(None)} of {len(held)} generation markers are "
+                                        "missing on part of the store: a failover in progress, or that part "
+                                        "lost its data")
         self._generation = found.pop()
 
     async def close(self) -> None:
