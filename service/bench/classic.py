@@ -30,6 +30,8 @@ BLOCKS = HAMMING_RADIUS + 1
 SHINGLE = 5
 
 
+# the same as neardup.bench.fingerprint.classic_simhash, copied on purpose: this process is timed
+# whole and must import nothing of neardup
 def _simhash(tokens: list[str]) -> int:
     import mmh3
 
