@@ -483,9 +483,11 @@ def _auth_cause(exc: BaseException | None) -> BaseException | None:
     return None
 
 
-# replies of a node that is moving, failing over or loading: worth the same call again later
+# replies of a node that is moving, failing over, loading or running a long script: worth the same
+# call again later. BUSY (a script past busy-reply-threshold) is safe to retry because every script
+# here is idempotent: a claim held by the same id reads as won, a write sets the same values.
 _TRANSIENT_REPLIES = ("MOVED", "ASK", "non local", "CROSSSLOT", "cluster is down", "CLUSTERDOWN", "TRYAGAIN",
-                      "READONLY", "LOADING", "MASTERDOWN")
+                      "READONLY", "LOADING", "MASTERDOWN", "BUSY ")
 
 
 class _Retryable(Exception):

@@ -331,18 +331,18 @@ async def create_topics(opts: E2EOptions, names: Names) -> None:
         await admin.close()
 
 
-async def end_offsets(opts: E2EOptions, topics: list[str]) -> dict[Any, int]:
-    """Current end offset of every partition of ``topics``."""
+async def end_offsets(opts: E2EOptions, topics: list[str], partitions: int) -> dict[Any, int]:
+    """Current end offset of every partition of ``topics`` (each made with ``partitions`` by this bench).
+
+    The partitions are named, not looked up: a consumer that subscribed to nothing has no metadata
+    for these topics, and ``partitions_for_topic`` answers None (the read-back then saw nothing).
+    """
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap(opts.broker_url), enable_auto_commit=False)
     await consumer.start()
     try:
-        parts = [TopicPartition(t, p) for t in topics for p in (consumer.partitions_for_topic(t) or set())]
-        if not parts:
-            await consumer.topics()
-            parts = [TopicPartition(t, p) for t in topics for p in (consumer.partitions_for_topic(t) or set())]
-        return dict(await consumer.end_offsets(parts))
+        return dict(await consumer.end_offsets([TopicPartition(t, p) for t in topics for p in range(partitions)]))
     finally:
         await consumer.stop()
 
@@ -439,7 +439,7 @@ async def latency(opts: E2EOptions, crawler: Crawler, workers: list[Worker], rat
     """Step 4 of the module docstring."""
     names = crawler.names
     topics = [names.outputs["unique"], names.outputs["duplicate"]]
-    start = await end_offsets(opts, topics)
+    start = await end_offsets(opts, topics, names.partitions)
     before = [scrape(w.metrics_port) for w in workers]
     already = decided(workers)
     first_id = crawler.next_doc

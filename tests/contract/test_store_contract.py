@@ -459,6 +459,45 @@ async def test_a_corrupt_record_is_store_corrupt_and_not_retried(redis_server: s
         await s.close()
 
 
+# a script that holds the server for 1.5 s (Redis answers others BUSY past busy-reply-threshold)
+_SLOW_SCRIPT = """
+local t = redis.call('TIME')
+while true do
+  local n = redis.call('TIME')
+  if (n[1] - t[1]) * 1000000 + (n[2] - t[2]) > 1500000 then return 1 end
+end
+"""
+
+
+@pytest.mark.integration
+async def test_a_busy_server_is_waited_for_and_the_commit_lands_once() -> None:
+    """Another client's long script makes Redis answer BUSY: the window's commit is retried, not failed."""
+    import threading
+
+    import redis as redis_sync
+
+    with tempfile.TemporaryDirectory(prefix="neardup-redis-busy-") as tmp:
+        server = start_redis(Path(tmp), "--busy-reply-threshold", "100")
+        url = f"redis://127.0.0.1:{server.port}"
+        s = open_store(url, ttl=TTL, retry_seconds=20, **_redis_opts())
+        try:
+            await s.open()
+            slow = threading.Thread(target=lambda: redis_sync.Redis(port=server.port).eval(_SLOW_SCRIPT, 0))
+            slow.start()
+            await asyncio.sleep(0.4)  # past the threshold: the server now answers BUSY
+            probe = redis_sync.Redis(port=server.port)
+            with pytest.raises(redis_sync.ResponseError, match=r"^BUSY"):
+                probe.get("x")
+            rec = make_record("busy", (k("busy"),))
+            assert await s.commit([Claim(h("busy"), "busy", "news")], [rec]) == ["busy"]
+            slow.join()
+            assert await claim(s, [(h("busy"), "other", "news")]) == ["busy"]
+            assert lean((await fetch(s, ["busy"]))["busy"]) == lean(rec)
+        finally:
+            await s.close()
+            server.stop()
+
+
 @pytest.mark.integration
 async def test_a_store_restarted_empty_is_detected(redis_server: str) -> None:
     """The generation markers vanish with the data: the next lookup refuses to decide."""
