@@ -1,7 +1,8 @@
 """Quality of the engine on the development set, for any settings, and what it would store.
 
     .venv/bin/python bench/quality.py [--set fingerprint.signature_bits=4] [--set index.lsh_threshold=0.5]
-                                      [--no-simhash-blocks] [--json out.json]
+                                      [--no-simhash-blocks] [--profile-version 2] [--flips-of-variants]
+                                      [--json out.json]
 
 Runs the engine (memory store, windows of 1,000 documents in file order, as the batch CLI does)
 over ../shared/datasets/docs.jsonl and scores its duplicate_of against pairs.jsonl with the
@@ -14,7 +15,15 @@ bench/store_memory.py, which replays them at scale against Redis.
 ``--set SECTION.NAME=VALUE`` overrides one setting (as NEARDUP_SECTION__NAME would).
 ``--no-simhash-blocks`` is an experiment, not a setting: the engine's index layout files documents
 under their LSH bands only (the SimHash block keys become 0, "no key"), to measure what the blocks
-contribute to recall.
+contribute to recall. ``--profile-version 2`` is one too: critical-difference profiles made the v2
+way (one context over both sides of a polarity word) instead of v3 (one per side).
+
+``--flips-of-variants``: a harder test of the negation veto than the set's own flips, which are
+made from originals. For each label-1 pair (a, b) of an edit kind, b' is b with the set's own
+negation-flip edit applied (``Editor.negation_flip`` of ../shared/datasets/build.py, ``--flip-seed``), so the
+flip sits in a text that is already a synonym edit, a truncation, a crawler-noise copy, ... of a.
+The b' documents are decided after the set's; the report gives how many (a, b') pairs end in one
+cluster ("merged"), per kind of b. No setting was chosen on these pairs.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from neardup.config import load_settings
 from neardup.config.settings import Settings
+from neardup.differences import PROFILE_VERSION
 from neardup.document import Document, parse_document
 from neardup.engine import Engine
 from neardup.index import IndexLayout
@@ -151,8 +161,66 @@ def load_pairs(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-async def decide(settings: Settings, docs: list[Document], bands_only: bool) -> tuple[dict[str, str | None],
-                                                                                     Captured, float, Engine]:
+class ProfilesOfVersion:
+    """The engine's profiler, making profiles of another record version (``--profile-version``)."""
+
+    def __init__(self, inner: Any, version: int) -> None:
+        self.inner = inner
+        self.version = version
+
+    def profile_batch(self, texts: Sequence[str], langs: Sequence[str]) -> Any:
+        return self.inner.profile_batch(texts, langs, version=self.version)
+
+
+def flips_of_variants(docs: list[Document], pairs: list[dict[str, Any]],
+                      seed: int = 7) -> tuple[list[Document], list[dict[str, Any]]]:
+    """(the b' documents, the (a, b') pairs): see ``--flips-of-variants`` in the module docstring."""
+    import importlib.util
+    import random
+
+    spec = importlib.util.spec_from_file_location("dataset_build", DATASETS / "build.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{DATASETS / 'build.py'}: not found (the development set's build script)")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    editor = build.Editor(random.Random(seed), None, None)
+    by_id = {d.id: d for d in docs}
+    extra: list[Document] = []
+    flips: list[dict[str, Any]] = []
+    for p in pairs:
+        if p["label"] != 1 or p["kind"] in ("exact_duplicate", "natural_duplicate"):
+            continue
+        b = by_id[p["b"]]
+        text = editor.negation_flip({"text": b.text, "lang": b.lang}, None)
+        if not text or text == b.text:
+            continue
+        flipped = parse_document(json.dumps({"id": f"flip-{len(extra)}-{b.id}", "text": text, "lang": b.lang}))
+        extra.append(flipped)
+        flips.append({"a": p["a"], "b": flipped.id, "label": 0, "kind": "flip_of_" + p["kind"]})
+    return extra, flips
+
+
+def merged_flips(ids: list[str], flips: list[dict[str, Any]], duplicate_of: dict[str, str | None]) -> dict[str, Any]:
+    """How many (a, b') pairs end in one cluster, in all and per kind of b."""
+    from neardup.scoring import UnionFind
+
+    uf = UnionFind(ids)
+    for i, t in duplicate_of.items():
+        if t:
+            uf.union(i, t)
+    per_kind: dict[str, list[int]] = {}
+    for f in flips:
+        hit = per_kind.setdefault(f["kind"], [0, 0])
+        hit[0] += uf.find(f["a"]) == uf.find(f["b"])
+        hit[1] += 1
+    total = sum(m for m, _ in per_kind.values())
+    count = sum(n for _, n in per_kind.values())
+    return {"pairs": count, "merged": total, "merged_rate": round(total / count, 4) if count else None,
+            "per_kind": {k: f"{m}/{n}" for k, (m, n) in sorted(per_kind.items())}}
+
+
+async def decide(settings: Settings, docs: list[Document], bands_only: bool,
+                 profile_version: int | None = None) -> tuple[dict[str, str | None], Captured, float, Engine]:
     """Decide ``docs`` in windows on a fresh memory store; (duplicate_of by id, captured calls, seconds)."""
     warm = await Engine.open(settings)  # compiles the kernels outside the timed run
     await warm.decide(docs[:50])
@@ -162,6 +230,8 @@ async def decide(settings: Settings, docs: list[Document], bands_only: bool) -> 
     if bands_only:
         lay = engine.layout
         engine.layout = BandsOnly(lay.simhash_bits, lay.hamming_radius, lay.bands, lay.rows)
+    if profile_version is not None:
+        engine.profiler = ProfilesOfVersion(engine.profiler, profile_version)  # type: ignore[assignment]
     t0 = time.perf_counter()
     out: dict[str, str | None] = {}
     for k in range(0, len(docs), WINDOW):
@@ -225,22 +295,30 @@ def quality(ids: list[str], pairs: list[dict[str, Any]], duplicate_of: dict[str,
 
 
 async def run(overrides: dict[str, Any], bands_only: bool = False, docs_path: Path | None = None,
-              pairs_path: Path | None = None) -> tuple[dict[str, Any], Captured]:
+              pairs_path: Path | None = None, profile_version: int | None = None,
+              with_flips: bool = False, flip_seed: int = 7) -> tuple[dict[str, Any], Captured]:
     """Decide the development set under ``overrides``; (report, the captured store writes)."""
     settings = load_settings(**overrides)
     docs = load_docs(docs_path or DATASETS / "docs.jsonl")
     pairs = load_pairs(pairs_path or DATASETS / "pairs.jsonl")
-    duplicate_of, captured, seconds, engine = await decide(settings, docs, bands_only)
+    if with_flips:  # scored separately: the set's own figures come from a run without them
+        extra, flips = flips_of_variants(docs, pairs, flip_seed)
+        flip_of, _, _, _ = await decide(settings, docs + extra, bands_only, profile_version)
+    duplicate_of, captured, seconds, engine = await decide(settings, docs, bands_only, profile_version)
     layout = engine.layout
     report = {
         "settings": overrides,
         "simhash_blocks_indexed": not bands_only,
+        "profile_version": profile_version or PROFILE_VERSION,
         "layout": {"simhash_blocks": 0 if bands_only else layout.hamming_radius + 1, "bands": layout.bands,
                    "rows": layout.rows, "width": layout.width},
         **quality([d.id for d in docs], pairs, duplicate_of),
         "docs_per_s": round(len(docs) / seconds),
         "stored": stored_sizes(captured, len(docs)),
     }
+    if with_flips:
+        report["flips_of_variants"] = {"seed": flip_seed,
+                                       **merged_flips([d.id for d in docs + extra], flips, flip_of)}
     return report, captured
 
 
@@ -250,9 +328,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-simhash-blocks", action="store_true", help="experiment: index LSH bands only")
     p.add_argument("--docs", type=Path, default=None, help="default: ../shared/datasets/docs.jsonl")
     p.add_argument("--pairs", type=Path, default=None, help="default: ../shared/datasets/pairs.jsonl")
+    p.add_argument("--profile-version", type=int, choices=(2, 3), default=None,
+                   help="experiment: critical-difference profiles of this record version (default: the engine's)")
+    p.add_argument("--flips-of-variants", action="store_true",
+                   help="also: the set's negation flip applied to edited variants (module docstring)")
+    p.add_argument("--flip-seed", type=int, default=7, help="seed of the flips of --flips-of-variants")
     p.add_argument("--json", type=Path, default=None, help="also write the report here")
     args = p.parse_args(argv)
-    report, _ = asyncio.run(run(parse_sets(args.sets), args.no_simhash_blocks, args.docs, args.pairs))
+    report, _ = asyncio.run(run(parse_sets(args.sets), args.no_simhash_blocks, args.docs, args.pairs,
+                                args.profile_version, args.flips_of_variants, args.flip_seed))
     text = json.dumps(report, indent=1, ensure_ascii=False)
     print(text)
     if args.json:

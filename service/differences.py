@@ -10,6 +10,13 @@ duplicate, whatever the similarity says. Contexts that only one document has (ad
 deleted sentences, synonym edits nearby) are ignored, and so is one-sided surplus of a repeated
 context (a deleted occurrence); only a *replacement* counts: each side has a fill the other lacks.
 
+A polarity word's anchor has two contexts, one per side: the k units before it, and the k after
+it, each matched on its own (profile v3). An edit next to the word (a synonym, crawler noise, the
+cut of a truncated reprint) then leaves the other side to match; one context over both sides
+(v1, v2) missed those flips. Figures and lone negators keep one context over both sides: a
+deleted sentence or article joins the one-sided contexts of two different figures (第十七条 /
+第十八条), which would read as a changed figure.
+
 A profile is a sorted array of entries (context hash << 16 | fill hash), repeats kept. The context
 hash is MurmurHash3 (x86, 32 bits) of the context string, of which the top ``CONTEXT_BITS`` bits
 are kept; the fill hash is 8 bits of the polarity part then 8 bits of the figure part, so the kind
@@ -20,10 +27,13 @@ is the same definition in plain Python, kept as the reference the kernel is test
 Byte formats (what the store keeps), both read:
 - v1: b"NP" + version (1 B) + count (2 B) + count x (context hash uint32, fill hash uint16),
   big-endian, sorted, repeats kept (6 bytes an entry).
-- v2 (written): contexts delta-coded, polarity bytes through a per-record palette, figure bytes
-  only where a figure stands (``neardup.kernels.profile_codec``): lossless; 183 bytes a document
-  against v1's 245 on the development set (the contexts, 32 random bits each, dominate).
+- v2: contexts delta-coded, polarity bytes through a per-record palette, figure bytes only where
+  a figure stands (``neardup.kernels.profile_codec``): lossless; 183 bytes a document against
+  v1's 245 on the development set (the contexts, 32 random bits each, dominate).
+- v3 (written): v2's layout over one-sided contexts for polarity words.
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
+A v1 or v2 record (both-sided contexts) is compared with the deciding document's both-sided
+profile, computed when such a record comes up (:meth:`Profile.critical_against`).
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from __future__ import annotations
 import re
 import struct
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import overload
@@ -47,7 +57,8 @@ from neardup.kernels.profile import replaced_context
 from neardup.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 2
+PROFILE_VERSION = 3
+ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 V1_HEAD = struct.Struct(">2sBH")
 V1_ENTRY = np.dtype([("context", ">u4"), ("fill", ">u2")])
 
@@ -144,17 +155,31 @@ class Profile:
     fills: Sequence[str]  # in entry order
     positions: Sequence[int]  # text offsets, in entry order
     text: str
-    data: bytes | None = field(default=None, repr=False)  # the v2 record, when already encoded
+    data: bytes | None = field(default=None, repr=False)  # the record, when already encoded
     bits: int = CONTEXT_BITS  # of the contexts in ``entries``
+    version: int = PROFILE_VERSION  # the record version whose contexts ``entries`` has
+    # how to profile this text the way v1/v2 records were made (set by the profiler)
+    both_sided: Callable[[], Profile] | None = field(default=None, repr=False)
+    _both: Profile | None = field(default=None, repr=False)
 
     def encode(self) -> bytes:
-        """The v2 record the store keeps."""
+        """The record the store keeps (v3; v2 for a profile made the v2 way)."""
         if self.data is None:
-            self.data = encode_entries(self.entries, self.bits)
+            self.data = encode_entries(self.entries, self.bits, self.version)
         return self.data
 
-    def critical_against(self, theirs: npt.NDArray[np.uint64]) -> CriticalDifference | None:
-        """The first shared context whose fills were replaced (each side has one the other lacks)."""
+    def critical_against(self, theirs: npt.NDArray[np.uint64],
+                         version: int = PROFILE_VERSION) -> CriticalDifference | None:
+        """The first shared context whose fills were replaced (each side has one the other lacks).
+
+        ``version``: of the record ``theirs`` was decoded from. Entries of a v1/v2 record are
+        compared with this text's both-sided profile (computed once, when one comes up)."""
+        if (version >= ONE_SIDED_SINCE) != (self.version >= ONE_SIDED_SINCE):
+            if self.both_sided is None:
+                raise ValueError(f"a v{self.version} profile cannot be compared with a v{version} record")
+            if self._both is None:
+                self._both = self.both_sided()
+            return self._both.critical_against(theirs, version)
         if len(self.entries) == 0 or len(theirs) == 0:
             return None
         i = int(replaced_context(self.entries, theirs))
@@ -170,11 +195,19 @@ class Profile:
         return CriticalDifference(kind, self.text[max(0, at - 12) : at + 16], self.fills[i])
 
 
-def encode_entries(entries: npt.NDArray[np.uint64], bits: int | None = None) -> bytes:
-    """The v2 record of sorted entries whose contexts have ``bits`` bits (default CONTEXT_BITS)."""
+def encode_entries(entries: npt.NDArray[np.uint64], bits: int | None = None,
+                   version: int = PROFILE_VERSION) -> bytes:
+    """The record (v2 or v3) of sorted entries whose contexts have ``bits`` bits (default CONTEXT_BITS)."""
+    if version not in codec.VERSIONS:
+        raise ValueError(f"profile records are written as v{codec.VERSIONS}, not v{version}")
     data, _ = codec.encode_batch(entries, np.array([0, len(entries)], dtype=np.int64),
-                                 CONTEXT_BITS if bits is None else bits, NO_FIGURE)
+                                 CONTEXT_BITS if bits is None else bits, NO_FIGURE, version)
     return data.tobytes()
+
+
+def profile_version(data: bytes) -> int:
+    """The version byte of a stored profile record (0 when it is none)."""
+    return data[2] if len(data) > 2 and data[:2] == PROFILE_MAGIC else 0
 
 
 def _project(entries: npt.NDArray[np.uint64], bits: int, to_bits: int) -> npt.NDArray[np.uint64]:
@@ -194,8 +227,9 @@ DECODE_ERRORS = {codec.TRUNCATED: "truncated", codec.BAD_HEADER: "bad header", c
 
 
 def decode_profile(data: bytes, bits: int | None = None) -> npt.NDArray[np.uint64]:
-    """Sorted (context << 16 | fill) entries of a stored v1 or v2 profile, contexts of ``bits``
-    bits (default CONTEXT_BITS); ValueError when ``data`` is no profile or too coarse."""
+    """Sorted (context << 16 | fill) entries of a stored v1, v2 or v3 profile (which:
+    :func:`profile_version`), contexts of ``bits`` bits (default CONTEXT_BITS); ValueError when
+    ``data`` is no profile or too coarse."""
     to_bits = CONTEXT_BITS if bits is None else bits
     version = data[2] if len(data) > 2 and data[:2] == PROFILE_MAGIC else None
     if version == 1 and len(data) >= V1_HEAD.size:
@@ -206,12 +240,12 @@ def decode_profile(data: bytes, bits: int | None = None) -> npt.NDArray[np.uint6
         out = (packed["context"].astype(np.uint64) << np.uint64(16)) | packed["fill"].astype(np.uint64)
         out.sort()
         return _project(out, HASH_BITS, to_bits)
-    if version == 2:
+    if version in codec.VERSIONS:
         status, entries, record_bits = codec.decode(np.frombuffer(data, dtype=np.uint8), NO_FIGURE)
         if status != codec.OK:
-            raise ValueError(f"critical-difference profile v2: {DECODE_ERRORS[status]}")
+            raise ValueError(f"critical-difference profile v{version}: {DECODE_ERRORS[status]}")
         return _project(entries, int(record_bits), to_bits) if len(entries) else entries
-    raise ValueError("not a neardup v1/v2 critical-difference profile")
+    raise ValueError("not a neardup v1/v2/v3 critical-difference profile")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,9 +396,13 @@ class AnchorProfiler:
         )
 
     # ----------------------------------------------------------------------------- the kernel
-    def profile_batch(self, texts: Sequence[str], langs: Sequence[str]) -> list[Profile]:
+    def profile_batch(self, texts: Sequence[str], langs: Sequence[str],
+                      version: int = PROFILE_VERSION) -> list[Profile]:
         """The profiles of a window (``langs[i]`` "zh" reads ``texts[i]`` as Chinese, anything
-        else as English), each with its v2 record already encoded; equal to :meth:`profile`."""
+        else as English), each with its record already encoded; equal to :meth:`profile`.
+        ``version`` 2 makes them the way v2 records were made (one context over both sides)."""
+        if version not in codec.VERSIONS:
+            raise ValueError(f"profiles are made as v{codec.VERSIONS}, not v{version}")
         if len(texts) != len(langs):
             raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
         if not texts:
@@ -377,8 +415,9 @@ class AnchorProfiler:
         entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = kprof.profile_batch(
             cps, offsets, is_zh, t.ctab, t.edge_keys, t.edge_vals, t.node_kind, t.node_code, t.word_keys,
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
-            t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits)
-        data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE)
+            t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
+            version >= ONE_SIDED_SINCE)
+        data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE, version)
         raw = data.tobytes()
         bounds = doc_off.tolist()
         byte_bounds = data_off.tolist()
@@ -387,8 +426,14 @@ class AnchorProfiler:
             a, b = bounds[d], bounds[d + 1]
             fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text)
             out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
-                               self.context_bits))
+                               self.context_bits, version, self._both_sided(text, langs[d], version)))
         return out
+
+    def _both_sided(self, text: str, lang: str, version: int) -> Callable[[], Profile] | None:
+        """How to make ``text``'s v2 profile, for a one-sided profile (compared with v1/v2 records)."""
+        if version < ONE_SIDED_SINCE:
+            return None
+        return lambda: self.profile_batch([text], [lang], version=2)[0]
 
     # ----------------------------------------------------------------------------- the reference
     def _zh(self, text: str) -> tuple[str, list[tuple[int, str, int]]]:
@@ -457,30 +502,39 @@ class AnchorProfiler:
                 pending_neg = False
         return units, anchors
 
-    def profile(self, text: str, lang: str) -> Profile:
+    def profile(self, text: str, lang: str, version: int = PROFILE_VERSION) -> Profile:
         """The profile of one text, in plain Python: the reference :meth:`profile_batch` is tested against."""
+        one_sided = version >= ONE_SIDED_SINCE
+        # units[a:b] as context text: characters (Chinese) or words joined by spaces
         if lang == "zh":
-            frame, found = self._zh(text)
+            units, found = self._zh(text)
             k = ZH_CONTEXT
-            contexts = [
-                frame[max(0, i - k) : i] + "|" + (frame[i : i + k] if fill == "N" else frame[i + 1 : i + 1 + k])
-                for i, fill, _ in found
-            ]
+            sep = ""
         else:
-            units, found = self._en(text)
+            units, found = self._en(text)  # type: ignore[assignment]
             k = EN_CONTEXT
-            contexts = [
-                " ".join(units[max(0, i - k) : i]) + "|"
-                + " ".join(units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k])
-                for i, fill, _ in found
-            ]
+            sep = " "
+        contexts: list[tuple[str, str, int]] = []  # (context, fill, text offset)
+        for i, fill, at in found:
+            if one_sided and not _figure_or_bare(fill):
+                # each side with the anchor's own unit (its class mark): one class's context
+                contexts += [(sep.join(units[max(0, i - k) : i + 1]) + "<", fill, at),
+                             (">" + sep.join(units[i : i + 1 + k]), fill, at)]
+            else:
+                after = units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k]
+                contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at))
         shift = HASH_BITS - self.context_bits
-        keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(f)
-                            for c, (_, f, _) in zip(contexts, found, strict=True)),
-                           dtype=np.uint64, count=len(found))
-        order = np.argsort(keys, kind="stable")
-        return Profile(keys[order], [found[j][1] for j in order.tolist()],
-                       [found[j][2] for j in order.tolist()], text, bits=self.context_bits)
+        keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(f) for c, f, _ in contexts),
+                           dtype=np.uint64, count=len(contexts))
+        order = np.argsort(keys, kind="stable").tolist()
+        return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,
+                       bits=self.context_bits, version=version,
+                       both_sided=(lambda: self.profile(text, lang, version=2)) if one_sided else None)
+
+
+def _figure_or_bare(fill: str) -> bool:
+    """Whether a fill is a figure's ("#12", "N #12") or a lone negator's ("N"): one context over both sides."""
+    return fill == "N" or fill.lstrip("N ").startswith("#")
 
 
 @lru_cache(maxsize=4)

@@ -268,8 +268,7 @@ class Engine:
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]
-        sketches = window_sketches(fps, ids, published, [p.entries for p in profiles], fp_settings.signature_bits,
-                                   marks)
+        sketches = window_sketches(fps, ids, published, profiles, fp_settings.signature_bits, marks)
         key_rows = keys.tolist()  # Python ints in one call, not one numpy scalar a key
         records = [
             FingerprintRecord(

@@ -235,7 +235,8 @@ def critical_differences(mine: Profile, theirs: npt.NDArray[np.uint64]) -> list[
     """Every shared context whose fills were replaced, by the engine's own test (the kernel's
     :func:`replaced_context` and :meth:`Profile.critical_against`, which stop at the first): after
     each one found, that context's entries leave both profiles and the test runs again (entries of
-    different contexts never cancel each other, so the others are found as the engine would)."""
+    different contexts never cancel each other, so the others are found as the engine would). A
+    polarity word's two one-sided entries are one difference: both leave ``mine`` together."""
     found: list[CriticalDifference] = []
     while len(found) < MAX_CRITICAL and len(mine.entries) and len(theirs):
         i = int(replaced_context(mine.entries, theirs))
@@ -244,7 +245,7 @@ def critical_differences(mine: Profile, theirs: npt.NDArray[np.uint64]) -> list[
             break
         found.append(diff)
         ctx = mine.entries[i] >> np.uint64(16)
-        keep = (mine.entries >> np.uint64(16)) != ctx
+        keep = ((mine.entries >> np.uint64(16)) != ctx) & (np.asarray(mine.positions) != mine.positions[i])
         mine = Profile(mine.entries[keep], [f for f, k in zip(mine.fills, keep.tolist(), strict=True) if k],
                        [p for p, k in zip(mine.positions, keep.tolist(), strict=True) if k], mine.text)
         theirs = theirs[(theirs >> np.uint64(16)) != ctx]

@@ -4,8 +4,9 @@ A :class:`Model` is what feedback changes, on top of the configured lexicon and 
 
 - *polarity pairs*: in a pair judged "not a duplicate" that the engine merges, a word replaced by
   another in an otherwise equal passage (批准 -> 驳回, approved -> rejected) becomes a pair of
-  opposite polarity words of a learned class, so the critical-difference check sees that clause
-  reversed from then on; both words also weigh more in the SimHash (*heavier*);
+  opposite polarity words of a learned class (or the new word joins the class of the word it
+  replaced, with the other sign), so the critical-difference check sees that clause reversed from
+  then on; both words also weigh more in the SimHash (*heavier*);
 - *lighter words*: words that only one side of a confirmed duplicate carries, in its added or
   removed lines, in at least ``min_support`` confirmed pairs (page furniture: 来源, 责任编辑, ...),
   weigh less in the SimHash;
@@ -162,9 +163,16 @@ class Example:
 MAX_LIGHTER = 200  # the most frequent furniture words of a batch; the rest is too rare to matter
 
 
-def learn_words(model: Model, examples: Sequence[Example], min_support: int = 3) -> Model:
-    """The model with the polarity pairs and word weights the examples teach."""
+def learn_words(model: Model, examples: Sequence[Example], min_support: int = 3,
+                configured: Mapping[str, tuple[str, str]] | None = None) -> Model:
+    """The model with the polarity pairs and word weights the examples teach.
+
+    A replaced word whose partner already has a class (``configured``: the lexicon's polarity
+    words; or learned before) joins that class with the opposite sign: 否决 for 核准 (approval+)
+    is approval-. A polarity word's one-sided contexts include its class, so a reversal is seen
+    only within one class."""
     polarity = {w: (c, s) for w, c, s in model.polarity}
+    known = {**polarity, **(configured or {})}  # a configured word keeps its configured class
     classes = {c for _, c, _ in model.polarity}
     heavier = set(model.heavier)
     pairs: Counter[tuple[str, str]] = Counter()
@@ -172,11 +180,16 @@ def learn_words(model: Model, examples: Sequence[Example], min_support: int = 3)
         if ex.predicted and not ex.is_duplicate:  # a wrong merge: what was replaced reverses it
             pairs.update({tuple(sorted(p)) for p in replaced_words(ex.a.text, ex.b.text)})  # type: ignore[misc]
     for (x, y), _ in pairs.most_common():
-        if x in polarity or y in polarity:
+        if x in known and y in known:
             continue
-        cls = f"learned{len(classes) + 1}"
-        classes.add(cls)
-        polarity[x], polarity[y] = (cls, "+"), (cls, "-")
+        if x in known or y in known:
+            have, new = (x, y) if x in known else (y, x)
+            cls, sign = known[have]
+            polarity[new] = known[new] = (cls, "-" if sign == "+" else "+")
+        else:
+            cls = f"learned{len(classes) + 1}"
+            classes.add(cls)
+            polarity[x], polarity[y] = known[x], known[y] = (cls, "+"), (cls, "-")
         heavier.update((x, y))
     furniture: Counter[str] = Counter()
     for ex in examples:
@@ -322,7 +335,10 @@ async def learn(settings: Any, model: Model, new: Sequence[Label], docs: Mapping
     _, predicted_new = await predict(settings, model, fresh, docs)
     examples = [Example(docs[x.a], docs[x.b], x.is_duplicate, bool(p))
                 for x, p in zip(fresh, predicted_new.tolist(), strict=True)]
-    candidate = learn_words(model, examples)
+    from neardup.lexicon import load_lexicon
+
+    configured = load_lexicon(settings.fingerprint.domain_weights_path).polarity
+    candidate = learn_words(model, examples, configured=configured)
     feats, _ = await predict(settings, candidate, held, docs)
     if feats:
         base = settings.thresholds.model_copy(update=model.thresholds).model_dump()

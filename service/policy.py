@@ -265,7 +265,7 @@ def _conflict(case: WindowCase, i: int, cand: Sketch, sim: Similarity) -> Critic
     me = case.table.sketches[i]
     if different_versions(me.marks, cand.marks):
         return CriticalEvidence("version", "", "version marks differ", cand.doc_id, sim.jaccard, sim.hamming)
-    diff = case.profiles[i].critical_against(cand.profile)
+    diff = case.profiles[i].critical_against(cand.profile, cand.profile_version)
     if diff is None:
         return None
     ev = diff.as_evidence()
@@ -284,7 +284,8 @@ def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], 
     codes = _codes_per_row(sims, [t])
     out = []
     for p in np.argsort(-sims.jaccard, kind="stable").tolist():
-        if codes[p] and profile.critical_against(table.sketches[int(right[p])].profile) is None:
+        cand = table.sketches[int(right[p])]
+        if codes[p] and profile.critical_against(cand.profile, cand.profile_version) is None:
             out.append((int(right[p]), sims.at(p), RULES[int(codes[p])] or Rule.JACCARD))
     return out
 

@@ -19,12 +19,13 @@ are never near-duplicates (an exact copy still is, by its content hash).
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup.differences import decode_profile
+from neardup.differences import PROFILE_VERSION, Profile, decode_profile, profile_version
 from neardup.fingerprint import Fingerprints, decode_signature, decode_simhash, truncate_signature
 from neardup.kernels.pairs import pair_scores
 from neardup.storage import FingerprintRecord
@@ -65,6 +66,7 @@ class Sketch:
     profile: npt.NDArray[np.uint64]  # sorted critical-difference entries
     marks: tuple[int, ...] = ()  # version marks (neardup.versions)
     original: str = ""  # the document this one duplicates, once decided ("" for an original)
+    profile_version: int = PROFILE_VERSION  # of the record ``profile`` came from (what its contexts cover)
 
     def meta(self) -> bytes:
         """The record's ``meta`` bytes (format v1): the original's id and the version marks."""
@@ -79,7 +81,8 @@ class Sketch:
             raise ValueError("signature of another MinHash family")
         original, marks = decode_meta(rec.meta)
         return cls(rec.doc_id, sig, bits, kind, decode_simhash(rec.simhash), rec.shingles, rec.length,
-                   rec.content_hash, rec.published_at, decode_profile(rec.profile), marks, original)
+                   rec.content_hash, rec.published_at, decode_profile(rec.profile), marks, original,
+                   profile_version(rec.profile))
 
 
 @dataclass(slots=True)
@@ -134,15 +137,15 @@ def decode_meta(data: bytes) -> tuple[str, tuple[int, ...]]:
     return original, tuple(struct.unpack_from(f">{k}I", data, 5 + n))
 
 
-def window_sketches(fps: Fingerprints, ids: list[str], published_at: list[float], profiles: list[np.ndarray],
+def window_sketches(fps: Fingerprints, ids: list[str], published_at: list[float], profiles: Sequence[Profile],
                     bits: int, marks: list[tuple[int, ...]] | None = None) -> list[Sketch]:
     """Sketches of a fingerprinted window, at the precision their records are stored with
     (``bits``), so that a document compares the same whether its candidate came from this window,
     the hot tier or the store."""
     return [
         Sketch(ids[i], truncate_signature(fps.signatures[i], bits), bits, fps.shingle_kind[i], fps.simhash[i],
-               int(fps.shingle_counts[i]), fps.lengths[i], fps.content_hashes[i], published_at[i], profiles[i],
-               marks[i] if marks else ())
+               int(fps.shingle_counts[i]), fps.lengths[i], fps.content_hashes[i], published_at[i],
+               profiles[i].entries, marks[i] if marks else (), profile_version=profiles[i].version)
         for i in range(len(fps))
     ]
 

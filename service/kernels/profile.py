@@ -58,6 +58,14 @@ F2 = np.uint64(0xC2B2AE35)
 N5 = np.uint64(0xE6546B64)
 
 PIPE = 124
+# context sides: a polarity word's anchor gets one entry per side (an edit next to it, crawler
+# noise or a cut text on one side leaves the other side's entry to match); figures and lone
+# negators keep one entry over both sides (a deletion joins two figures' one-sided contexts:
+# 第十七条 / 第十八条 after a deleted article)
+BOTH_SIDES = 0
+LEFT_SIDE = 1
+RIGHT_SIDE = 2
+SIDE_MARK = np.array([PIPE, ord("<"), ord(">")], dtype=np.uint8)
 SPACE = 32
 HASH = 35
 LETTER_N = 78
@@ -386,16 +394,22 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
 
 
 @njit(cache=True)
-def _zh_context(frame, length, i, bare, k, buf):
-    """Context hash of the anchor at frame offset ``i``: k characters each side around '|'."""
+def _zh_context(frame, length, i, bare, k, side, buf):
+    """Context hash of the anchor at frame offset ``i``: k characters each side around '|'
+    (``side`` BOTH_SIDES), the k before and '<' (LEFT_SIDE), or '>' and the k after (RIGHT_SIDE)."""
     w = 0
-    for x in range(max(0, i - k), i):
-        w = _put_utf8(buf, w, frame[x])
-    buf[w] = PIPE
+    if side == BOTH_SIDES:
+        for x in range(max(0, i - k), i):
+            w = _put_utf8(buf, w, frame[x])
+    elif side == LEFT_SIDE:  # the anchor's class mark too: a one-sided context is one class's
+        for x in range(max(0, i - k), i + 1):
+            w = _put_utf8(buf, w, frame[x])
+    buf[w] = SIDE_MARK[side]
     w += 1
-    a = i if bare else i + 1
-    for x in range(a, min(length, a + k)):
-        w = _put_utf8(buf, w, frame[x])
+    if side != LEFT_SIDE:
+        a = i if bare or side == RIGHT_SIDE else i + 1
+        for x in range(a, min(length, i + 1 + k if side == RIGHT_SIDE else a + k)):
+            w = _put_utf8(buf, w, frame[x])
     return murmur3_32(buf, w, CONTEXT_SEED)
 
 
@@ -545,25 +559,27 @@ def _unit_len(u, u_src, u_a, u_b, cw_off):
 
 
 @njit(cache=True)
-def _en_context(units, i, bare, k, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
+def _en_context(units, i, bare, k, side, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
     """(context hash, scratch buffer) of the anchor at unit ``i``: k words each side, joined by
-    spaces, around '|'."""
-    lo = max(0, i - k)
-    a = i if bare else i + 1
-    hi = min(units, a + k)
-    need = 2 + 2 * k
-    for u in range(lo, i):
+    spaces, around '|' (``side`` BOTH_SIDES), or one side only, as :func:`_zh_context`."""
+    # one-sided: the anchor's own unit (its '<class>') is part of the context, as in _zh_context
+    lo = i if side == RIGHT_SIDE else max(0, i - k)
+    before = i + 1 if side == LEFT_SIDE else i
+    a = i if bare or side == RIGHT_SIDE else i + 1
+    hi = a if side == LEFT_SIDE else min(units, i + 1 + k if side == RIGHT_SIDE else a + k)
+    need = 4 + 2 * k
+    for u in range(lo, before):
         need += 4 * _unit_len(u, u_src, u_a, u_b, cw_off)
     for u in range(a, hi):
         need += 4 * _unit_len(u, u_src, u_a, u_b, cw_off)
     buf = _grow(buf, need)
     w = 0
-    for u in range(lo, i):
+    for u in range(lo, before):
         if u > lo:
             buf[w] = SPACE
             w += 1
         w = _put_unit(buf, w, u, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off)
-    buf[w] = PIPE
+    buf[w] = SIDE_MARK[side]
     w += 1
     for u in range(a, hi):
         if u > a:
@@ -588,11 +604,12 @@ def _resized(a, used, cap):
 @njit(cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
-                  cw_cps, cw_off, k_zh, k_en, context_shift):
+                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
-    and figure spans are offsets in the document's text."""
+    and figure spans are offsets in the document's text. ``one_sided``: a polarity word's anchor
+    gives two entries, its left and its right context (profile v3); else one over both (v1, v2)."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -617,7 +634,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     u_src = np.empty(2 * longest, dtype=np.int8)
     u_a = np.zeros(2 * longest, dtype=np.int64)
     u_b = np.zeros(2 * longest, dtype=np.int64)
-    keys = np.empty(longest, dtype=np.uint64)
+    keys = np.empty(2 * longest, dtype=np.uint64)
+    src = np.empty(2 * longest, dtype=np.int64)  # the anchor of each key
     buf = np.empty(max(256, 8 * k_zh + 8), dtype=np.uint8)  # a Chinese context always fits
     shift = np.uint64(context_shift)
     w = 0
@@ -631,18 +649,25 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
         else:
             n, length = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol,
                                     aux, CONST_CPS, u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos)
+        m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR
-            if is_zh[d]:
-                ctx = _zh_context(frame, length, at[j], bare, k_zh, buf)
-            else:
-                ctx, buf = _en_context(length, at[j], bare, k_en, cps, CONST_CPS, u_src, u_a, u_b, cw_cps, cw_off,
-                                       buf)
             fill, buf = _fill_hash(kinds[j], codes[j], negs[j], cps, fig_a[j], fig_b[j], cs_bytes, cs_off, buf)
-            keys[j] = ((ctx >> shift) << np.uint64(16)) | fill
-        order = np.argsort(keys[:n], kind="mergesort")
-        if w + n > cap:
-            cap = 2 * (w + n)
+            split = one_sided and kinds[j] == ANCHOR_CLASS
+            for side in (LEFT_SIDE, RIGHT_SIDE) if split else (BOTH_SIDES, -1):
+                if side < 0:
+                    break
+                if is_zh[d]:
+                    ctx = _zh_context(frame, length, at[j], bare, k_zh, side, buf)
+                else:
+                    ctx, buf = _en_context(length, at[j], bare, k_en, side, cps, CONST_CPS, u_src, u_a, u_b,
+                                           cw_cps, cw_off, buf)
+                keys[m] = ((ctx >> shift) << np.uint64(16)) | fill
+                src[m] = j
+                m += 1
+        order = np.argsort(keys[:m], kind="mergesort")
+        if w + m > cap:
+            cap = 2 * (w + m)
             entries = _resized(entries, w, cap)
             positions = _resized(positions, w, cap)
             kinds_out = _resized(kinds_out, w, cap)
@@ -650,9 +675,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             negs_out = _resized(negs_out, w, cap)
             fa_out = _resized(fa_out, w, cap)
             fb_out = _resized(fb_out, w, cap)
-        for j in range(n):
-            o = order[j]
-            entries[w] = keys[o]
+        for t in range(m):
+            entries[w] = keys[order[t]]
+            o = src[order[t]]
             positions[w] = pos[o]
             kinds_out[w] = kinds[o]
             codes_out[w] = codes[o]

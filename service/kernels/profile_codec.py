@@ -1,8 +1,10 @@
-"""Profile byte format v2: sorted context hashes delta-coded, fills through a per-record palette.
+"""Profile byte formats v2 and v3: sorted context hashes delta-coded, fills through a per-record palette.
 
-A record (all integers big-endian, bits most significant first):
+v3 is v2's layout with the version byte 3: its entries are one-sided contexts for polarity words
+(service/differences.py), so a v3 record is compared with v3 entries only. A record (all
+integers big-endian, bits most significant first):
 
-    b"NP" | 0x02 | count (LEB128 varint)
+    b"NP" | version (0x02 or 0x03) | count (LEB128 varint)
     and when count > 0:
     context bits C (1 B) | Rice parameter k (1 B) | palette size - 1 (1 B) | palette (P B) |
     figure flags (ceil(P / 8) B) | bit stream, padded with zeros to a byte
@@ -23,7 +25,7 @@ from numba import njit
 
 MAGIC0 = 78  # "N"
 MAGIC1 = 80  # "P"
-VERSION = 2
+VERSIONS = (2, 3)  # the layout is the same; what the contexts cover differs (module docstring)
 
 # decode status codes (the caller turns them into one-line errors)
 OK = 0
@@ -77,9 +79,9 @@ def encoded_size_bound(n):
 
 
 @njit(cache=True)
-def encode_batch(entries, doc_off, bits, empty_figure):
-    """v2 records of the sorted entries of each document (rows doc_off[d]:doc_off[d+1]), contexts
-    of ``bits`` bits: (bytes, byte offsets per document)."""
+def encode_batch(entries, doc_off, bits, empty_figure, version):
+    """Records (``version`` 2 or 3) of the sorted entries of each document (rows
+    doc_off[d]:doc_off[d+1]), contexts of ``bits`` bits: (bytes, byte offsets per document)."""
     n_docs = doc_off.shape[0] - 1
     bound = 0
     for d in range(n_docs):
@@ -95,7 +97,7 @@ def encode_batch(entries, doc_off, bits, empty_figure):
         n = hi - lo
         buf[w] = MAGIC0
         buf[w + 1] = MAGIC1
-        buf[w + 2] = VERSION
+        buf[w + 2] = version
         w += 3
         v = n
         while True:
@@ -156,11 +158,11 @@ def encode_batch(entries, doc_off, bits, empty_figure):
 
 @njit(cache=True)
 def decode(data, empty_figure):
-    """(status, entries, context bits) of one v2 record (uint8 array); status OK or why not.
+    """(status, entries, context bits) of one v2 or v3 record (uint8 array); status OK or why not.
     Entries of an unflagged palette entry get ``empty_figure`` as their figure byte."""
     empty = np.zeros(0, dtype=np.uint64)
     size = data.shape[0]
-    if size < 4 or data[0] != MAGIC0 or data[1] != MAGIC1 or data[2] != VERSION:
+    if size < 4 or data[0] != MAGIC0 or data[1] != MAGIC1 or (data[2] != 2 and data[2] != 3):
         return BAD_HEADER, empty, 0
     r = 3
     n = 0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from neardup.differences import EN_WORD, V1_HEAD, CriticalDifference, decode_profile, profiler
+from neardup.differences import EN_WORD, V1_HEAD, CriticalDifference, decode_profile, profile_version, profiler
 from neardup.normalize import normalize_text
 
 P = profiler()
@@ -323,24 +323,77 @@ def test_deleting_a_numbered_article_is_not_critical() -> None:
     assert both_ways(deleted, law, "zh") == (None, None)
 
 
+@pytest.mark.xfail(strict=True, reason="known gap of one-sided contexts (v3): a deleted article that ended "
+                   "in 应予支持 leaves the article before it, ending in 不予支持, next to the same following "
+                   "words, so the right-side contexts of 应予支持 and 不予支持 meet; on the development set "
+                   "this splits one 'combined' pair of 117, while one-sided contexts keep 2 more of its 668 "
+                   "flips apart (and 16 of the 18 flips of edited variants that v2 merged: bench/quality.py "
+                   "--flips-of-variants) and merge 2 more synonym edits")
+def test_deleting_an_article_ending_in_a_polarity_word_is_not_critical() -> None:
+    law = ("第十二条 离婚时一方主张分割养老保险金的，人民法院不予支持。"
+           "第十三条 离婚时夫妻一方的财产分割请求合理的，人民法院应予支持。"
+           "第十四条 当事人达成的以登记离婚为条件的财产分割协议，未办理离婚的，对双方不发生效力。")
+    deleted = law.replace("第十三条 离婚时夫妻一方的财产分割请求合理的，人民法院应予支持。", "")
+    assert both_ways(deleted, law, "zh") == (None, None)
+
+
 def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
-    """v2 records give back the entries exactly, in about three quarters of v1; v1 is still read."""
+    """v3 (and v2) records give back the entries exactly; v2 in about three quarters of v1; v1 is still read."""
     v2_bytes = v1_bytes = 0
     for d in dev_docs[:40]:
-        prof = P.profile(normalize_text(d["text"]), d["lang"])
-        data = prof.encode()
-        assert data[:3] == b"NP\x02"
-        back = decode_profile(data)
-        assert back.tolist() == prof.entries.tolist() == sorted(prof.entries.tolist())
-        assert prof.critical_against(back) is None
-        v1 = V1_HEAD.pack(b"NP", 1, len(prof.entries)) + b"".join(
-            struct.pack(">IH", int(e) >> 16, int(e) & 0xFFFF) for e in prof.entries)
-        assert decode_profile(v1).tolist() == prof.entries.tolist()
-        v2_bytes, v1_bytes = v2_bytes + len(data), v1_bytes + len(v1)
+        text = normalize_text(d["text"])
+        prof, old = P.profile(text, d["lang"]), P.profile(text, d["lang"], version=2)
+        for p, head in ((prof, b"NP\x03"), (old, b"NP\x02")):
+            data = p.encode()
+            assert data[:3] == head and profile_version(data) == head[2]
+            back = decode_profile(data)
+            assert back.tolist() == p.entries.tolist() == sorted(p.entries.tolist())
+            assert prof.critical_against(back, profile_version(data)) is None
+        v1 = V1_HEAD.pack(b"NP", 1, len(old.entries)) + b"".join(
+            struct.pack(">IH", int(e) >> 16, int(e) & 0xFFFF) for e in old.entries)
+        assert decode_profile(v1).tolist() == old.entries.tolist()
+        v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x03\x00", b"NP\x02\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x04\x00", b"NP\x02\x05", b"NP\x03\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
+
+
+def test_a_stored_v2_profile_is_compared_both_sided() -> None:
+    """A record written before v3 (one context over both sides) still vetoes a flip: the deciding
+    document is profiled the v2 way for it, and a v2 profile is never compared with v3 entries."""
+    zh = "本院经审查认为，申请人的请求符合法律规定，依法予以批准。特此通知。"
+    flipped = zh.replace("予以批准", "不予批准")
+    stored = P.profile(zh, "zh", version=2).encode()
+    mine = P.profile_batch([flipped], ["zh"])[0]
+    assert mine.version == 3 and profile_version(stored) == 2
+    got = mine.critical_against(decode_profile(stored), profile_version(stored))
+    assert got is not None and got.kind == "polarity"
+    assert mine.critical_against(decode_profile(P.profile(zh, "zh").encode()), 3) is not None
+    lone = P.profile(flipped, "zh", version=2)  # made without a way to the other kind
+    lone.both_sided = None
+    with pytest.raises(ValueError, match="cannot be compared"):
+        lone.critical_against(decode_profile(P.profile(zh, "zh").encode()), 3)
+
+
+@pytest.mark.parametrize("lang,original,edited", [
+    # an edit right next to the flipped word: the other side's context still matches
+    ("zh", "报检察长批准。检察长认为必要的，可以提请检察委员会讨论决定。",
+     "报检察长不予批准。检察长以为必要的，可以提请检察委员会讨论决定。"),
+    ("zh", "确有错误的，人民法院不予支持。第二条 人民法院在审判执行工作中发现违法行为。",
+     "确有错误的，人民法院不予反对。点击图片进入下一页第二条 人民法院在审判执行工作中发现违法行为。"),
+    ("en", "Mr Hodges has finished his playing career at the club after ten seasons.",
+     "Mr Hodges has not ended his playing career at the club after ten seasons."),
+    ("en", "The company said production will begin next year, with a new plant.",
+     "The company said production will not begin | Print | next year, with a new plant."),
+])
+def test_a_flip_next_to_another_edit_is_found(lang: str, original: str, edited: str) -> None:
+    """Each side of a polarity word is a context of its own (v3): a synonym or crawler noise on one
+    side of the flipped word no longer hides the flip (both-sided contexts, v2, missed each of these)."""
+    for got in both_ways(edited, original, lang):
+        assert got is not None and got.kind == "polarity", got
+    old = P.profile(edited, lang, version=2), P.profile(original, lang, version=2)
+    assert old[0].critical_against(old[1].entries, 2) is None
 
 
 def _mutated(rng: random.Random, text: str, terms: list[str]) -> str:

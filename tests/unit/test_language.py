@@ -11,7 +11,7 @@ import pytest
 
 from neardup.config import load_settings
 from neardup.decision import Status
-from neardup.differences import profiler
+from neardup.differences import Profile, profiler
 from neardup.document import parse_document
 from neardup.engine import Engine
 from neardup.explain import feature_votes, shingles, tokens
@@ -46,7 +46,8 @@ FPR = Fingerprinter(FingerprintConfig())
 def _pair(a: str, b: str, langs: list[str | None] | None = None) -> tuple[list[str], PairSimilarities]:
     """The languages of two texts and their similarity as the engine's re-check computes it."""
     fps = FPR.fingerprint([a, b], langs)
-    sketches = window_sketches(fps, ["a", "b"], [0.0, 0.0], [np.zeros(0, dtype=np.uint64)] * 2, 32)
+    empty = Profile(np.zeros(0, dtype=np.uint64), [], [], "")
+    sketches = window_sketches(fps, ["a", "b"], [0.0, 0.0], [empty, empty], 32)
     table = SketchTable.of(sketches, FPR.config.num_perm, FPR.words)
     return fps.langs, pair_similarities(table, np.array([0]), np.array([1]))
 
