@@ -170,8 +170,11 @@ services:
 	  fi; \
 	fi
 
+# two pytest processes (pytest-xdist), a test file each at a time, each with its own servers:
+# most tests wait on brokers, workers and timers, so two share the two cores well
+PYTEST_WORKERS ?= 2
 test: venv services
-	$(VPY) -m pytest -q $(PYTEST_ARGS)
+	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # ---------------------------------------------------------------- cleaning
 

@@ -27,12 +27,28 @@ def datasets_dir() -> Path:
     return DATASETS
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (``make test`` runs two processes), the controlling process compiles the
+    kernels and fetches the Kafka jars once, before the workers start: they then only load them."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        from tests.fixtures.kafka_broker import choose_broker, ensure_kafka_libs
+
+        warm_kernels()
+        if choose_broker()[0] == "kafka":
+            ensure_kafka_libs()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def compiled_kernels() -> None:
     """Compile every Numba kernel into the shared on-disk cache once, before any test starts a
     worker or a CLI process, as the Docker image does at build time (Dockerfile: the warm-up
     documents). Without it the first worker of a fresh clone spends its first window compiling,
     and a latency alert fires on healthy traffic."""
+    warm_kernels()
+
+
+def warm_kernels() -> None:
+    """Decide three documents (Chinese and English, a reversal): every kernel compiles or loads."""
     from neardup import Deduplicator
 
     with Deduplicator() as dedup:

@@ -184,13 +184,6 @@ async def test_claim_batch_keeps_order(backend: Backend) -> None:
     assert await claim(s, items) == [f"doc{i % 5}" if i % 5 != 4 else "early" for i in range(15)]
 
 
-async def test_claims_expire_per_content_type(backend: Backend) -> None:
-    s = await backend.open(SHORT_TTL)
-    assert await claim(s, [(h("n"), "n1", "news"), (h("a"), "a1", "announcement")]) == ["n1", "a1"]
-    await asyncio.sleep(3.1)
-    assert await claim(s, [(h("n"), "n2", "news"), (h("a"), "a2", "announcement")]) == ["n2", "a1"]
-
-
 async def test_lookup_reads_owners_without_claiming(backend: Backend) -> None:
     s = await backend.open()
     assert await owners(s, []) == []
@@ -245,14 +238,6 @@ async def test_decisions_round_trip(backend: Backend) -> None:
     # the window lookup reads the same decisions
     answer = await s.lookup(WindowQuery(doc_ids=["u1", "d1", "missing"]))
     assert answer.decisions == {"u1": changed, "d1": ds[1]}
-
-
-async def test_decisions_expire_per_content_type(backend: Backend) -> None:
-    s = await backend.open(SHORT_TTL)
-    await s.put_decisions([DecisionRecord("n", "unique", None, "{}", "news"),
-                           DecisionRecord("a", "unique", None, "{}", "announcement")])
-    await asyncio.sleep(3.1)
-    assert set(await s.get_decisions(["n", "a"])) == {"a"}
 
 
 # -- records and the index -----------------------------------------------------------------------
@@ -321,8 +306,12 @@ async def test_long_and_unicode_ids(backend: Backend) -> None:
     assert set(await fetch(s, ids)) == set(ids)
 
 
-async def test_query_excludes_expired_and_ttl_per_content_type(backend: Backend) -> None:
+async def test_claims_decisions_records_expire_per_content_type(backend: Backend) -> None:
+    """One wait for every kind of TTL (news: 2 s; announcements: kept; others: default)."""
     s = await backend.open(SHORT_TTL)
+    assert await claim(s, [(h("n"), "n1", "news"), (h("a"), "a1", "announcement")]) == ["n1", "a1"]
+    await s.put_decisions([DecisionRecord("n", "unique", None, "{}", "news"),
+                           DecisionRecord("a", "unique", None, "{}", "announcement")])
     shared = k("shared")
     news = make_record("news-1", (shared, k("only-news")), content_type="news")
     ann = make_record("ann-1", (shared, k("only-ann")), content_type="announcement")
@@ -333,6 +322,8 @@ async def test_query_excludes_expired_and_ttl_per_content_type(backend: Backend)
     if backend.is_redis:
         await _check_redis_expiry(s, shared)
     await asyncio.sleep(3.1)
+    assert await claim(s, [(h("n"), "n2", "news"), (h("a"), "a2", "announcement")]) == ["n2", "a1"]
+    assert set(await s.get_decisions(["n", "a"])) == {"a"}
     # an index entry may outlive its record until its time bucket expires; fetch never returns it
     got = await query(s, [[shared], [k("only-news")], [k("only-ann")]], ids)
     assert {"ann-1", "other-1"} <= got[0] <= set(ids) and got[1] <= {"news-1"} and got[2] == {"ann-1"}
