@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.cache import cached_arrays
-from neardup.kernels.segment import build_prefix_table, segment_batch, single_char_table
+from neardup.kernels.segment import build_prefix_table, coded_tables, segment_batch, single_char_table
 
 
 def jieba_dict_path() -> Path:
@@ -26,9 +26,11 @@ def jieba_dict_path() -> Path:
 
 @dataclass(frozen=True)
 class Segmenter:
-    """jieba's dictionary as hash tables the segmentation kernel reads (prefix hash -> frequency)."""
-    table: npt.NDArray[np.uint64]  # (size, 2): prefix hash, frequency
-    single: npt.NDArray[np.int64]  # one-character prefixes of the BMP, direct
+    """jieba's dictionary as the tables the segmentation kernel reads (neardup.kernels.segment)."""
+    table: npt.NDArray[np.uint64]  # (size, 2): prefix hash, code of its log probability (0: a prefix only)
+    single: npt.NDArray[np.int64]  # one-character prefixes of the BMP, direct: their codes (-1: none)
+    logs: npt.NDArray[np.float64]  # log(frequency) - log(total) by code
+    bloom: npt.NDArray[np.uint64]  # the prefix filter in front of ``table``
     longest: int
     log_total: float
 
@@ -36,7 +38,7 @@ class Segmenter:
             npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Token (starts, ends) over ``cps`` and each document's first token index."""
         out: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]] = segment_batch(
-            cps, offsets, self.table, self.single, self.longest, self.log_total)
+            cps, offsets, self.table, self.single, self.logs, self.bloom, self.longest, self.log_total)
         return out
 
 
@@ -79,5 +81,6 @@ def segmenter(dict_path: str | None = None) -> Segmenter:
         return {"table": table, "longest": np.array(longest), "log_total": np.array(math.log(total))}
 
     z = cached_arrays(f"segdict2-{digest}", build)
-    table = z["table"].astype(np.uint64, copy=False)
-    return Segmenter(table, single_char_table(table), int(z["longest"]), float(z["log_total"]))
+    log_total = float(z["log_total"])
+    coded, logs, bloom = coded_tables(z["table"].astype(np.uint64, copy=False), log_total)
+    return Segmenter(coded, single_char_table(coded), logs, bloom, int(z["longest"]), log_total)

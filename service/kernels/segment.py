@@ -9,6 +9,13 @@ into one token; outside blocks ``\\r\\n`` is one token and every other character
 The prefix table maps hash_span(prefix) -> frequency (0 for a prefix that is not a word), in an
 open-addressing table; prefixes are hashed incrementally with the same FNV-1a/fmix64 as
 service/kernels/hashing.py, so no string is ever built.
+
+The cut reads a coded copy of it (:func:`coded_tables`): each frequency replaced by its index in a
+small table of log probabilities (log(freq) - log(total), computed once, so no log per word found),
+and a one-megabyte bit filter of the prefix hashes in front of it. The table (32 MB) is probed at
+random and each probe is a cache miss; most probes are for a two-character fragment that is no
+prefix of any word (71 % of the positions of the development set), and the filter, which fits in
+the core's L2 cache, answers most of those.
 """
 
 from __future__ import annotations
@@ -71,10 +78,53 @@ def build_prefix_table(word_cps, word_offsets, freqs):
     return table, longest
 
 
+FILTER_BITS = 23  # 2^23 bits (1 MB): about 6 % false positives for jieba's 500 thousand prefixes
+
+
+@njit(cache=True)
+def coded_tables(table, log_total):
+    """(coded table, log probabilities, prefix filter) from a prefix table: the coded table holds,
+    instead of a frequency f, the index of log(f) - log_total in the log probabilities (index 0 is
+    frequency 0, a prefix only); the filter has bit (key >> (64 - FILTER_BITS)) set for every key."""
+    size = table.shape[0]
+    used = 0
+    for s in range(size):
+        if table[s, 0] != 0:
+            used += 1
+    freqs = np.zeros(used + 1, dtype=np.uint64)  # a leading 0: index 0 is always frequency 0
+    j = 1
+    for s in range(size):
+        if table[s, 0] != 0:
+            freqs[j] = table[s, 1]
+            j += 1
+    distinct = np.unique(freqs)
+    logs = np.zeros(distinct.shape[0], dtype=np.float64)
+    for i in range(1, distinct.shape[0]):
+        logs[i] = math.log(np.int64(distinct[i])) - log_total  # as the cut computed it per word
+    coded = table.copy()
+    bloom = np.zeros((1 << FILTER_BITS) // 64, dtype=np.uint64)
+    shift = np.uint64(64 - FILTER_BITS)
+    for s in range(size):
+        key = table[s, 0]
+        if key != 0:
+            coded[s, 1] = np.uint64(np.searchsorted(distinct, table[s, 1]))
+            b = key >> shift
+            bloom[b >> np.uint64(6)] |= np.uint64(1) << (b & np.uint64(63))
+    return coded, logs, bloom
+
+
+@njit(cache=True, inline="always")
+def _maybe_prefix(bloom, key):
+    """False when ``key`` is certainly no prefix hash of the table (the filter's bit is clear)."""
+    b = key >> np.uint64(64 - FILTER_BITS)
+    return (bloom[b >> np.uint64(6)] >> (b & np.uint64(63))) & np.uint64(1) != 0
+
+
 @njit(cache=True)
 def single_char_table(table):
-    """Frequency of every one-character prefix of the Basic Multilingual Plane (-1: none), read
-    directly instead of probing the hash table for the first character at each position."""
+    """Value (frequency, or its code in a coded table) of every one-character prefix of the Basic
+    Multilingual Plane (-1: none), read directly instead of probing the hash table for the first
+    character at each position."""
     single = np.full(0x10000, -1, dtype=np.int64)
     for cp in range(0x10000):
         h = FNV_OFFSET
@@ -104,7 +154,7 @@ def _lookup(table, key):
 
 
 @njit(cache=True)
-def _cut_block(cps, lo, hi, table, single, longest, log_total, starts, ends, w, best, nxt):
+def _cut_block(cps, lo, hi, table, single, logs, bloom, longest, log_total, starts, ends, w, best, nxt):
     n = hi - lo
     best[n] = 0.0  # scratch arrays shared by all blocks: allocating per block costs more than the cut
     for k in range(n - 1, -1, -1):
@@ -118,15 +168,16 @@ def _cut_block(cps, lo, hi, table, single, longest, log_total, starts, ends, w, 
             cp = cps[lo + i]
             h ^= np.uint64(cp)
             h *= FNV_PRIME
-            if i == k and cp < 0x10000:  # noqa: SIM108 - the branch is the point (a direct read)
+            if i == k and cp < 0x10000:
                 f = single[cp]
             else:
-                f = _lookup(table, _nonzero(fmix64(h ^ np.uint64(i - k + 1))))
+                key = _nonzero(fmix64(h ^ np.uint64(i - k + 1)))
+                f = _lookup(table, key) if _maybe_prefix(bloom, key) else np.int64(-1)
             if f < 0:
                 break
-            if f > 0:
+            if f > 0:  # a word: f codes its log probability
                 found_any = True
-                score = math.log(f) - log_total + best[i + 1]
+                score = logs[f] + best[i + 1]
                 if score >= top:  # ties go to the longer word, as Python's max over (score, end)
                     top = score
                     top_end = i
@@ -161,8 +212,9 @@ def _cut_block(cps, lo, hi, table, single, longest, log_total, starts, ends, w, 
 
 
 @njit(cache=True)
-def segment_batch(cps, offsets, table, single, longest, log_total):
-    """Token spans per document: (starts, ends, doc_offsets)."""
+def segment_batch(cps, offsets, table, single, logs, bloom, longest, log_total):
+    """Token spans per document: (starts, ends, doc_offsets). ``table``, ``single``, ``logs`` and
+    ``bloom``: :func:`coded_tables` and :func:`single_char_table` of its coded table."""
     n_docs = offsets.shape[0] - 1
     starts = np.empty(cps.shape[0] + 1, dtype=np.int64)
     ends = np.empty(cps.shape[0] + 1, dtype=np.int64)
@@ -179,7 +231,8 @@ def segment_batch(cps, offsets, table, single, longest, log_total):
                 j = i + 1
                 while j < end and _in_block(cps[j]):
                     j += 1
-                w = _cut_block(cps, i, j, table, single, longest, log_total, starts, ends, w, best, nxt)
+                w = _cut_block(cps, i, j, table, single, logs, bloom, longest, log_total, starts, ends, w, best,
+                               nxt)
                 i = j
             else:
                 j = i + 1
