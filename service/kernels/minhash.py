@@ -28,41 +28,30 @@ def _mod_p31(v):
 def minhash_batch(shingles, doc_offsets, a, b):
     """uint32 signatures, one row per document; a document without shingles is all EMPTY.
 
-    For each shingle, v = a_i * x + b_i < 2**62 is split into its low 31 bits and the rest (each
-    below 2**31) in two loops, then folded (lo + hi < 2**32, the same folds as :func:`_mod_p31`)
-    into the running minimum in a third: each loop is simple enough for LLVM to vectorise (the
-    three steps in one loop stay scalar), the minimum on 32-bit lanes."""
+    The plain loop (multiply, two Mersenne folds, running minimum, per permutation) is the fastest
+    form measured on this machine: splitting it into three loops of 32-bit lanes, so that each
+    vectorises alone, made it 25 % slower (15,000 against 20,000 development documents a second),
+    with the same signatures."""
     n = doc_offsets.shape[0] - 1
     num_perm = a.shape[0]
     out = np.full((n, num_perm), EMPTY, dtype=np.uint32)
-    acc = np.empty(num_perm, dtype=np.uint32)
-    p32 = np.uint32(P31)
-    # x, a_i < 2**31: 32-bit operands, so LLVM can use 32x32->64 vector multiplies
-    a32 = np.empty(num_perm, dtype=np.uint32)
-    for i in range(num_perm):
-        a32[i] = np.uint32(a[i])
-    lo = np.empty(num_perm, dtype=np.uint32)
-    hi = np.empty(num_perm, dtype=np.uint32)
+    acc = np.empty(num_perm, dtype=np.uint64)
     for d in range(n):
-        start = doc_offsets[d]
-        end = doc_offsets[d + 1]
-        if end == start:
+        lo = doc_offsets[d]
+        hi = doc_offsets[d + 1]
+        if hi == lo:
             continue
         for i in range(num_perm):
-            acc[i] = p32
-        for s in range(start, end):
+            acc[i] = P31
+        for s in range(lo, hi):
+            # x, a_i < 2**31: written as 32-bit operands so LLVM can use 32x32->64 vector multiplies
             x = np.uint64(np.uint32(_mod_p31(shingles[s] >> np.uint64(33))))
             for i in range(num_perm):
-                lo[i] = np.uint32((np.uint64(a32[i]) * x + b[i]) & P31)
-            for i in range(num_perm):
-                hi[i] = np.uint32((np.uint64(a32[i]) * x + b[i]) >> np.uint64(31))
-            for i in range(num_perm):
-                w = np.uint32(lo[i] + hi[i])
-                w = np.uint32(np.uint32(w & p32) + np.uint32(w >> np.uint32(31)))
-                w = np.uint32(w - p32) if w >= p32 else w
-                acc[i] = min(acc[i], w)
+                v = _mod_p31(np.uint64(np.uint32(a[i])) * x + b[i])
+                if v < acc[i]:
+                    acc[i] = v
         for i in range(num_perm):
-            out[d, i] = acc[i]
+            out[d, i] = np.uint32(acc[i])
     return out
 
 
