@@ -27,7 +27,7 @@ every veto is the original:
    pull this reversal into that document's cluster through a third one;
 4. *cluster conflict*: this candidate belongs to the cluster of a critical candidate (it is that
    candidate, its original, or a duplicate of the same original) that is more similar by more
-   than ``cluster_margin``: skip it. Joining it would put
+   than ``cluster_margin`` (default 0: any more similar one): skip it. Joining it would put
    this document in one cluster with a document it contradicts, through a third document that
    shares neither side of the contradiction (a truncated reprint, an excerpt).
 
@@ -64,7 +64,7 @@ class Thresholds:
     containment_high: float
     short_text_chars: int
     reversal_margin: float
-    cluster_margin: float = 0.2
+    cluster_margin: float = 0.0
     version: int = 0
 
     @classmethod
