@@ -333,6 +333,21 @@ def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code):
     return np.int64(-1), np.int64(0), np.int64(-1)
 
 
+@njit(cache=True, inline="always")
+def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, unit, kind, code, neg, text_at, fs, fe):
+    """Write anchor ``n`` (at frame unit ``unit``, ``text_at`` in the document's text; a figure's
+    span ``fs:fe`` in the window's code points) and return n + 1: one layout for both languages."""
+    at[n] = unit
+    kinds[n] = kind
+    codes[n] = code
+    negs[n] = neg
+    pos[n] = text_at
+    if kind == ANCHOR_FIGURE:
+        fig_a[n] = fs
+        fig_b[n] = fe
+    return n + 1
+
+
 @njit(cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
@@ -362,12 +377,8 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         neg = negated_at == length
         if kind == NODE_NEGATOR:
             if neg:  # two negators in a row: the first stands alone
-                at[n] = length
-                kinds[n] = ANCHOR_NEGATOR
-                codes[n] = -1
-                negs[n] = 0
-                pos[n] = start - lo
-                n += 1
+                n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, ANCHOR_NEGATOR, -1, 0,
+                                start - lo, 0, 0)
             negated_at = length
             continue
         negated_at = -1
@@ -376,20 +387,11 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
             if w >= 0 and word_pol[w] >= 0:
                 kind = NODE_POLARITY
                 code = np.int64(word_pol[w])
-        at[n] = length
-        codes[n] = code
-        negs[n] = 1 if neg else 0
-        pos[n] = start - lo
-        if kind == NODE_POLARITY:
-            kinds[n] = ANCHOR_CLASS
-            frame[length] = zh_marks[code]
-        else:
-            kinds[n] = ANCHOR_FIGURE
-            fig_a[n] = start
-            fig_b[n] = end
-            frame[length] = figure_mark
+        anchor = ANCHOR_CLASS if kind == NODE_POLARITY else ANCHOR_FIGURE
+        n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, anchor, code, 1 if neg else 0,
+                        start - lo, start, end)
+        frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
-        n += 1
     return n, length
 
 
@@ -501,20 +503,9 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                 continue
             code = word_pol[w] if w >= 0 else -1
             if code >= 0 or digit or pending:
-                at[n] = units
-                codes[n] = code
-                negs[n] = 1 if pending else 0
-                pos[n] = s - lo
-                if code >= 0:
-                    kinds[n] = ANCHOR_CLASS
-                elif digit:
-                    kinds[n] = ANCHOR_FIGURE
-                    fig_a[n] = a
-                    fig_b[n] = b
-                else:
-                    kinds[n] = ANCHOR_NEGATOR
-                    negs[n] = 0
-                n += 1
+                anchor = ANCHOR_CLASS if code >= 0 else ANCHOR_FIGURE if digit else ANCHOR_NEGATOR
+                n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, units, anchor, code,
+                                1 if pending and anchor != ANCHOR_NEGATOR else 0, s - lo, a, b)
             if code >= 0:
                 u_src[units] = 2
                 u_a[units] = code
