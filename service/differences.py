@@ -24,7 +24,7 @@ of a difference is known from the hashes alone. :meth:`AnchorProfiler.profile_ba
 window's profiles in one kernel call (``neardup.kernels.profile``); :meth:`AnchorProfiler.profile`
 is the same definition in plain Python, kept as the reference the kernel is tested against.
 
-Byte formats (what the store keeps), both read:
+Byte formats (what the store keeps), all read:
 - v1: b"NP" + version (1 B) + count (2 B) + count x (context hash uint32, fill hash uint16),
   big-endian, sorted, repeats kept (6 bytes an entry).
 - v2: contexts delta-coded, polarity bytes through a per-record palette, figure bytes only where
@@ -199,7 +199,7 @@ def encode_entries(entries: npt.NDArray[np.uint64], bits: int | None = None,
                    version: int = PROFILE_VERSION) -> bytes:
     """The record (v2 or v3) of sorted entries whose contexts have ``bits`` bits (default CONTEXT_BITS)."""
     if version not in codec.VERSIONS:
-        raise ValueError(f"profile records are written as v{codec.VERSIONS}, not v{version}")
+        raise ValueError(f"profile records are written as v2 or v3, not v{version}")
     data, _ = codec.encode_batch(entries, np.array([0, len(entries)], dtype=np.int64),
                                  CONTEXT_BITS if bits is None else bits, NO_FIGURE, version)
     return data.tobytes()
@@ -402,7 +402,7 @@ class AnchorProfiler:
         else as English), each with its record already encoded; equal to :meth:`profile`.
         ``version`` 2 makes them the way v2 records were made (one context over both sides)."""
         if version not in codec.VERSIONS:
-            raise ValueError(f"profiles are made as v{codec.VERSIONS}, not v{version}")
+            raise ValueError(f"profiles are made as v2 or v3, not v{version}")
         if len(texts) != len(langs):
             raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
         if not texts:
