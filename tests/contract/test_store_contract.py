@@ -450,6 +450,36 @@ async def test_a_corrupt_record_is_store_corrupt_and_not_retried(redis_server: s
         await s.close()
 
 
+@pytest.mark.integration
+async def test_dead_index_entries_do_not_pile_up(redis_server: str) -> None:
+    """Index shard keys never expire as a whole (kept content shares them); each write samples the
+    shards it touches and drops the expired members it finds, so dead entries are removed as the
+    index is written (the invariant: nothing a store writes grows without bound)."""
+    s = open_store(redis_server, ttl={"news": 1, "announcement": None, "default": 3600}, index_shards=2,
+                   **_redis_opts())
+    await s.open()
+    try:
+        await add(s, [make_record(f"old-{i}", (k(f"old-{i}"),)) for i in range(40)])
+        shards = [s.layout.shard_key(n) for n in range(2)]
+
+        async def members() -> tuple[int, int]:
+            now = time.time()
+            every = [m for key in shards for m in await s.client.zrange(key, 0, -1)]
+            return len(every), sum(int.from_bytes(m[5:9], "big") <= now for m in every)
+
+        assert await members() == (40, 0)
+        await asyncio.sleep(2.1)  # every old entry is dead now, and still there
+        assert (await members())[1] == 40
+        for i in range(60):  # later windows write the same shards
+            await add(s, [make_record(f"new-{i}", (k(f"new-{i}"),), content_type="announcement")])
+        total, dead = await members()
+        # each write samples 3 members of the shard it touches: 0 or 1 of the 40 dead remained in
+        # eight runs; more than 12 would mean the sampling stopped removing them
+        assert dead <= 12 and total == 60 + dead, (total, dead)
+    finally:
+        await s.close()
+
+
 # a script that holds the server for 1.5 s (Redis answers others BUSY past busy-reply-threshold)
 _SLOW_SCRIPT = """
 local t = redis.call('TIME')
