@@ -470,12 +470,13 @@ async def test_dead_index_entries_do_not_pile_up(redis_server: str) -> None:
         assert await members() == (40, 0)
         await asyncio.sleep(2.1)  # every old entry is dead now, and still there
         assert (await members())[1] == 40
-        for i in range(60):  # later windows write the same shards
+        for i in range(120):  # later windows write the same shards
             await add(s, [make_record(f"new-{i}", (k(f"new-{i}"),), content_type="announcement")])
         total, dead = await members()
-        # each write samples 3 members of the shard it touches: 0 or 1 of the 40 dead remained in
-        # eight runs; more than 12 would mean the sampling stopped removing them
-        assert dead <= 12 and total == 60 + dead, (total, dead)
+        # a write samples 12 members of the shard it touches one time in 4 (storage/redis.py,
+        # CLEAN_EVERY): 0 to 4 of the 40 dead remained after 60 writes in 15 runs; after 120, more
+        # than 12 would mean the sampling stopped removing them
+        assert dead <= 12 and total == 120 + dead, (total, dead)
     finally:
         await s.close()
 
