@@ -102,7 +102,12 @@ class FingerprintSettings(_Section):
 
 class IndexSettings(_Section):
     """Candidate search: the SimHash block index and the MinHash LSH bands."""
-    hamming_radius: int = Field(3, ge=0, le=15, description="SimHash block index finds all within k bits")
+    # 0 (was 3): one block, the whole SimHash. Blocks of 16 bits (radius 3) put about 15 of every
+    # million stored documents in each block's bucket: at 1 M stored each document drew about 60
+    # unrelated candidates, over the max_candidates cap (bench/store.py --stored 1000000). The
+    # development set decides the same without them (bench/quality.py --set index.hamming_radius=R):
+    # the LSH bands find what the blocks found
+    hamming_radius: int = Field(0, ge=0, le=15, description="SimHash block index finds all within k bits")
     lsh_threshold: float = Field(0.3, gt=0.0, lt=1.0, description="Jaccard the LSH bands are tuned for")
     lsh_fp_weight: float = Field(0.5, ge=0.0, le=1.0)
     lsh_fn_weight: float = Field(0.5, ge=0.0, le=1.0)
