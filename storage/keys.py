@@ -36,9 +36,10 @@ key                  type (writer)     value                             expiry
     re-checks anyway.
 ``E``
     The entry's expiry, epoch seconds as a big-endian uint32 (``0xffffffff``: never). Lookups skip
-    expired members; every write to a shard key samples a few of its members and removes the
-    expired ones (``ZRANDMEMBER``), so a shard holds about as many dead entries as live ones at
-    worst and nothing grows without bound but the entries of content kept forever.
+    expired members; writes sample the shard keys they touch (one in four, twelve members each:
+    ``ZRANDMEMBER``) and remove the expired members found, so a shard holds about as many dead
+    entries as live ones at worst and nothing grows without bound but the entries of content kept
+    forever.
 
 Why sorted sets and shards instead of one set per index key: most LSH band keys are held by one
 document only, and a Redis key costs about 100-150 bytes before its first member. Sharded listpack
