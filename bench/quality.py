@@ -53,6 +53,7 @@ from neardup.engine import Engine
 from neardup.index import IndexLayout
 from neardup.scoring import score
 from neardup.storage import (
+    Candidates,
     Claim,
     DecisionRecord,
     FingerprintRecord,
@@ -93,7 +94,7 @@ class CapturingStore:
     async def lookup(self, query: WindowQuery) -> WindowAnswer:
         return await self.inner.lookup(query)  # type: ignore[no-any-return]
 
-    async def candidates(self, index_keys: IndexKeys) -> list[set[bytes]]:
+    async def candidates(self, index_keys: IndexKeys) -> list[Candidates]:
         return await self.inner.candidates(index_keys)  # type: ignore[no-any-return]
 
     async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:

@@ -53,6 +53,7 @@ from neardup.policy import Thresholds, Verdict, WindowCase, decide_window, simil
 from neardup.similarity import Sketch, SketchTable, window_sketches
 from neardup.stamps import mask_timestamps_batch
 from neardup.storage import (
+    Candidates,
     Claim,
     DecisionRecord,
     FingerprintRecord,
@@ -282,7 +283,7 @@ class Engine:
         ]
         return _Window(batch, fps, [doc_ref(i) for i in ids], keys, profiles, sketches, records)
 
-    async def _decide_rows(self, w: _Window, rows: list[int], stored_cands: list[set[bytes]],
+    async def _decide_rows(self, w: _Window, rows: list[int], stored_cands: list[Candidates],
                            owner_of: dict[int, str | None], reused: set[int], window_id: str,
                            dry_run: bool) -> list[Decision]:
         """Decide window rows ``rows`` (no replays among them)."""
@@ -290,7 +291,7 @@ class Engine:
         keys = w.keys[rows]
         own = set(w.refs)
         cap = self.settings.index.max_candidates
-        seen = [sorted(stored_cands[r] - own)[:cap] for r in rows]
+        seen = [strongest(stored_cands[r], own, cap) for r in rows]
         sketches = await self._sketches(sorted({ref for refs in seen for ref in refs}))
 
         table_rows = [w.sketches[r] for r in rows]
@@ -439,7 +440,7 @@ class Engine:
         own = set(w.refs)
         late: dict[int, list[bytes]] = {}
         for k, refs in zip(uniques, found, strict=True):
-            new = sorted(refs - set(seen[k]) - own)
+            new = sorted(refs.keys() - set(seen[k]) - own)
             if new:
                 late[k] = new
         if not late:
@@ -474,6 +475,17 @@ class Engine:
                     self.metrics.races.inc()
                     break
         return out
+
+
+def strongest(candidates: Candidates, exclude: set[bytes], cap: int) -> list[bytes]:
+    """At most ``cap`` candidate refs not in ``exclude``: those found under the most index keys
+    first (most LSH bands shared), then by ref. A flood of weak candidates (a template many
+    documents share) must not push out the one that shares most of the document's bands."""
+    refs = [r for r in candidates if r not in exclude]
+    if len(refs) > cap:
+        refs.sort(key=lambda r: (-candidates[r], r))
+        return refs[:cap]
+    return sorted(refs)
 
 
 def _replay(doc: Document, stored: DecisionRecord) -> Decision:

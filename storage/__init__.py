@@ -1,6 +1,7 @@
 """Fingerprint stores: one async interface, backends chosen by URL. Imports nothing else of ours."""
 
 from neardup.storage.base import (
+    Candidates,
     Claim,
     DecisionRecord,
     FingerprintRecord,
@@ -16,6 +17,7 @@ from neardup.storage.base import (
 from neardup.storage.registry import open_store
 
 __all__ = [
+    "Candidates",
     "Claim",
     "DecisionRecord",
     "FingerprintRecord",

@@ -34,6 +34,9 @@ REF_BYTES = 8
 _REF_PERSON = b"neardup-doc"
 
 IndexKeys = npt.NDArray[np.uint64]
+# a row's candidates: each ref, and how many of the row's index keys it was filed under (the
+# engine re-checks the refs found under the most keys first when there are more than it takes)
+Candidates = dict[bytes, int]
 """Index keys of a window: shape (documents, keys per document); 0 marks "no key"."""
 
 
@@ -114,7 +117,7 @@ class WindowAnswer:
 
     decisions: dict[str, DecisionRecord]
     owners: list[str | None]
-    candidates: list[set[bytes]]
+    candidates: list[Candidates]
     states: dict[str, StateValue]
 
 
@@ -134,12 +137,14 @@ class FingerprintStore(Protocol):
 
     async def lookup(self, query: WindowQuery) -> WindowAnswer:
         """Decisions of ``doc_ids``, owners of ``exact_hashes``, candidate refs per row of
-        ``index_keys``, and the named states that exist. Candidates may include a ref whose record
+        ``index_keys`` (with the number of the row's keys each was found under), and the named
+        states that exist. Candidates may include a ref whose record
         expired while its index bucket lives on (``fetch`` omits it): they only propose."""
         ...
 
-    async def candidates(self, index_keys: IndexKeys) -> list[set[bytes]]:
-        """Candidate refs per row of ``index_keys`` (a lookup of the index only)."""
+    async def candidates(self, index_keys: IndexKeys) -> list[Candidates]:
+        """Candidate refs per row of ``index_keys``, each with the number of the row's keys it was
+        found under (a lookup of the index only)."""
         ...
 
     async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:
@@ -191,6 +196,7 @@ class TTLPolicy:
 
 __all__ = [
     "REF_BYTES",
+    "Candidates",
     "Claim",
     "DecisionRecord",
     "FingerprintRecord",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from neardup.storage.base import (
+    Candidates,
     Claim,
     DecisionRecord,
     FingerprintRecord,
@@ -75,7 +77,7 @@ class MemoryFingerprintStore:
             states={n: self._states[n] for n in query.state_names if n in self._states},
         )
 
-    async def candidates(self, index_keys: IndexKeys) -> list[set[bytes]]:
+    async def candidates(self, index_keys: IndexKeys) -> list[Candidates]:
         """See :meth:`neardup.storage.base.FingerprintStore.candidates`."""
         return self._candidates(index_keys, self._clock())
 
@@ -83,23 +85,23 @@ class MemoryFingerprintStore:
         held = self._claims.get(content_hash)
         return held[0] if held is not None and held[1] > now else None
 
-    def _candidates(self, index_keys: IndexKeys, now: float) -> list[set[bytes]]:
-        out: list[set[bytes]] = []
+    def _candidates(self, index_keys: IndexKeys, now: float) -> list[Candidates]:
+        out: list[Candidates] = []
         buckets = self._buckets
         # all entries live: no expiry to test. Only this class fills the index through _add alone;
         # a subclass may fill it another way (the file store loads it from its database)
         all_live = type(self) is MemoryFingerprintStore and now < self._soonest
         for row in index_keys.tolist():
-            found: set[bytes] = set()
+            found: Counter[bytes] = Counter()
             for key in row:
                 bucket = buckets.get(key) if key else None
                 if not bucket:
                     continue
                 if all_live:
-                    found.update(bucket)
+                    found.update(bucket.keys())
                 else:
                     found.update(ref for ref, exp in bucket.items() if exp > now)
-            out.append(found)
+            out.append(dict(found))
         return out
 
     async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:

@@ -59,6 +59,7 @@ from redis.cluster import key_slot
 
 from neardup.storage.base import (
     REF_BYTES,
+    Candidates,
     Claim,
     DecisionRecord,
     FingerprintRecord,
@@ -785,7 +786,7 @@ class RedisFingerprintStore:
         return self.layout.shard_slots()[shard], packed.view(np.uint8).reshape(-1, 16)[:, :13]
 
     async def _lookup_nodes(self, keys: Sequence[bytes], index_keys: IndexKeys) -> tuple[list[bytes | None],
-                                                                                         list[set[bytes]]]:
+                                                                                         list[Candidates]]:
         """GETs of ``keys`` and index lookups of ``index_keys``, one script per node."""
         n_rows = index_keys.shape[0]
         work = self._group(keys)
@@ -794,7 +795,7 @@ class RedisFingerprintStore:
             self._spread(work, slots, raw)
         now = int(time.time())
         gets: list[bytes | None] = [None] * len(keys)
-        found: list[set[bytes]] = [set() for _ in range(n_rows)]
+        found: list[Candidates] = [{} for _ in range(n_rows)]
 
         def argv(w: _NodeWork) -> list[Any]:
             return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b""]
@@ -805,7 +806,8 @@ class RedisFingerprintStore:
                 gets[i] = v
             hits = np.frombuffer(res[-1], dtype=_HIT)
             for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
-                found[row].add(ref.ljust(REF_BYTES, b"\0"))
+                ref = ref.ljust(REF_BYTES, b"\0")
+                found[row][ref] = found[row].get(ref, 0) + 1
         return gets, found
 
     # -- protocol ------------------------------------------------------------------------------
@@ -820,7 +822,7 @@ class RedisFingerprintStore:
                 + [self.layout.claim_key(h) for h in query.exact_hashes]
                 + [self.layout.state_key(n) for n in query.state_names] + self._markers)
 
-        async def call() -> tuple[list[bytes | None], list[set[bytes]]]:
+        async def call() -> tuple[list[bytes | None], list[Candidates]]:
             return await self._lookup_nodes(keys, query.index_keys)
 
         gets, found = await self._call("lookup", call)
@@ -844,10 +846,10 @@ class RedisFingerprintStore:
             raise StoreLostDataError(f"{self.url}: {missing} of {len(held)} generation markers are gone or changed "
                                      "since this worker opened the store: it lost its data")
 
-    async def candidates(self, index_keys: IndexKeys) -> list[set[bytes]]:
+    async def candidates(self, index_keys: IndexKeys) -> list[Candidates]:
         """See :meth:`neardup.storage.base.FingerprintStore.candidates`."""
 
-        async def call() -> list[set[bytes]]:
+        async def call() -> list[Candidates]:
             return (await self._lookup_nodes([], index_keys))[1]
 
         return await self._call("candidates", call)

@@ -274,8 +274,17 @@ async def test_one_lookup_answers_decisions_owners_candidates_and_states(backend
                                         state_names=["thresholds", "absent"]))
     assert set(answer.decisions) == {"a"}
     assert answer.owners == ["a", None]
-    assert answer.candidates == [{doc_ref("a"), doc_ref("b")}, set()]
+    assert answer.candidates == [{doc_ref("a"): 1, doc_ref("b"): 1}, {}]
     assert answer.states == {"thresholds": StateValue(1, b"{}")}
+
+
+async def test_candidates_count_the_keys_each_ref_was_found_under(backend: Backend) -> None:
+    """A ref filed under several of a row's keys is counted once per key (the engine re-checks the
+    most-shared candidates first); a row repeating nothing counts one."""
+    s = await backend.open()
+    await add(s, [make_record("many", (k("b1"), k("b2"), k("b3"))), make_record("one", (k("b3"),))])
+    got = await s.candidates(keys_array([[k("b1"), k("b2"), k("b3")], [k("b3"), 0, 0], [k("none")]]))
+    assert got == [{doc_ref("many"): 3, doc_ref("one"): 1}, {doc_ref("many"): 1, doc_ref("one"): 1}, {}]
 
 
 async def test_state_is_a_compare_and_set(backend: Backend) -> None:

@@ -117,6 +117,18 @@ async def test_a_record_stored_with_a_v2_profile_still_vetoes_a_flip() -> None:
     assert out[1].status == "duplicate" and out[1].duplicate_of == "granted"
 
 
+def test_the_candidates_under_most_keys_are_kept_when_there_are_too_many() -> None:
+    """Past ``index.max_candidates`` the refs found under the most index keys are re-checked: a
+    flood of one-key candidates must not push out the one that shares most of the bands."""
+    from neardup.engine import strongest
+
+    weak = {bytes([i]) * 8: 1 for i in range(60)}
+    best, own = b"\xfe" * 8, b"\x00" * 8
+    kept = strongest({**weak, best: 9}, {own}, 50)
+    assert len(kept) == 50 and kept[0] == best and own not in kept
+    assert strongest({b"b" * 8: 1, b"a" * 8: 2}, set(), 50) == [b"a" * 8, b"b" * 8]  # under the cap: by ref
+
+
 async def test_changed_figure_is_a_critical_difference() -> None:
     eng = await engine()
     out = await eng.decide([Document(id="a", text=NOTICE),

@@ -24,9 +24,17 @@ def _record(doc_id: str, content_type: str, keys: tuple[int, ...]) -> Fingerprin
                              profile=b"", shingles=1, length=1, index_keys=keys)
 
 
-def _filtered(store: MemoryFingerprintStore, rows: list[list[int]], now: float) -> list[set[bytes]]:
-    """The reference: every bucket read through the expiry filter."""
-    return [{ref for key in row for ref, exp in store._buckets.get(key, {}).items() if exp > now} for row in rows]
+def _filtered(store: MemoryFingerprintStore, rows: list[list[int]], now: float) -> list[dict[bytes, int]]:
+    """The reference: every bucket read through the expiry filter, each ref with its keys counted."""
+    out: list[dict[bytes, int]] = []
+    for row in rows:
+        found: dict[bytes, int] = {}
+        for key in row:
+            for ref, exp in store._buckets.get(key, {}).items():
+                if exp > now:
+                    found[ref] = found.get(ref, 0) + 1
+        out.append(found)
+    return out
 
 
 async def test_candidates_equal_the_filtered_index_as_entries_expire() -> None:
@@ -54,7 +62,7 @@ async def test_a_subclass_filling_the_index_itself_reads_through_the_filter() ->
     clock = _Clock()
     store = Loaded(clock=clock)
     store._buckets[7] = {b"old": 900.0, b"new": 2000.0}
-    assert await store.candidates(np.array([[7]], dtype=np.uint64)) == [{b"new"}]
+    assert await store.candidates(np.array([[7]], dtype=np.uint64)) == [{b"new": 1}]
 
 
 async def test_the_sweep_lets_reads_skip_the_filter_again() -> None:
@@ -65,4 +73,4 @@ async def test_the_sweep_lets_reads_skip_the_filter_again() -> None:
     assert await store.expire() == 1
     assert store._soonest == 1100.0
     got = await store.candidates(np.array([[1]], dtype=np.uint64))
-    assert got == [{doc_ref("l")}] == _filtered(store, [[1]], 1050.0)
+    assert got == [{doc_ref("l"): 1}] == _filtered(store, [[1]], 1050.0)
