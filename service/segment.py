@@ -78,9 +78,12 @@ def segmenter(dict_path: str | None = None) -> Segmenter:
     def build() -> dict[str, npt.NDArray[np.generic]]:
         cps, offsets, freqs, total = _read_dict(path)
         table, longest = build_prefix_table(cps, offsets, freqs)
-        return {"table": table, "longest": np.array(longest), "log_total": np.array(math.log(total))}
+        coded, logs, bloom = coded_tables(table, math.log(total))
+        return {"table": coded, "logs": logs, "bloom": bloom, "longest": np.array(longest),
+                "log_total": np.array(math.log(total))}
 
-    z = cached_arrays(f"segdict2-{digest}", build)
-    log_total = float(z["log_total"])
-    coded, logs, bloom = coded_tables(z["table"].astype(np.uint64, copy=False), log_total)
-    return Segmenter(coded, single_char_table(coded), logs, bloom, int(z["longest"]), log_total)
+    # the coded table, its log probabilities and the prefix filter are built once and cached with it
+    z = cached_arrays(f"segdict3-{digest}", build)
+    table = z["table"].astype(np.uint64, copy=False)
+    return Segmenter(table, single_char_table(table), z["logs"].astype(np.float64, copy=False),
+                     z["bloom"].astype(np.uint64, copy=False), int(z["longest"]), float(z["log_total"]))
