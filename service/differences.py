@@ -231,7 +231,7 @@ def decode_profile(data: bytes, bits: int | None = None) -> npt.NDArray[np.uint6
     :func:`profile_version`), contexts of ``bits`` bits (default CONTEXT_BITS); ValueError when
     ``data`` is no profile or too coarse."""
     to_bits = CONTEXT_BITS if bits is None else bits
-    version = data[2] if len(data) > 2 and data[:2] == PROFILE_MAGIC else None
+    version = profile_version(data)
     if version == 1 and len(data) >= V1_HEAD.size:
         count = V1_HEAD.unpack_from(data)[2]
         if len(data) != V1_HEAD.size + V1_ENTRY.itemsize * count:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from neardup.document import Document
-from neardup.lexicon import Lexicon
+from neardup.lexicon import Lexicon, load_lexicon
 
 MODEL_STATE = "model"
 HISTORY_STATE = "model-history"
@@ -335,8 +335,6 @@ async def learn(settings: Any, model: Model, new: Sequence[Label], docs: Mapping
     _, predicted_new = await predict(settings, model, fresh, docs)
     examples = [Example(docs[x.a], docs[x.b], x.is_duplicate, bool(p))
                 for x, p in zip(fresh, predicted_new.tolist(), strict=True)]
-    from neardup.lexicon import load_lexicon
-
     configured = load_lexicon(settings.fingerprint.domain_weights_path).polarity
     candidate = learn_words(model, examples, configured=configured)
     feats, _ = await predict(settings, candidate, held, docs)

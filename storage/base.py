@@ -34,10 +34,10 @@ REF_BYTES = 8
 _REF_PERSON = b"neardup-doc"
 
 IndexKeys = npt.NDArray[np.uint64]
-# a row's candidates: each ref, and how many of the row's index keys it was filed under (the
-# engine re-checks the refs found under the most keys first when there are more than it takes)
-Candidates = dict[bytes, int]
 """Index keys of a window: shape (documents, keys per document); 0 marks "no key"."""
+Candidates = dict[bytes, int]
+"""A row's candidates: each ref, and how many of the row's index keys it was filed under (the
+engine re-checks the refs found under the most keys first when there are more than it takes)."""
 
 
 def doc_ref(doc_id: str) -> bytes:

@@ -101,7 +101,7 @@ class MemoryFingerprintStore:
                     found.update(bucket.keys())
                 else:
                     found.update(ref for ref, exp in bucket.items() if exp > now)
-            out.append(dict(found))
+            out.append(found)  # a Counter is a dict[bytes, int]: no copy
         return out
 
     async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:

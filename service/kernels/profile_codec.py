@@ -162,7 +162,7 @@ def decode(data, empty_figure):
     Entries of an unflagged palette entry get ``empty_figure`` as their figure byte."""
     empty = np.zeros(0, dtype=np.uint64)
     size = data.shape[0]
-    if size < 4 or data[0] != MAGIC0 or data[1] != MAGIC1 or (data[2] != 2 and data[2] != 3):
+    if size < 4 or data[0] != MAGIC0 or data[1] != MAGIC1 or data[2] not in VERSIONS:
         return BAD_HEADER, empty, 0
     r = 3
     n = 0
