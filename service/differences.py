@@ -17,6 +17,12 @@ cut of a truncated reprint) then leaves the other side to match; one context ove
 deleted sentence or article joins the one-sided contexts of two different figures (第十七条 /
 第十八条), which would read as a changed figure.
 
+Since v4, every polarity word stands in the frame as one mark and its fill hash keeps its sign and
+negations, not its class: a reversal across two classes (gained -> lost: direction and outcome)
+shares its contexts and is found, while a same-sign word of another class still reads as no
+change. Negators in a row are counted (不予不予批准 is a replaced fill of 不予批准, and so is
+是否不符合 of 是否符合, where 否 stands before 不); v1-v3 let the first of two stand alone.
+
 A profile is a sorted array of entries (context hash << 16 | fill hash), repeats kept. The context
 hash is MurmurHash3 (x86, 32 bits) of the context string, of which the top ``CONTEXT_BITS`` bits
 are kept; the fill hash is 8 bits of the polarity part then 8 bits of the figure part, so the kind
@@ -30,10 +36,11 @@ Byte formats (what the store keeps), all read:
 - v2: contexts delta-coded, polarity bytes through a per-record palette, figure bytes only where
   a figure stands (``neardup.kernels.profile_codec``): lossless; 183 bytes a document against
   v1's 245 on the development set (the contexts, 32 random bits each, dominate).
-- v3 (written): v2's layout over one-sided contexts for polarity words.
+- v3: v2's layout over one-sided contexts for polarity words.
+- v4 (written): v3's layout over class-free polarity marks and fills, negators counted.
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
-A v1 or v2 record (both-sided contexts) is compared with the deciding document's both-sided
-profile, computed when such a record comes up (:meth:`Profile.critical_against`).
+A record of an older version is compared with the deciding document's profile made the way that
+version made them, computed when such a record comes up (:meth:`Profile.critical_against`).
 """
 
 from __future__ import annotations
@@ -57,8 +64,11 @@ from neardup.kernels.profile import replaced_context
 from neardup.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 3
+PROFILE_VERSION = 4
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
+CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
+POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
+POLARITY_WORD = "<polar>"  # ... in a v4 English frame
 V1_HEAD = struct.Struct(">2sBH")
 V1_ENTRY = np.dtype([("context", ">u4"), ("fill", ">u2")])
 
@@ -93,6 +103,20 @@ class CriticalDifference:
 
 
 @lru_cache(maxsize=65536)
+def comparable(version: int) -> int:
+    """The scheme a record version's entries are made by: v1 and v2 share one (same contexts,
+    other bytes); v3 and v4 each have their own."""
+    return min(version, 2) if version < ONE_SIDED_SINCE else version
+
+
+def class_free(fill: str) -> str:
+    """A polarity fill as v4 hashes it: negations and sign, no class ("N approval+" -> "N +")."""
+    if fill == "N" or fill.lstrip("N ").startswith("#"):
+        return fill
+    head = fill[: len(fill) - len(fill.lstrip("N "))]
+    return head + fill[-1]
+
+
 def fill_hash(fill: str) -> int:
     """8 bits of the polarity part (class, sign, negation), 8 bits of the figure."""
     if fill.startswith("N #"):
@@ -158,9 +182,9 @@ class Profile:
     data: bytes | None = field(default=None, repr=False)  # the record, when already encoded
     bits: int = CONTEXT_BITS  # of the contexts in ``entries``
     version: int = PROFILE_VERSION  # the record version whose contexts ``entries`` has
-    # how to profile this text the way v1/v2 records were made (set by the profiler)
-    both_sided: Callable[[], Profile] | None = field(default=None, repr=False)
-    _both: Profile | None = field(default=None, repr=False)
+    # how to profile this text the way records of another version were made (set by the profiler)
+    remade: Callable[[int], Profile] | None = field(default=None, repr=False)
+    _as: dict[int, Profile] = field(default_factory=dict, repr=False)
 
     def encode(self) -> bytes:
         """The record the store keeps (v3; v2 for a profile made the v2 way)."""
@@ -172,14 +196,15 @@ class Profile:
                          version: int = PROFILE_VERSION) -> CriticalDifference | None:
         """The first shared context whose fills were replaced (each side has one the other lacks).
 
-        ``version``: of the record ``theirs`` was decoded from. Entries of a v1/v2 record are
-        compared with this text's both-sided profile (computed once, when one comes up)."""
-        if (version >= ONE_SIDED_SINCE) != (self.version >= ONE_SIDED_SINCE):
-            if self.both_sided is None:
+        ``version``: of the record ``theirs`` was decoded from. Entries of an older record are
+        compared with this text's profile made that version's way (computed once, when one comes up)."""
+        scheme = comparable(version)
+        if scheme != comparable(self.version):
+            if self.remade is None:
                 raise ValueError(f"a v{self.version} profile cannot be compared with a v{version} record")
-            if self._both is None:
-                self._both = self.both_sided()
-            return self._both.critical_against(theirs, version)
+            if scheme not in self._as:
+                self._as[scheme] = self.remade(scheme)
+            return self._as[scheme].critical_against(theirs, version)
         if len(self.entries) == 0 or len(theirs) == 0:
             return None
         i = int(replaced_context(self.entries, theirs))
@@ -197,9 +222,9 @@ class Profile:
 
 def encode_entries(entries: npt.NDArray[np.uint64], bits: int | None = None,
                    version: int = PROFILE_VERSION) -> bytes:
-    """The record (v2 or v3) of sorted entries whose contexts have ``bits`` bits (default CONTEXT_BITS)."""
+    """The record (v2, v3 or v4) of sorted entries whose contexts have ``bits`` bits (default CONTEXT_BITS)."""
     if version not in codec.VERSIONS:
-        raise ValueError(f"profile records are written as v2 or v3, not v{version}")
+        raise ValueError(f"profile records are written as v{codec.VERSIONS[0]}-v{codec.VERSIONS[-1]}, not v{version}")
     data, _ = codec.encode_batch(entries, np.array([0, len(entries)], dtype=np.int64),
                                  CONTEXT_BITS if bits is None else bits, NO_FIGURE, version)
     return data.tobytes()
@@ -227,7 +252,7 @@ DECODE_ERRORS = {codec.TRUNCATED: "truncated", codec.BAD_HEADER: "bad header", c
 
 
 def decode_profile(data: bytes, bits: int | None = None) -> npt.NDArray[np.uint64]:
-    """Sorted (context << 16 | fill) entries of a stored v1, v2 or v3 profile (which:
+    """Sorted (context << 16 | fill) entries of a stored v1 to v4 profile (which:
     :func:`profile_version`), contexts of ``bits`` bits (default CONTEXT_BITS); ValueError when
     ``data`` is no profile or too coarse."""
     to_bits = CONTEXT_BITS if bits is None else bits
@@ -245,7 +270,7 @@ def decode_profile(data: bytes, bits: int | None = None) -> npt.NDArray[np.uint6
         if status != codec.OK:
             raise ValueError(f"critical-difference profile v{version}: {DECODE_ERRORS[status]}")
         return _project(entries, int(record_bits), to_bits) if len(entries) else entries
-    raise ValueError("not a neardup v1/v2/v3 critical-difference profile")
+    raise ValueError("not a neardup v1-v4 critical-difference profile")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,9 +377,16 @@ class AnchorProfiler:
         self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
         self.en_class_word = {cls: "<" + cls + ">" for cls in classes}
         self.names = sorted({cls + sign for cls, sign in lex.polarity.values()})
-        self.tables = self._compile(zh_terms, classes)
+        self.tables = self._compile(zh_terms, class_free=True)
+        self.classed_tables = self._compile(zh_terms, class_free=False)  # for v2 and v3 profiles
 
-    def _compile(self, zh_terms: list[str], classes: list[str]) -> KernelTables:
+    def _mark(self, cls: str, version: int) -> str:
+        return POLARITY_MARK if version >= CLASS_FREE_SINCE else self.class_mark[cls]
+
+    def _class_word(self, cls: str, version: int) -> str:
+        return POLARITY_WORD if version >= CLASS_FREE_SINCE else self.en_class_word[cls]
+
+    def _compile(self, zh_terms: list[str], class_free: bool) -> KernelTables:
         lex = self.lexicon
         pairs = sorted(set(lex.polarity.values()), key=lambda p: p[0] + p[1])
         code_of = {p: i for i, p in enumerate(pairs)}
@@ -379,10 +411,12 @@ class AnchorProfiler:
         word_cps, word_off = _cps(words)
         word_keys, word_vals = kprof.build_word_table(word_cps, word_off)
         names = [cls + sign for cls, sign in pairs]
-        cs_bytes = np.frombuffer("".join(names).encode("utf-8"), dtype=np.uint8).copy()
-        cs_off = np.zeros(len(names) + 1, dtype=np.int64)
-        np.cumsum([len(n.encode("utf-8")) for n in names], out=cs_off[1:])
-        cw_cps, cw_off = _cps([self.en_class_word[cls] for cls, _ in pairs])
+        hashed = [sign if class_free else cls + sign for cls, sign in pairs]  # what a fill hash reads
+        cs_bytes = np.frombuffer("".join(hashed).encode("utf-8"), dtype=np.uint8).copy()
+        cs_off = np.zeros(len(hashed) + 1, dtype=np.int64)
+        np.cumsum([len(n.encode("utf-8")) for n in hashed], out=cs_off[1:])
+        version = CLASS_FREE_SINCE if class_free else ONE_SIDED_SINCE
+        cw_cps, cw_off = _cps([self._class_word(cls, version) for cls, _ in pairs])
         return KernelTables(
             ctab=ctab, edge_keys=edge_keys, edge_vals=edge_vals, node_kind=node_kind, node_code=node_code,
             word_keys=word_keys, word_vals=word_vals, word_cps=word_cps, word_off=word_off,
@@ -391,7 +425,7 @@ class AnchorProfiler:
             digit_keys=any(w.isascii() and w[0].isdigit() for w in lex.polarity),
             cs_bytes=cs_bytes, cs_off=cs_off,
             aux=np.array([n.lstrip("N ").startswith("auxiliary") for n in names], dtype=np.bool_),
-            zh_marks=np.array([ord(self.class_mark[cls]) for cls, _ in pairs], dtype=np.uint32),
+            zh_marks=np.array([ord(self._mark(cls, version)) for cls, _ in pairs], dtype=np.uint32),
             cw_cps=cw_cps, cw_off=cw_off,
         )
 
@@ -400,14 +434,15 @@ class AnchorProfiler:
                       version: int = PROFILE_VERSION) -> list[Profile]:
         """The profiles of a window (``langs[i]`` "zh" reads ``texts[i]`` as Chinese, anything
         else as English), each with its record already encoded; equal to :meth:`profile`.
-        ``version`` 2 makes them the way v2 records were made (one context over both sides)."""
+        ``version`` 2 or 3 makes them the way those records were made (v2: one context over both
+        sides; v3: one per side, classes in contexts and fills, the first of two negators alone)."""
         if version not in codec.VERSIONS:
-            raise ValueError(f"profiles are made as v2 or v3, not v{version}")
+            raise ValueError(f"profiles are made as v{codec.VERSIONS[0]}-v{codec.VERSIONS[-1]}, not v{version}")
         if len(texts) != len(langs):
             raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
         if not texts:
             return []
-        t = self.tables
+        t = self.tables if version >= CLASS_FREE_SINCE else self.classed_tables
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum([len(x) for x in texts], out=offsets[1:])
         cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
@@ -416,7 +451,7 @@ class AnchorProfiler:
             cps, offsets, is_zh, t.ctab, t.edge_keys, t.edge_vals, t.node_kind, t.node_code, t.word_keys,
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
-            version >= ONE_SIDED_SINCE)
+            version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE)
         data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE, version)
         raw = data.tobytes()
         bounds = doc_off.tolist()
@@ -426,23 +461,25 @@ class AnchorProfiler:
             a, b = bounds[d], bounds[d + 1]
             fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text)
             out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
-                               self.context_bits, version, self._both_sided(text, langs[d], version)))
+                               self.context_bits, version, self._remade(text, langs[d], version)))
         return out
 
-    def _both_sided(self, text: str, lang: str, version: int) -> Callable[[], Profile] | None:
-        """How to make ``text``'s v2 profile, for a one-sided profile (compared with v1/v2 records)."""
-        if version < ONE_SIDED_SINCE:
+    def _remade(self, text: str, lang: str, version: int) -> Callable[[int], Profile] | None:
+        """How to make ``text``'s profile of an older version (compared with records of it)."""
+        if version <= codec.VERSIONS[0]:
             return None
-        return lambda: self.profile_batch([text], [lang], version=2)[0]
+        return lambda older: self.profile_batch([text], [lang], version=older)[0]
 
     # ----------------------------------------------------------------------------- the reference
-    def _zh(self, text: str) -> tuple[str, list[tuple[int, str, int]]]:
+    def _zh(self, text: str, version: int = PROFILE_VERSION) -> tuple[str, list[tuple[int, str, int]]]:
         """Frame string (one character a unit) and anchors (frame offset, fill, text offset)."""
         pieces: list[str] = []
         anchors: list[tuple[int, str, int]] = []
         length = 0
         pos = 0
         negated_at = -1  # frame length when the last negator ended
+        run = 0  # negators in a row ending there (v4 counts them)
+        counted = version >= CLASS_FREE_SINCE
         polarity = self.polarity
         for m in self.zh_re.finditer(text):
             seg = NON_ALNUM.sub("", text[pos : m.start()])
@@ -452,17 +489,18 @@ class AnchorProfiler:
             tok = m.group()
             if tok in self.aff_zh:
                 continue  # 给予 批准 reads as 批准: out of the frame, nothing in the fill
-            neg = negated_at == length
+            neg = run if negated_at == length else 0
             if tok in self.neg_zh:
-                if neg:  # two negators in a row: the first stands alone
+                if neg and not counted:  # v1-v3: two negators in a row, the first stands alone
                     anchors.append((length, "N", m.start()))
+                run = neg + 1 if counted else 1
                 negated_at = length
                 continue
             negated_at = -1
             hit = polarity.get(tok)
             if hit is not None:
-                anchors.append((length, ("N " if neg else "") + hit[0] + hit[1], m.start()))
-                pieces.append(self.class_mark[hit[0]])
+                anchors.append((length, "N " * neg + hit[0] + hit[1], m.start()))
+                pieces.append(self._mark(hit[0], version))
             else:
                 anchors.append((length, ("N " if neg else "") + "#" + tok, m.start()))
                 pieces.append(FIGURE_MARK)
@@ -470,7 +508,7 @@ class AnchorProfiler:
         pieces.append(NON_ALNUM.sub("", text[pos:]))
         return "".join(pieces), anchors
 
-    def _en(self, text: str) -> tuple[list[str], list[tuple[int, str, int]]]:
+    def _en(self, text: str, version: int = PROFILE_VERSION) -> tuple[list[str], list[tuple[int, str, int]]]:
         units: list[str] = []
         anchors: list[tuple[int, str, int]] = []
         pending_neg = False
@@ -491,7 +529,7 @@ class AnchorProfiler:
                 hit = polarity.get(w)
                 if hit is not None:
                     anchors.append((len(units), ("N " if pending_neg else "") + hit[0] + hit[1], m.start()))
-                    units.append(self.en_class_word[hit[0]])
+                    units.append(self._class_word(hit[0], version))
                 elif w[0].isdigit():
                     anchors.append((len(units), ("N " if pending_neg else "") + "#" + w, m.start()))
                     units.append("#")
@@ -507,11 +545,11 @@ class AnchorProfiler:
         one_sided = version >= ONE_SIDED_SINCE
         # units[a:b] as context text: characters (Chinese) or words joined by spaces
         if lang == "zh":
-            units, found = self._zh(text)
+            units, found = self._zh(text, version)
             k = ZH_CONTEXT
             sep = ""
         else:
-            units, found = self._en(text)  # type: ignore[assignment]
+            units, found = self._en(text, version)  # type: ignore[assignment]
             k = EN_CONTEXT
             sep = " "
         contexts: list[tuple[str, str, int]] = []  # (context, fill, text offset)
@@ -524,12 +562,13 @@ class AnchorProfiler:
                 after = units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k]
                 contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at))
         shift = HASH_BITS - self.context_bits
-        keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(f) for c, f, _ in contexts),
+        hashed = class_free if version >= CLASS_FREE_SINCE else str
+        keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(hashed(f)) for c, f, _ in contexts),
                            dtype=np.uint64, count=len(contexts))
         order = np.argsort(keys, kind="stable").tolist()
+        older = (lambda v: self.profile(text, lang, version=v)) if version > codec.VERSIONS[0] else None
         return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,
-                       bits=self.context_bits, version=version,
-                       both_sided=(lambda: self.profile(text, lang, version=2)) if one_sided else None)
+                       bits=self.context_bits, version=version, remade=older)
 
 
 def _figure_or_bare(fill: str) -> bool:

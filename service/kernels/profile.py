@@ -15,8 +15,9 @@ Tables the caller compiles from the lexicon (``neardup.differences``):
   a node (affirmator, negator, polarity word with its class-sign code);
 - the English words (negators and polarity words) in a hash table of their code points
   (``word_keys`` -> ``word_vals``, verified against ``word_cps``): negator flag, class-sign code;
-- per class-sign code: its fill string's UTF-8 bytes, its frame mark (Chinese), its frame word
-  (English), and whether it is an auxiliary (which takes the negation that follows it).
+- per class-sign code: the UTF-8 bytes its fill hash reads (the class and sign, or from v4 the sign
+  only), its frame mark (Chinese), its frame word (English; from v4 one mark and one word for
+  every class), and whether it is an auxiliary (which takes the negation that follows it).
 """
 
 from __future__ import annotations
@@ -351,12 +352,14 @@ def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, unit, kind, code, 
 @njit(cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
-                fig_a, fig_b, pos):
+                fig_a, fig_b, pos, counted):
     """Frame (word characters, each anchor as one mark) and anchors of the Chinese text ``cps[lo:hi]``:
-    (anchor count, frame length)."""
+    (anchor count, frame length). ``counted``: negators in a row add up (v4); else the first of
+    two stands alone (v1-v3)."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
+    run = 0  # negators in a row ending there
     p = lo
     while p < hi:
         c = ctab[cps[p]]
@@ -374,11 +377,12 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         p = end
         if kind == NODE_AFFIRMATOR:
             continue  # 给予 批准 reads as 批准
-        neg = negated_at == length
+        neg = run if negated_at == length else 0
         if kind == NODE_NEGATOR:
-            if neg:  # two negators in a row: the first stands alone
+            if neg and not counted:
                 n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, ANCHOR_NEGATOR, -1, 0,
                                 start - lo, 0, 0)
+            run = neg + 1 if counted else 1
             negated_at = length
             continue
         negated_at = -1
@@ -388,8 +392,8 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                 kind = NODE_POLARITY
                 code = np.int64(word_pol[w])
         anchor = ANCHOR_CLASS if kind == NODE_POLARITY else ANCHOR_FIGURE
-        n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, anchor, code, 1 if neg else 0,
-                        start - lo, start, end)
+        n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, anchor, code,
+                        neg if anchor == ANCHOR_CLASS else min(neg, 1), start - lo, start, end)
         frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
     return n, length
@@ -595,12 +599,14 @@ def _resized(a, used, cap):
 @njit(cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
-                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided):
+                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
     and figure spans are offsets in the document's text. ``one_sided``: a polarity word's anchor
-    gives two entries, its left and its right context (profile v3); else one over both (v1, v2)."""
+    gives two entries, its left and its right context (profile v3); else one over both (v1, v2).
+    ``counted``: Chinese negators in a row add up (v4). The class-free marks and fills of v4 are
+    in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -636,7 +642,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
         if is_zh[d]:
             n, length = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
                                     word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
-                                    frame, at, kinds, codes, negs, fig_a, fig_b, pos)
+                                    frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted)
         else:
             n, length = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol,
                                     aux, CONST_CPS, u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos)

@@ -1,10 +1,11 @@
-"""Profile byte formats v2 and v3: sorted context hashes delta-coded, fills through a per-record palette.
+"""Profile byte formats v2 to v4: sorted context hashes delta-coded, fills through a per-record palette.
 
-v3 is v2's layout with the version byte 3: its entries are one-sided contexts for polarity words
-(service/differences.py), so a v3 record is compared with v3 entries only. A record (all
+v3 and v4 are v2's layout with the version byte 3 or 4: their entries are one-sided contexts for
+polarity words, v4's also class-free (service/differences.py), so a record is compared with
+entries of its own version only. A record (all
 integers big-endian, bits most significant first):
 
-    b"NP" | version (0x02 or 0x03) | count (LEB128 varint)
+    b"NP" | version (0x02, 0x03 or 0x04) | count (LEB128 varint)
     and when count > 0:
     context bits C (1 B) | Rice parameter k (1 B) | palette size - 1 (1 B) | palette (P B) |
     figure flags (ceil(P / 8) B) | bit stream, padded with zeros to a byte
@@ -25,7 +26,7 @@ from numba import njit
 
 MAGIC0 = 78  # "N"
 MAGIC1 = 80  # "P"
-VERSIONS = (2, 3)  # the layout is the same; what the contexts cover differs (module docstring)
+VERSIONS = (2, 3, 4)  # the layout is the same; what the contexts cover differs (module docstring)
 
 # decode status codes (the caller turns them into one-line errors)
 OK = 0
@@ -80,7 +81,7 @@ def encoded_size_bound(n):
 
 @njit(cache=True)
 def encode_batch(entries, doc_off, bits, empty_figure, version):
-    """Records (``version`` 2 or 3) of the sorted entries of each document (rows
+    """Records (``version`` 2, 3 or 4) of the sorted entries of each document (rows
     doc_off[d]:doc_off[d+1]), contexts of ``bits`` bits: (bytes, byte offsets per document)."""
     n_docs = doc_off.shape[0] - 1
     bound = 0
@@ -158,7 +159,7 @@ def encode_batch(entries, doc_off, bits, empty_figure, version):
 
 @njit(cache=True)
 def decode(data, empty_figure):
-    """(status, entries, context bits) of one v2 or v3 record (uint8 array); status OK or why not.
+    """(status, entries, context bits) of one v2, v3 or v4 record (uint8 array); status OK or why not.
     Entries of an unflagged palette entry get ``empty_figure`` as their figure byte."""
     empty = np.zeros(0, dtype=np.uint64)
     size = data.shape[0]

@@ -338,12 +338,12 @@ def test_deleting_an_article_ending_in_a_polarity_word_is_not_critical() -> None
 
 
 def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
-    """v3 (and v2) records give back the entries exactly; v2 in about three quarters of v1; v1 is still read."""
+    """v4 (and v3, v2) records give back the entries exactly; v2 in about three quarters of v1; v1 is still read."""
     v2_bytes = v1_bytes = 0
     for d in dev_docs[:40]:
         text = normalize_text(d["text"])
-        prof, old = P.profile(text, d["lang"]), P.profile(text, d["lang"], version=2)
-        for p, head in ((prof, b"NP\x03"), (old, b"NP\x02")):
+        prof, v3, old = (P.profile(text, d["lang"], version=v) for v in (4, 3, 2))
+        for p, head in ((prof, b"NP\x04"), (v3, b"NP\x03"), (old, b"NP\x02")):
             data = p.encode()
             assert data[:3] == head and profile_version(data) == head[2]
             back = decode_profile(data)
@@ -354,26 +354,57 @@ def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
         assert decode_profile(v1).tolist() == old.entries.tolist()
         v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x04\x00", b"NP\x02\x05", b"NP\x03\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x05\x00", b"NP\x02\x05", b"NP\x04\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
 
 
-def test_a_stored_v2_profile_is_compared_both_sided() -> None:
-    """A record written before v3 (one context over both sides) still vetoes a flip: the deciding
-    document is profiled the v2 way for it, and a v2 profile is never compared with v3 entries."""
+@pytest.mark.parametrize("old", [2, 3])
+def test_a_stored_older_profile_is_compared_its_own_way(old: int) -> None:
+    """A record written before v4 (v2: one context over both sides; v3: classes in its contexts)
+    still vetoes a flip: the deciding document is profiled that version's way for it, and a
+    profile is never compared with entries of another scheme."""
     zh = "本院经审查认为，申请人的请求符合法律规定，依法予以批准。特此通知。"
     flipped = zh.replace("予以批准", "不予批准")
-    stored = P.profile(zh, "zh", version=2).encode()
-    mine = P.profile_batch([flipped], ["zh"])[0]
-    assert mine.version == 3 and profile_version(stored) == 2
-    got = mine.critical_against(decode_profile(stored), profile_version(stored))
-    assert got is not None and got.kind == "polarity"
-    assert mine.critical_against(decode_profile(P.profile(zh, "zh").encode()), 3) is not None
-    lone = P.profile(flipped, "zh", version=2)  # made without a way to the other kind
-    lone.both_sided = None
+    stored = P.profile(zh, "zh", version=old).encode()
+    for mine in (P.profile_batch([flipped], ["zh"])[0], P.profile(flipped, "zh")):
+        assert mine.version == 4 and profile_version(stored) == old
+        got = mine.critical_against(decode_profile(stored), profile_version(stored))
+        assert got is not None and got.kind == "polarity"
+        assert mine.critical_against(decode_profile(P.profile(zh, "zh").encode()), 4) is not None
+        assert mine.critical_against(decode_profile(P.profile(flipped, "zh", version=old).encode()), old) is None
+    lone = P.profile(flipped, "zh", version=old)  # made without a way to the other kind
+    lone.remade = None
     with pytest.raises(ValueError, match="cannot be compared"):
-        lone.critical_against(decode_profile(P.profile(zh, "zh").encode()), 3)
+        lone.critical_against(decode_profile(P.profile(zh, "zh").encode()), 4)
+
+
+@pytest.mark.parametrize("lang,original,flipped", [
+    # a reversal across two polarity classes: gained is a direction word, lost an outcome word
+    ("en", "Shares in the group gained 4% on Monday after the results.",
+     "Shares in the group lost 4% on Monday after the results."),
+    # a second negator in a row: 不予不予批准 (the dataset's flip of 批准 inside 不予批准)
+    ("zh", "作出批准或者不予批准的决定。不予批准的，应当书面通知申请人。",
+     "作出批准或者不予批准的决定。不予不予批准的，应当书面通知申请人。"),
+    # 否 of 是否 standing before the 不 of the flip
+    ("zh", "接受人的适应症是否符合伦理原则和人体器官移植技术管理规范。",
+     "接受人的适应症是否不符合伦理原则和人体器官移植技术管理规范。"),
+])
+def test_a_flip_v3_missed_is_found(lang: str, original: str, flipped: str) -> None:
+    """v4 marks every polarity word alike and counts negators in a row: each of these flips (all
+    the single flips of the development documents that v3 missed are of these three shapes) is found."""
+    for got in both_ways(flipped, original, lang):
+        assert got is not None and got.kind == "polarity", got
+    old = P.profile(flipped, lang, version=3), P.profile(original, lang, version=3)
+    assert old[0].critical_against(old[1].entries, 3) is None
+
+
+def test_a_same_sign_word_of_another_class_is_no_reversal() -> None:
+    """v4 fills keep the sign, not the class: raised (direction +) for approved (approval +) says
+    the same way, and is not a critical difference; rejected (approval -) is."""
+    en = "The board approved the plan on Tuesday, a spokesman for the council said."
+    assert both_ways(en.replace("approved", "raised"), en, "en") == (None, None)
+    assert all(both_ways(en.replace("approved", "cut"), en, "en"))
 
 
 @pytest.mark.parametrize("lang,original,edited", [
