@@ -93,22 +93,24 @@ async def test_negation_flip_is_not_a_duplicate_and_names_the_difference() -> No
     assert out[2].status == "duplicate" and out[2].duplicate_of == "granted"
 
 
-async def test_a_record_stored_with_a_v2_profile_still_vetoes_a_flip() -> None:
-    """Records written before profile v3 (one context over both sides) keep their veto: the
-    deciding document is compared with them through its own v2 profile."""
+@pytest.mark.parametrize("version", [2, 3])
+async def test_a_record_stored_with_an_older_profile_still_vetoes_a_flip(version: int) -> None:
+    """Records written before profile v4 (v2: one context over both sides; v3: classes in the
+    contexts) keep their veto: the deciding document is compared with them through its own
+    profile made that version's way."""
     store = MemoryFingerprintStore()
     settings = load_settings(worker_id="test", store_url="memory://")
     old = await Engine.open(settings, store=store)
     made = old.profiler
 
-    class V2:
+    class Older:
         def profile_batch(self, texts: Any, langs: Any) -> Any:
-            return made.profile_batch(texts, langs, version=2)
+            return made.profile_batch(texts, langs, version=version)
 
-    old.profiler = V2()  # type: ignore[assignment]
+    old.profiler = Older()  # type: ignore[assignment]
     await old.decide([Document(id="granted", text=NOTICE)])
     stored = await store.fetch([doc_ref("granted")])
-    assert next(iter(stored.values())).profile[:3] == b"NP\x02"
+    assert next(iter(stored.values())).profile[:3] == b"NP" + bytes([version])
     new = await Engine.open(settings, store=store)
     out = await new.decide([Document(id="refused", text=NOTICE.replace("给予批准", "不予批准")),
                             Document(id="reprint", text="来源：某某网\n" + NOTICE)])
