@@ -2,7 +2,7 @@
 check alone (no similarity, no index, no clusters).
 
     .venv/bin/python bench/flip_coverage.py [--profile-version 3] [--docs ../shared/datasets/docs.jsonl]
-        [--json RESULTS.json]
+        [--pairs bench/world_flips.tsv] [--json RESULTS.json]
 
 For each document and each place where the set's own negation-flip edit could act (the word pairs
 and the skip rule of ``Editor.negation_flip`` in ../shared/datasets/build.py), the copy with that one
@@ -11,6 +11,10 @@ compares a document with a candidate. A flip counts as found when both direction
 critical difference. The set's own flips are a sample of one to three of these places per
 document; this covers all of them, so a shape of text that hides a flip shows up even where the
 set's sample never drew it (and a hidden set from other sources might).
+
+``--pairs FILE`` flips other word pairs instead (TAB-separated, ``#`` comments; Chinese and English
+told apart by the word's letters): ``bench/world_flips.tsv`` puts a negator in front of words that
+no lexicon list names, a negation the set's edit never makes.
 """
 
 from __future__ import annotations
@@ -42,6 +46,20 @@ def flip_pairs(build_py: Path) -> tuple[list[tuple[str, str]], list[tuple[str, s
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
     return list(build.ZH_NEG_FLIPS), list(build.EN_NEG_FLIPS)
+
+
+def read_pairs(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(word, flipped) pairs of a TAB-separated file: Chinese, English (ASCII words)."""
+    zh: list[tuple[str, str]] = []
+    en: list[tuple[str, str]] = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[0].strip():
+            raise SystemExit(f"{path}:{n}: expected WORD<TAB>FLIPPED")
+        (en if parts[0].isascii() else zh).append((parts[0], parts[1]))
+    return zh, en
 
 
 def single_flips(text: str, lang: str, pairs: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
@@ -91,14 +109,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=Path, default=DATASETS / "docs.jsonl")
     ap.add_argument("--build", type=Path, default=DATASETS / "build.py", help="the set's build.py (its flip pairs)")
+    ap.add_argument("--pairs", type=Path, default=None, help="other (word, flipped) pairs, TAB-separated")
     ap.add_argument("--profile-version", type=int, choices=(2, 3, 4), default=PROFILE_VERSION)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    zh, en = flip_pairs(args.build)
+    zh, en = read_pairs(args.pairs) if args.pairs else flip_pairs(args.build)
     with open(args.docs, encoding="utf-8") as fh:
         docs = [json.loads(line) for line in fh if line.strip()]
     started = time.perf_counter()
     result = coverage(docs, zh, en, args.profile_version)
+    result["pairs"] = str(args.pairs or args.build)
     result["seconds"] = round(time.perf_counter() - started, 1)
     result["date"] = time.strftime("%Y-%m-%d")
     out = json.dumps(result, ensure_ascii=False, indent=1)

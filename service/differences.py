@@ -23,6 +23,13 @@ shares its contexts and is found, while a same-sign word of another class still 
 change. Negators in a row are counted (不予不予批准 is a replaced fill of 不予批准, and so is
 是否不符合 of 是否符合, where 否 stands before 不); v1-v3 let the first of two stand alone.
 
+v4 also gives each sentence (up to . ! ? ; 。！？；) of at least ``ZH_SENTENCE`` letters or
+``EN_SENTENCE`` words one entry: its whole frame as the context (negators taken out, anchors as
+their marks), the number of negators in it as the fill ("S0", "S1", ... "S9" for nine or more).
+A negation put in front of any word, in the lexicon or not (存在 -> 不存在, 发生 -> 未发生, he
+went -> he never went), leaves the sentence's frame equal and changes its count; any other edit in
+the sentence changes the frame, so the entry finds no partner and counts for nothing.
+
 A profile is a sorted array of entries (context hash << 16 | fill hash), repeats kept. The context
 hash is MurmurHash3 (x86, 32 bits) of the context string, of which the top ``CONTEXT_BITS`` bits
 are kept; the fill hash is 8 bits of the polarity part then 8 bits of the figure part, so the kind
@@ -80,6 +87,13 @@ HASH_BITS = 32
 
 ZH_CONTEXT = 5  # characters each side
 EN_CONTEXT = 3  # words each side
+# sentences shorter than this (frame units) get no entry: two different short sentences would
+# share a frame by chance ("是。" / "不是。" in two places of one text)
+ZH_SENTENCE = 6
+EN_SENTENCE = 4
+SENTENCE_ENDS = ".!?;。！？；"
+SENTENCE_MARK = "\u00a7"  # starts a sentence's context: no anchor context starts with it
+SENTENCE_FILL = "S"
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 NON_ALNUM = re.compile(r"[\W_]+")
 EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+)?%?")
@@ -87,6 +101,28 @@ EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": [
                    "shan't": ["shall", "not"]}
 FIGURE_MARK = "\ue0fe"
 NO_FIGURE = mmh3.hash("", kprof.FIGURE_SEED, signed=False) & 0xFF  # the figure byte of a fill without one
+
+
+SENTENCE_END = re.compile("[" + re.escape(SENTENCE_ENDS) + "]")
+SENTENCE_PIECE = re.compile("[^" + re.escape(SENTENCE_ENDS) + "]+|([" + re.escape(SENTENCE_ENDS) + "])")
+Sentences = list[tuple[int, int, int, int]]  # (frame start, frame end, negators, text offset of the start)
+
+
+class _SentenceRun:
+    """The sentences of a frame as the reference reads it: each ends at an end mark or the text's end."""
+
+    __slots__ = ("found", "minimum", "negators", "start", "text_at")
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+        self.found: Sentences = []
+        self.start = self.negators = self.text_at = 0
+
+    def close(self, end: int, next_text_at: int) -> None:
+        """The sentence ends at frame offset ``end``; the next starts at ``next_text_at`` in the text."""
+        if end - self.start >= self.minimum:
+            self.found.append((self.start, end, self.negators, self.text_at))
+        self.start, self.negators, self.text_at = end, 0, next_text_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +147,7 @@ def comparable(version: int) -> int:
 
 def class_free(fill: str) -> str:
     """A polarity fill as v4 hashes it: negations and sign, no class ("N approval+" -> "N +")."""
-    if fill == "N" or fill.lstrip("N ").startswith("#"):
+    if fill == "N" or fill.lstrip("N ").startswith("#") or is_sentence_fill(fill):
         return fill
     head = fill[: len(fill) - len(fill.lstrip("N "))]
     return head + fill[-1]
@@ -149,6 +185,11 @@ class KernelFills(Sequence[str]):
         """Entries."""
         return len(self._kinds)
 
+    @property
+    def kinds(self) -> npt.NDArray[np.int8]:
+        """The anchor kind of each entry (``neardup.kernels.profile.ANCHOR_*``)."""
+        return self._kinds
+
     @overload
     def __getitem__(self, i: int) -> str: ...
 
@@ -164,6 +205,8 @@ class KernelFills(Sequence[str]):
             return "N " * int(self._negs[i]) + self._names[int(self._codes[i])]
         if kind == kprof.ANCHOR_FIGURE:
             return ("N " if self._negs[i] else "") + "#" + self._text[int(self._fig_a[i]) : int(self._fig_b[i])]
+        if kind == kprof.ANCHOR_SENTENCE:
+            return SENTENCE_FILL + str(int(self._negs[i]))
         return "N"
 
     def __iter__(self) -> Iterator[str]:
@@ -192,6 +235,23 @@ class Profile:
             self.data = encode_entries(self.entries, self.bits, self.version)
         return self.data
 
+    def sentence_mask(self) -> npt.NDArray[np.bool_]:
+        """Which entries are sentences' (v4), not anchors'."""
+        if isinstance(self.fills, KernelFills):
+            return self.fills.kinds == kprof.ANCHOR_SENTENCE
+        return np.fromiter(map(is_sentence_fill, self.fills), dtype=np.bool_, count=len(self.fills))
+
+    def is_sentence(self, i: int) -> bool:
+        """Whether entry ``i`` is a sentence's."""
+        return is_sentence_fill(self.fills[i])
+
+    def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:
+        """The profile of the entries where ``mask`` holds (same text, bits and version)."""
+        kept = mask.tolist()
+        return Profile(self.entries[mask], [f for f, k in zip(self.fills, kept, strict=True) if k],
+                       [p for p, k in zip(self.positions, kept, strict=True) if k], self.text,
+                       bits=self.bits, version=self.version, remade=self.remade)
+
     def critical_against(self, theirs: npt.NDArray[np.uint64],
                          version: int = PROFILE_VERSION) -> CriticalDifference | None:
         """The first shared context whose fills were replaced (each side has one the other lacks).
@@ -210,6 +270,10 @@ class Profile:
         i = int(replaced_context(self.entries, theirs))
         if i < 0:
             return None
+        if self.is_sentence(i):  # a word's difference names the word: look for one first
+            words = np.flatnonzero(~self.sentence_mask())
+            j = int(replaced_context(self.entries[words], theirs)) if len(words) else -1
+            i = int(words[j]) if j >= 0 else i
         mine = int(self.entries[i])
         ctx = mine >> 16
         lo, hi = np.searchsorted(theirs, [ctx << 16, (ctx << 16) | 0xFFFF], side="left")
@@ -391,8 +455,9 @@ class AnchorProfiler:
         pairs = sorted(set(lex.polarity.values()), key=lambda p: p[0] + p[1])
         code_of = {p: i for i, p in enumerate(pairs)}
         for cls, sign in pairs:
-            if (cls + sign).startswith("#") or cls + sign == "N":
-                raise ValueError(f"polarity class {cls!r} with sign {sign!r} reads as a figure or a bare negation")
+            if (cls + sign).startswith("#") or cls + sign == "N" or is_sentence_fill(cls + sign):
+                raise ValueError(f"polarity class {cls!r} with sign {sign!r} reads as a figure, a bare negation "
+                                 "or a sentence")
         kind_of: dict[str, tuple[int, int]] = {}
         for term in zh_terms:
             if term in self.aff_zh:
@@ -407,6 +472,8 @@ class AnchorProfiler:
             ctab[ord(term[0])] |= kprof.TERM
         for ch in ZH_NUMERALS:
             ctab[ord(ch)] |= kprof.NUMERAL
+        for ch in SENTENCE_ENDS:
+            ctab[ord(ch)] |= kprof.SENTENCE_END
         words = sorted(set(lex.polarity) | self.neg_en)
         word_cps, word_off = _cps(words)
         word_keys, word_vals = kprof.build_word_table(word_cps, word_off)
@@ -451,7 +518,7 @@ class AnchorProfiler:
             cps, offsets, is_zh, t.ctab, t.edge_keys, t.edge_vals, t.node_kind, t.node_code, t.word_keys,
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
-            version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE)
+            version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE)
         data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE, version)
         raw = data.tobytes()
         bounds = doc_off.tolist()
@@ -471,26 +538,40 @@ class AnchorProfiler:
         return lambda older: self.profile_batch([text], [lang], version=older)[0]
 
     # ----------------------------------------------------------------------------- the reference
-    def _zh(self, text: str, version: int = PROFILE_VERSION) -> tuple[str, list[tuple[int, str, int]]]:
-        """Frame string (one character a unit) and anchors (frame offset, fill, text offset)."""
+    def _zh(self, text: str, version: int = PROFILE_VERSION) -> tuple[str, list[tuple[int, str, int]], Sentences]:
+        """Frame string (one character a unit), anchors (frame offset, fill, text offset) and
+        sentences (frame start, frame end, negators, text offset)."""
         pieces: list[str] = []
         anchors: list[tuple[int, str, int]] = []
+        sentences = _SentenceRun(ZH_SENTENCE)
         length = 0
         pos = 0
         negated_at = -1  # frame length when the last negator ended
         run = 0  # negators in a row ending there (v4 counts them)
         counted = version >= CLASS_FREE_SINCE
         polarity = self.polarity
+
+        def gap(a: int, b: int) -> int:
+            """Frame length after the text between tokens, closing a sentence at each end mark."""
+            n = length
+            for piece in SENTENCE_PIECE.finditer(text, a, b):
+                if piece.group(1) is None:
+                    kept = NON_ALNUM.sub("", piece.group())
+                    pieces.append(kept)
+                    n += len(kept)
+                else:
+                    sentences.close(n, piece.end())
+            return n
+
         for m in self.zh_re.finditer(text):
-            seg = NON_ALNUM.sub("", text[pos : m.start()])
-            pieces.append(seg)
-            length += len(seg)
+            length = gap(pos, m.start())
             pos = m.end()
             tok = m.group()
             if tok in self.aff_zh:
                 continue  # 给予 批准 reads as 批准: out of the frame, nothing in the fill
             neg = run if negated_at == length else 0
             if tok in self.neg_zh:
+                sentences.negators += 1
                 if neg and not counted:  # v1-v3: two negators in a row, the first stands alone
                     anchors.append((length, "N", m.start()))
                 run = neg + 1 if counted else 1
@@ -505,21 +586,28 @@ class AnchorProfiler:
                 anchors.append((length, ("N " if neg else "") + "#" + tok, m.start()))
                 pieces.append(FIGURE_MARK)
             length += 1
-        pieces.append(NON_ALNUM.sub("", text[pos:]))
-        return "".join(pieces), anchors
+        length = gap(pos, len(text))
+        sentences.close(length, len(text))
+        return "".join(pieces), anchors, sentences.found
 
-    def _en(self, text: str, version: int = PROFILE_VERSION) -> tuple[list[str], list[tuple[int, str, int]]]:
+    def _en(self, text: str, version: int = PROFILE_VERSION) -> tuple[list[str], list[tuple[int, str, int]], Sentences]:
         units: list[str] = []
         anchors: list[tuple[int, str, int]] = []
+        sentences = _SentenceRun(EN_SENTENCE)
         pending_neg = False
         polarity = self.polarity
+        pos = 0
         for m in EN_WORD.finditer(text):
+            for end in SENTENCE_END.finditer(text, pos, m.start()):
+                sentences.close(len(units), end.end())
+            pos = m.end()
             raw = m.group()
             words = EN_CONTRACTIONS.get(raw)
             if words is None:
                 words = [raw[:-3], "not"] if raw.endswith("n't") and len(raw) > 3 else [raw]
             for w in words:
                 if w in self.neg_en:
+                    sentences.negators += 1
                     last = anchors[-1] if anchors else None
                     if last is not None and last[0] == len(units) - 1 and last[1].lstrip("N ").startswith("auxiliary"):
                         anchors[-1] = (last[0], "N " + last[1], last[2])  # was not, was not not
@@ -538,18 +626,21 @@ class AnchorProfiler:
                         anchors.append((len(units), "N", m.start()))
                     units.append(w)
                 pending_neg = False
-        return units, anchors
+        for end in SENTENCE_END.finditer(text, pos):
+            sentences.close(len(units), end.end())
+        sentences.close(len(units), len(text))
+        return units, anchors, sentences.found
 
     def profile(self, text: str, lang: str, version: int = PROFILE_VERSION) -> Profile:
         """The profile of one text, in plain Python: the reference :meth:`profile_batch` is tested against."""
         one_sided = version >= ONE_SIDED_SINCE
         # units[a:b] as context text: characters (Chinese) or words joined by spaces
         if lang == "zh":
-            units, found = self._zh(text, version)
+            units, found, sentences = self._zh(text, version)
             k = ZH_CONTEXT
             sep = ""
         else:
-            units, found = self._en(text, version)  # type: ignore[assignment]
+            units, found, sentences = self._en(text, version)  # type: ignore[assignment]
             k = EN_CONTEXT
             sep = " "
         contexts: list[tuple[str, str, int]] = []  # (context, fill, text offset)
@@ -561,6 +652,10 @@ class AnchorProfiler:
             else:
                 after = units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k]
                 contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at))
+        if version >= CLASS_FREE_SINCE:
+            most = kprof.MAX_SENTENCE_NEGATORS
+            contexts += [(SENTENCE_MARK + sep.join(units[a:b]), SENTENCE_FILL + str(min(n, most)), at)
+                         for a, b, n, at in sentences]
         shift = HASH_BITS - self.context_bits
         hashed = class_free if version >= CLASS_FREE_SINCE else str
         keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(hashed(f)) for c, f, _ in contexts),
@@ -569,6 +664,11 @@ class AnchorProfiler:
         older = (lambda v: self.profile(text, lang, version=v)) if version > codec.VERSIONS[0] else None
         return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,
                        bits=self.context_bits, version=version, remade=older)
+
+
+def is_sentence_fill(fill: str) -> bool:
+    """Whether ``fill`` is a sentence's ("S0" ... "S9")."""
+    return len(fill) == 2 and fill[0] == SENTENCE_FILL and fill[1].isdigit()
 
 
 def _figure_or_bare(fill: str) -> bool:

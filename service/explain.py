@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.config.settings import Settings
-from neardup.differences import CriticalDifference, Profile
+from neardup.differences import CriticalDifference, Profile, is_sentence_fill
 from neardup.document import parse_document
 from neardup.engine import Engine
 from neardup.fingerprint import Fingerprinter, _zh_token_spans
@@ -236,8 +236,15 @@ def critical_differences(mine: Profile, theirs: npt.NDArray[np.uint64]) -> list[
     :func:`replaced_context` and :meth:`Profile.critical_against`, which stop at the first): after
     each one found, that context's entries leave both profiles and the test runs again (entries of
     different contexts never cancel each other, so the others are found as the engine would). A
-    polarity word's two one-sided entries are one difference: both leave ``mine`` together."""
+    polarity word's two one-sided entries are one difference: both leave ``mine`` together. A
+    sentence's negator count (v4) is listed only when no word differs: it is there for the negations
+    the word lists miss, and a flipped word changes its sentence's count too."""
     found: list[CriticalDifference] = []
+    words = ~mine.sentence_mask()
+    if not words.all():
+        first = mine.critical_against(theirs)
+        if first is not None and not is_sentence_fill(first.fill):
+            mine = mine.keep(words)
     while len(found) < MAX_CRITICAL and len(mine.entries) and len(theirs):
         i = int(replaced_context(mine.entries, theirs))
         diff = mine.critical_against(theirs)
@@ -245,9 +252,7 @@ def critical_differences(mine: Profile, theirs: npt.NDArray[np.uint64]) -> list[
             break
         found.append(diff)
         ctx = mine.entries[i] >> np.uint64(16)
-        keep = ((mine.entries >> np.uint64(16)) != ctx) & (np.asarray(mine.positions) != mine.positions[i])
-        mine = Profile(mine.entries[keep], [f for f, k in zip(mine.fills, keep.tolist(), strict=True) if k],
-                       [p for p, k in zip(mine.positions, keep.tolist(), strict=True) if k], mine.text)
+        mine = mine.keep(((mine.entries >> np.uint64(16)) != ctx) & (np.asarray(mine.positions) != mine.positions[i]))
         theirs = theirs[(theirs >> np.uint64(16)) != ctx]
     return found
 

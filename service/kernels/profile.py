@@ -34,6 +34,7 @@ NUMERAL = 4
 DIGIT = 8
 AZ09 = 16
 AZ = 32
+SENTENCE_END = 64  # . ! ? ; and their full-width forms (differences.SENTENCE_ENDS)
 
 # trie node kinds
 NODE_AFFIRMATOR = 1
@@ -44,6 +45,11 @@ NODE_POLARITY = 3
 ANCHOR_CLASS = 0  # a polarity word: class and sign, negated n times
 ANCHOR_FIGURE = 1  # a figure: '#' + its text, negated at most once
 ANCHOR_NEGATOR = 2  # a negator governing no anchor: the fill "N"
+ANCHOR_SENTENCE = 3  # a sentence (v4): its frame, the fill "S" + its negators (at most 9)
+MAX_SENTENCE_NEGATORS = 9
+SECTION_SIGN = 0xA7  # starts a sentence's context
+LETTER_S = 83
+DIGIT_0 = 48
 
 CP_RANGE = 0x110000
 WORD_SEED = 0x0F5D
@@ -191,6 +197,11 @@ def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf):
         for i in range(fs, fe):
             w = _put_utf8(buf, w, cps[i])
         fig = murmur3_32(buf, w, FIGURE_SEED)
+    elif kind == ANCHOR_SENTENCE:
+        buf[0] = LETTER_S
+        buf[1] = DIGIT_0 + negs
+        pol = murmur3_32(buf, 2, POLARITY_SEED)
+        fig = murmur3_32(buf, 0, FIGURE_SEED)
     else:
         buf[0] = LETTER_N
         pol = murmur3_32(buf, 1, POLARITY_SEED)
@@ -349,17 +360,34 @@ def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, unit, kind, code, 
     return n + 1
 
 
+@njit(cache=True, inline="always")
+def _close_sentence(sents, ns, start, end, negators, text_at, minimum):
+    """Record the sentence frame[start:end] (rows of ``sents``: start, end, negators, text offset)
+    when it has at least ``minimum`` units; the new sentence count."""
+    if end - start >= minimum:
+        sents[ns, 0] = start
+        sents[ns, 1] = end
+        sents[ns, 2] = min(negators, MAX_SENTENCE_NEGATORS)
+        sents[ns, 3] = text_at
+        return ns + 1
+    return ns
+
+
 @njit(cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
-                fig_a, fig_b, pos, counted):
-    """Frame (word characters, each anchor as one mark) and anchors of the Chinese text ``cps[lo:hi]``:
-    (anchor count, frame length). ``counted``: negators in a row add up (v4); else the first of
-    two stands alone (v1-v3)."""
+                fig_a, fig_b, pos, counted, sents, min_sentence):
+    """Frame (word characters, each anchor as one mark), anchors and sentences of the Chinese text
+    ``cps[lo:hi]``: (anchor count, frame length, sentence count). ``counted``: negators in a row
+    add up (v4); else the first of two stands alone (v1-v3)."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
     run = 0  # negators in a row ending there
+    ns = 0
+    s_start = 0
+    s_negs = 0
+    s_at = 0
     p = lo
     while p < hi:
         c = ctab[cps[p]]
@@ -371,6 +399,11 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
             if c & KEEP:  # a word character between tokens: part of the frame
                 frame[length] = cps[p]
                 length += 1
+            elif c & SENTENCE_END:
+                ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, min_sentence)
+                s_start = length
+                s_negs = 0
+                s_at = p + 1 - lo
             p += 1
             continue
         start = p
@@ -379,6 +412,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
             continue  # 给予 批准 reads as 批准
         neg = run if negated_at == length else 0
         if kind == NODE_NEGATOR:
+            s_negs += 1
             if neg and not counted:
                 n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, ANCHOR_NEGATOR, -1, 0,
                                 start - lo, 0, 0)
@@ -396,7 +430,8 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                         neg if anchor == ANCHOR_CLASS else min(neg, 1), start - lo, start, end)
         frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
-    return n, length
+    ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, min_sentence)
+    return n, length, ns
 
 
 @njit(cache=True)
@@ -417,6 +452,18 @@ def _zh_context(frame, length, i, bare, k, side, buf):
         for x in range(a, min(length, i + 1 + k if side == RIGHT_SIDE else a + k)):
             w = _put_utf8(buf, w, frame[x])
     return murmur3_32(buf, w, CONTEXT_SEED)
+
+
+@njit(cache=True)
+def _zh_sentence(frame, a, b, buf):
+    """(context hash, scratch buffer) of the sentence frame[a:b]: the section sign and its letters."""
+    buf = _grow(buf, 2 + 4 * (b - a))
+    buf[0] = 0xC2  # U+00A7 in UTF-8
+    buf[1] = SECTION_SIGN
+    w = 2
+    for x in range(a, b):
+        w = _put_utf8(buf, w, frame[x])
+    return murmur3_32(buf, w, CONTEXT_SEED), buf
 
 
 # ---------------------------------------------------------------------------------------------
@@ -472,17 +519,27 @@ def _split_contraction(cps, s, e):
 
 @njit(cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
-                u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos):
-    """Frame units and anchors of the English text ``cps[lo:hi]``: (anchor count, unit count).
+                u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence):
+    """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
+    count, sentence count).
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
     n = 0
     units = 0
     pending = False
+    ns = 0
+    s_start = 0
+    s_negs = 0
+    s_at = 0
     p = lo
     while p < hi:
         if not ctab[cps[p]] & AZ09:
+            if ctab[cps[p]] & SENTENCE_END:
+                ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, min_sentence)
+                s_start = units
+                s_negs = 0
+                s_at = p + 1 - lo
             p += 1
             continue
         s = p
@@ -500,6 +557,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                 w = find_word(const_cps, a, b, word_keys, word_vals, word_cps, word_off)
                 digit = False
             if w >= 0 and word_neg[w]:
+                s_negs += 1
                 if n > 0 and at[n - 1] == units - 1 and kinds[n - 1] == ANCHOR_CLASS and aux[codes[n - 1]]:
                     negs[n - 1] += 1  # was not, was not not
                 else:
@@ -521,7 +579,8 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                 u_b[units] = b
             units += 1
             pending = False
-    return n, units
+    ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, min_sentence)
+    return n, units, ns
 
 
 @njit(cache=True)
@@ -584,6 +643,25 @@ def _en_context(units, i, bare, k, side, cps, const_cps, u_src, u_a, u_b, cw_cps
     return murmur3_32(buf, w, CONTEXT_SEED), buf
 
 
+@njit(cache=True)
+def _en_sentence(a, b, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
+    """(context hash, scratch buffer) of the sentence of units a:b: the section sign and its words
+    joined by spaces."""
+    need = 2 + (b - a)
+    for u in range(a, b):
+        need += 4 * _unit_len(u, u_src, u_a, u_b, cw_off)
+    buf = _grow(buf, need)
+    buf[0] = 0xC2
+    buf[1] = SECTION_SIGN
+    w = 2
+    for u in range(a, b):
+        if u > a:
+            buf[w] = SPACE
+            w += 1
+        w = _put_unit(buf, w, u, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off)
+    return murmur3_32(buf, w, CONTEXT_SEED), buf
+
+
 # ---------------------------------------------------------------------------------------------
 # a window
 # ---------------------------------------------------------------------------------------------
@@ -599,14 +677,15 @@ def _resized(a, used, cap):
 @njit(cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
-                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted):
+                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
     and figure spans are offsets in the document's text. ``one_sided``: a polarity word's anchor
     gives two entries, its left and its right context (profile v3); else one over both (v1, v2).
-    ``counted``: Chinese negators in a row add up (v4). The class-free marks and fills of v4 are
-    in the tables the caller passes."""
+    ``counted``: Chinese negators in a row add up, and each sentence of at least ``min_zh``
+    letters (``min_en`` words) gets an entry (v4). The class-free marks and fills of v4 are in the
+    tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -628,6 +707,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     fig_a = np.zeros(longest, dtype=np.int64)
     fig_b = np.zeros(longest, dtype=np.int64)
     pos = np.empty(longest, dtype=np.int64)
+    sents = np.empty((longest, 4), dtype=np.int64)
+    min_zh_sentence = min_zh if counted else longest + 1  # no sentence entries before v4
+    min_en_sentence = min_en if counted else longest + 1
     u_src = np.empty(2 * longest, dtype=np.int8)
     u_a = np.zeros(2 * longest, dtype=np.int64)
     u_b = np.zeros(2 * longest, dtype=np.int64)
@@ -640,12 +722,14 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
         lo = offsets[d]
         hi = offsets[d + 1]
         if is_zh[d]:
-            n, length = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
-                                    word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
-                                    frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted)
+            n, length, ns = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
+                                        word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
+                                        frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted, sents,
+                                        min_zh_sentence)
         else:
-            n, length = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol,
-                                    aux, CONST_CPS, u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos)
+            n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
+                                        word_pol, aux, CONST_CPS, u_src, u_a, u_b, at, kinds, codes, negs, fig_a,
+                                        fig_b, pos, sents, min_en_sentence)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR
@@ -662,6 +746,22 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                 keys[m] = ((ctx >> shift) << np.uint64(16)) | fill
                 src[m] = j
                 m += 1
+        for t in range(ns):  # each sentence as one more anchor row, after the anchors
+            j = n + t
+            at[j] = sents[t, 0]
+            kinds[j] = ANCHOR_SENTENCE
+            codes[j] = -1
+            negs[j] = sents[t, 2]
+            pos[j] = sents[t, 3]
+            fill, buf = _fill_hash(ANCHOR_SENTENCE, -1, negs[j], cps, 0, 0, cs_bytes, cs_off, buf)
+            if is_zh[d]:
+                ctx, buf = _zh_sentence(frame, sents[t, 0], sents[t, 1], buf)
+            else:
+                ctx, buf = _en_sentence(sents[t, 0], sents[t, 1], cps, CONST_CPS, u_src, u_a, u_b, cw_cps, cw_off,
+                                        buf)
+            keys[m] = ((ctx >> shift) << np.uint64(16)) | fill
+            src[m] = j
+            m += 1
         order = np.argsort(keys[:m], kind="mergesort")
         if w + m > cap:
             cap = 2 * (w + m)

@@ -399,6 +399,32 @@ def test_a_flip_v3_missed_is_found(lang: str, original: str, flipped: str) -> No
     assert old[0].critical_against(old[1].entries, 3) is None
 
 
+@pytest.mark.parametrize("lang,original,flipped", [
+    # a negator in front of words that no lexicon list names
+    ("zh", "第十二条 申请材料存在问题的，行政机关应当一次告知申请人需要补正的全部内容。",
+     "第十二条 申请材料不存在问题的，行政机关应当一次告知申请人需要补正的全部内容。"),
+    ("zh", "经调查，该企业在生产过程中发生安全事故，造成两人受伤。",
+     "经调查，该企业在生产过程中未发生安全事故，造成两人受伤。"),
+    ("en", "He said the minister knew about the deal before the vote. The party declined to comment.",
+     "He said the minister never knew about the deal before the vote. The party declined to comment."),
+])
+def test_a_negator_put_before_any_word_is_found(lang: str, original: str, flipped: str) -> None:
+    """v4 gives each sentence an entry (its frame without negators, the count of negators in it):
+    a negation of a word in no lexicon list leaves the frame equal and changes the count."""
+    for got in both_ways(flipped, original, lang):
+        assert got is not None and got.kind == "polarity", got
+    old = P.profile(flipped, lang, version=3), P.profile(original, lang, version=3)
+    assert old[0].critical_against(old[1].entries, 3) is None
+
+
+def test_an_edited_sentence_with_a_negator_is_no_reversal() -> None:
+    """A sentence that holds a negator on both sides and is otherwise edited (a synonym, a deleted
+    clause) changes its frame: its entry finds no partner and is no critical difference."""
+    zh = "申请人未按期补正材料的，视为撤回申请。行政机关应当在二十日内作出决定。"
+    for edited in (zh.replace("补正", "补齐"), zh.replace("未按期补正材料的，", "未补正的，")):
+        assert both_ways(edited, zh, "zh") == (None, None)
+
+
 def test_a_same_sign_word_of_another_class_is_no_reversal() -> None:
     """v4 fills keep the sign, not the class: raised (direction +) for approved (approval +) says
     the same way, and is not a critical difference; rejected (approval -) is."""
@@ -432,7 +458,8 @@ def _mutated(rng: random.Random, text: str, terms: list[str]) -> str:
     out = list(text)
     for _ in range(rng.randint(1, 12)):
         piece = rng.choice([rng.choice(terms), rng.choice(terms) + rng.choice(terms), str(rng.randint(0, 10**6)),
-                            f"{rng.random() * 100:.1f}%", "一二三", "。", " ", "\ue000", "😀", "n't", " not "])
+                            f"{rng.random() * 100:.1f}%", "一二三", "。", " ", "\ue000", "😀", "n't", " not ",
+                            ". ", "！", ";"])
         out.insert(rng.randint(0, len(out)), piece)
     return "".join(out)
 
