@@ -16,7 +16,7 @@ C2 = np.uint64(0xC4CEB9FE1A85EC53)
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(uint64(uint64), cache=True, inline="always")
+@njit(uint64(uint64), nogil=True, cache=True, inline="always")
 def fmix64(h):
     """MurmurHash3's 64-bit finaliser: spreads every input bit over the whole word."""
     h ^= h >> np.uint64(33)
@@ -27,7 +27,7 @@ def fmix64(h):
     return h
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def hash_span(cps, start, end, seed):
     """FNV-1a over the code points ``cps[start:end]``, seeded, finalised with :func:`fmix64`."""
     h = FNV_OFFSET ^ (np.uint64(seed) * GOLDEN)
@@ -37,13 +37,13 @@ def hash_span(cps, start, end, seed):
     return fmix64(h ^ np.uint64(end - start))
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def combine(h, x):
     """Order-dependent combination of two 64-bit hashes."""
     return fmix64((h * GOLDEN) ^ (x + np.uint64(0x632BE59BD9B4E019)))
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def hash_spans(cps, starts, ends, seed):
     """:func:`hash_span` of each (start, end) span."""
     n = starts.shape[0]
@@ -53,7 +53,7 @@ def hash_spans(cps, starts, ends, seed):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def per_doc_table(doc_offsets):
     """(longest document, power-of-two table size >= twice it): a per-document open-addressing
     table stays at most half full, and one table serves every document of the batch."""

@@ -15,7 +15,7 @@ P31 = np.uint64((1 << 31) - 1)
 EMPTY = np.uint32(0xFFFFFFFF)
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _mod_p31(v):
     v = (v & P31) + (v >> np.uint64(31))
     v = (v & P31) + (v >> np.uint64(31))
@@ -24,7 +24,7 @@ def _mod_p31(v):
     return v
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def minhash_batch(shingles, doc_offsets, a, b):
     """uint32 signatures, one row per document; a document without shingles is all EMPTY.
 
@@ -55,7 +55,7 @@ def minhash_batch(shingles, doc_offsets, a, b):
     return out
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def jaccard_estimates(sig, others):
     """Share of equal positions between ``sig`` and each row of ``others``."""
     m = others.shape[0]
@@ -70,7 +70,7 @@ def jaccard_estimates(sig, others):
     return out
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def band_hashes(sigs, bands, rows, seed):
     """One 64-bit hash per (document, band) over that band's rows."""
     n = sigs.shape[0]

@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _popcount64(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
@@ -15,7 +15,7 @@ def _popcount64(x):
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def pair_scores(sigs, bits, simhash, left, right):
     """For each pair (left[p], right[p]) of rows: the share of MinHash positions equal in the low
     min(bits) bits, that bit count, and the SimHash Hamming distance."""
@@ -43,7 +43,7 @@ def pair_scores(sigs, bits, simhash, left, right):
     return equal, used, ham
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def self_join(keys):
     """Pairs (i, j), i < j, of rows of ``keys`` (n x K uint64, 0 = no key) sharing a key, each once."""
     n = keys.shape[0]

@@ -93,12 +93,12 @@ SPELLED = np.array([ord(c) for c in "can'tcannotwon'tshan't"], dtype=np.uint32) 
 # MurmurHash3 x86_32 over bytes (what mmh3.hash computes on a str's UTF-8 encoding)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _rotl32(x, r):
     return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & M32
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def murmur3_32(buf, n, seed):
     """MurmurHash3 x86_32 of ``buf[:n]`` (uint8), unsigned: ``mmh3.hash(bytes, seed, signed=False)``."""
     h = np.uint64(seed) & M32
@@ -135,7 +135,7 @@ def murmur3_32(buf, n, seed):
     return h
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _put_utf8(buf, w, cp):
     """Write code point ``cp`` as UTF-8 at ``buf[w]`` (surrogates as three bytes); the new end."""
     c = np.int64(cp)
@@ -158,7 +158,7 @@ def _put_utf8(buf, w, cp):
     return w + 4
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _grow(buf, need):
     """``buf`` itself when it holds ``need`` bytes, else a larger empty one."""
     if need <= buf.shape[0]:
@@ -170,7 +170,7 @@ def _grow(buf, need):
 # fills
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf):
     """(16-bit fill hash, scratch buffer): 8 bits of the polarity part, 8 of the figure part, as
     differences.fill_hash splits the fill string ("N " x negs + class-sign, "N #" / "#" + figure, "N")."""
@@ -213,7 +213,7 @@ def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf):
 # lookups
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _child(edge_keys, edge_vals, node, cp):
     """The trie node under ``node`` by ``cp``; -1 when there is none."""
     key = np.uint64(node) * np.uint64(CP_RANGE) + np.uint64(cp) + np.uint64(1)
@@ -228,13 +228,13 @@ def _child(edge_keys, edge_vals, node, cp):
         s = (s + np.uint64(1)) & mask
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _word_key(arr, a, b):
     h = hash_span(arr, a, b, WORD_SEED)
     return h if h != 0 else np.uint64(1)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def find_word(arr, a, b, word_keys, word_vals, word_cps, word_off):
     """Index of the lexicon word with the code points ``arr[a:b]``; -1 when it is none."""
     key = _word_key(arr, a, b)
@@ -258,7 +258,7 @@ def find_word(arr, a, b, word_keys, word_vals, word_cps, word_off):
         s = (s + np.uint64(1)) & mask
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def build_word_table(word_cps, word_off):
     """(keys, values) of the open-addressing table :func:`find_word` probes (at most half full)."""
     n = word_off.shape[0] - 1
@@ -278,7 +278,7 @@ def build_word_table(word_cps, word_off):
     return keys, vals
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def build_edge_table(parents, cps, children):
     """(keys, values) of the open-addressing table :func:`_child` probes, from the trie's edges."""
     n = parents.shape[0]
@@ -302,7 +302,7 @@ def build_edge_table(parents, cps, children):
 # anchors: Chinese
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code):
     """(end, node kind, class-sign code) of the token at ``p``: the longest lexicon term, else a
     figure (ASCII digits with an optional decimal part and %, or two or more Chinese numerals),
@@ -345,7 +345,7 @@ def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code):
     return np.int64(-1), np.int64(0), np.int64(-1)
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, unit, kind, code, neg, text_at, fs, fe):
     """Write anchor ``n`` (at frame unit ``unit``, ``text_at`` in the document's text; a figure's
     span ``fs:fe`` in the window's code points) and return n + 1: one layout for both languages."""
@@ -360,7 +360,7 @@ def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, unit, kind, code, 
     return n + 1
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _close_sentence(sents, ns, start, end, negators, text_at, minimum):
     """Record the sentence frame[start:end] (rows of ``sents``: start, end, negators, text offset)
     when it has at least ``minimum`` units; the new sentence count."""
@@ -373,7 +373,7 @@ def _close_sentence(sents, ns, start, end, negators, text_at, minimum):
     return ns
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
                 fig_a, fig_b, pos, counted, sents, min_sentence):
@@ -434,7 +434,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
     return n, length, ns
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _zh_context(frame, length, i, bare, k, side, buf):
     """Context hash of the anchor at frame offset ``i``: k characters each side around '|'
     (``side`` BOTH_SIDES), the k before and '<' (LEFT_SIDE), or '>' and the k after (RIGHT_SIDE)."""
@@ -454,7 +454,7 @@ def _zh_context(frame, length, i, bare, k, side, buf):
     return murmur3_32(buf, w, CONTEXT_SEED)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _zh_sentence(frame, a, b, buf):
     """(context hash, scratch buffer) of the sentence frame[a:b]: the section sign and its letters."""
     buf = _grow(buf, 2 + 4 * (b - a))
@@ -470,7 +470,7 @@ def _zh_sentence(frame, a, b, buf):
 # anchors: English (and other languages)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _en_word_end(cps, p, hi, ctab):
     """End of the word at ``p``: ``[a-z0-9]+(?:'[a-z]+)?(?:\\.[0-9]+)?%?``."""
     q = p + 1
@@ -489,7 +489,7 @@ def _en_word_end(cps, p, hi, ctab):
     return q
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _spells(cps, a, b, lo, hi):
     """Whether ``cps[a:b]`` spells ``SPELLED[lo:hi]``."""
     if b - a != hi - lo:
@@ -500,7 +500,7 @@ def _spells(cps, a, b, lo, hi):
     return True
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _split_contraction(cps, s, e):
     """The words of the token ``cps[s:e]`` as (source, start, end) triples, source 0 = the text,
     1 = CONST_CPS; the second word is (-1, 0, 0) when there is one word."""
@@ -517,7 +517,7 @@ def _split_contraction(cps, s, e):
     return (0, s, e), (-1, 0, 0)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
                 u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
@@ -583,7 +583,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     return n, units, ns
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _put_unit(buf, w, u, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off):
     src = u_src[u]
     if src == 0:
@@ -602,7 +602,7 @@ def _put_unit(buf, w, u, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off):
     return w
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _unit_len(u, u_src, u_a, u_b, cw_off):
     src = u_src[u]
     if src == 2:
@@ -612,7 +612,7 @@ def _unit_len(u, u_src, u_a, u_b, cw_off):
     return u_b[u] - u_a[u]
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _en_context(units, i, bare, k, side, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
     """(context hash, scratch buffer) of the anchor at unit ``i``: k words each side, joined by
     spaces, around '|' (``side`` BOTH_SIDES), or one side only, as :func:`_zh_context`."""
@@ -643,7 +643,7 @@ def _en_context(units, i, bare, k, side, cps, const_cps, u_src, u_a, u_b, cw_cps
     return murmur3_32(buf, w, CONTEXT_SEED), buf
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _en_sentence(a, b, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
     """(context hash, scratch buffer) of the sentence of units a:b: the section sign and its words
     joined by spaces."""
@@ -666,7 +666,7 @@ def _en_sentence(a, b, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
 # a window
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _resized(a, used, cap):
     """A copy of ``a[:used]`` with room for ``cap`` rows."""
     out = np.empty(cap, dtype=a.dtype)
@@ -674,7 +674,7 @@ def _resized(a, used, cap):
     return out
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en):
@@ -791,7 +791,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
 # comparison
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def replaced_context(mine, theirs):
     """Index in ``mine`` of the first entry whose context has, after cancelling equal entries
     pairwise, a fill left on both sides (a replacement); -1 when there is none."""

@@ -35,7 +35,7 @@ BAD_HEADER = 2
 TRAILING = 3
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _bits_for(n):
     """Bits of an index below ``n``: ceil(log2 n), 0 for n <= 1."""
     b = 0
@@ -44,7 +44,7 @@ def _bits_for(n):
     return b
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _put_bits(buf, base, bit, value, count):
     """Write the low ``count`` bits of ``value`` at bit offset ``bit`` after byte ``base``."""
     for i in range(count - 1, -1, -1):
@@ -55,7 +55,7 @@ def _put_bits(buf, base, bit, value, count):
     return bit
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _rice_parameter(entries, lo, hi, bits):
     """(k, stream bits of the contexts) minimising the Rice code of the contexts' differences."""
     best_k = 0
@@ -73,13 +73,13 @@ def _rice_parameter(entries, lo, hi, bits):
     return best_k, best
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def encoded_size_bound(n):
     """Bytes that a record of ``n`` entries takes at most."""
     return 3 + 10 + 3 + 256 + 32 + (n * (1 + 32 + 8 + 8) + 7) // 8 + 1
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def encode_batch(entries, doc_off, bits, empty_figure, version):
     """Records (``version`` 2, 3 or 4) of the sorted entries of each document (rows
     doc_off[d]:doc_off[d+1]), contexts of ``bits`` bits: (bytes, byte offsets per document)."""
@@ -157,7 +157,7 @@ def encode_batch(entries, doc_off, bits, empty_figure, version):
     return buf[:w], out_off
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def decode(data, empty_figure):
     """(status, entries, context bits) of one v2, v3 or v4 record (uint8 array); status OK or why not.
     Entries of an unflagged palette entry get ``empty_figure`` as their figure byte."""

@@ -28,7 +28,7 @@ from numba import njit
 from neardup.kernels.hashing import FNV_OFFSET, FNV_PRIME, fmix64
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _in_block(cp):
     return (
         (cp >= 0x4E00 and cp <= 0x9FD5)
@@ -39,12 +39,12 @@ def _in_block(cp):
     )
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _is_ascii_alnum(cp):
     return (cp >= 97 and cp <= 122) or (cp >= 65 and cp <= 90) or (cp >= 48 and cp <= 57)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def build_prefix_table(word_cps, word_offsets, freqs):
     """(table, max word length) from dictionary words in file order. ``table`` is (size, 2) uint64:
     column 0 the prefix hash (0 = empty slot), column 1 its frequency; key and value share a cache
@@ -81,7 +81,7 @@ def build_prefix_table(word_cps, word_offsets, freqs):
 FILTER_BITS = 23  # 2^23 bits (1 MB): about 6 % false positives for jieba's 500 thousand prefixes
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def coded_tables(table, log_total):
     """(coded table, log probabilities, prefix filter) from a prefix table: the coded table holds,
     instead of a frequency f, the index of log(f) - log_total in the log probabilities (index 0 is
@@ -113,14 +113,14 @@ def coded_tables(table, log_total):
     return coded, logs, bloom
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _maybe_prefix(bloom, key):
     """False when ``key`` is certainly no prefix hash of the table (the filter's bit is clear)."""
     b = key >> np.uint64(64 - FILTER_BITS)
     return (bloom[b >> np.uint64(6)] >> (b & np.uint64(63))) & np.uint64(1) != 0
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def single_char_table(table):
     """Value (frequency, or its code in a coded table) of every one-character prefix of the Basic
     Multilingual Plane (-1: none), read directly instead of probing the hash table for the first
@@ -134,12 +134,12 @@ def single_char_table(table):
     return single
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _nonzero(key):
     return key if key != 0 else np.uint64(1)
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _lookup(table, key):
     """Frequency of a prefix hash, -1 when it is no prefix of any word."""
     mask = np.uint64(table.shape[0] - 1)
@@ -153,7 +153,7 @@ def _lookup(table, key):
         s = np.int64((np.uint64(s) + np.uint64(1)) & mask)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _cut_block(cps, lo, hi, table, single, logs, bloom, longest, log_total, starts, ends, w, best, nxt):
     n = hi - lo
     best[n] = 0.0  # scratch arrays shared by all blocks: allocating per block costs more than the cut
@@ -211,7 +211,7 @@ def _cut_block(cps, lo, hi, table, single, logs, bloom, longest, log_total, star
     return w
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def segment_batch(cps, offsets, table, single, logs, bloom, longest, log_total):
     """Token spans per document: (starts, ends, doc_offsets). ``table``, ``single``, ``logs`` and
     ``bloom``: :func:`coded_tables` and :func:`single_char_table` of its coded table."""

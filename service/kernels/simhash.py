@@ -19,7 +19,7 @@ NEG_SALT = np.uint64(0x5BD1E9955BD1E995)
 HI_SALT = np.uint64(0xA0761D6478BD642F)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def build_hash_table(keys, weights, flags):
     """Open-addressing table (load <= 0.5, linear probing) of distinct non-zero uint64 keys."""
     size = 1
@@ -42,7 +42,7 @@ def build_hash_table(keys, weights, flags):
     return slot_keys, slot_weights, slot_flags, slot_used
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def feature_weights(token_hashes, doc_offsets, slot_keys, slot_weights, slot_flags, slot_used,
                     default_weight, neg_weight):
     """Look each token up in the weight table (see build_hash_table) and emit (feature hash,
@@ -79,7 +79,7 @@ def feature_weights(token_hashes, doc_offsets, slot_keys, slot_weights, slot_fla
     return fh[:w], fw[:w], off
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def simhash_batch(feature_hashes, feature_weights_, doc_offsets, words):
     """``words`` = 1 (64-bit) or 2 (128-bit). Returns uint64 array (n, words).
 
@@ -133,7 +133,7 @@ def simhash_batch(feature_hashes, feature_weights_, doc_offsets, words):
     return out
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def popcount64(x):
     """Set bits of a 64-bit word (SWAR popcount, no lookup table)."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
@@ -142,7 +142,7 @@ def popcount64(x):
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def hamming_distances(fp, others):
     """Bits that differ between fingerprint ``fp`` (words,) and each row of ``others``."""
     m = others.shape[0]

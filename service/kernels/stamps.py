@@ -28,7 +28,7 @@ YEAR = 0x5E74  # 年, the year separator besides - / .
 MONTH = 0x6708  # 月, the month separator besides - / .
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _is(cps, i, hi, table, bit):
     if i >= hi:
         return False
@@ -36,14 +36,14 @@ def _is(cps, i, hi, table, bit):
     return cp < table.shape[0] and (table[cp] & bit) != 0
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _spaces(cps, i, hi, table):
     while _is(cps, i, hi, table, SPACE):
         i += 1
     return i
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _digits(cps, i, count, hi, table):
     """``count`` digits at ``i``."""
     k = 0
@@ -52,7 +52,7 @@ def _digits(cps, i, count, hi, table):
     return k == count
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _sep(cps, i, hi, last):
     """``[-/.]`` or ``last`` at ``i``."""
     if i >= hi:
@@ -61,7 +61,7 @@ def _sep(cps, i, hi, last):
     return cp == 0x2D or cp == 0x2F or cp == 0x2E or cp == last
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _seconds(cps, end, hi, table):
     """End of the optional ``\\s*:\\s*\\d{2}`` at ``end``, or -1 when it is absent."""
     e = _spaces(cps, end, hi, table)
@@ -72,13 +72,13 @@ def _seconds(cps, end, hi, table):
     return -1
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _free(cps, i, hi, table):
     """``(?![\\d:])`` at ``i``."""
     return not (i < hi and (cps[i] == COLON or _is(cps, i, hi, table, DIGIT)))
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _date_time(cps, p, hi, table):
     """End of the first alternative (date and time) matched at ``p``, or -1."""
     if not _digits(cps, p, 4, hi, table):
@@ -115,7 +115,7 @@ def _date_time(cps, p, hi, table):
     return -1
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def _clock(cps, lo, p, hi, table):
     """End of the second alternative (a clock time alone) matched at ``p``, or -1."""
     if p > lo and (cps[p - 1] == COLON or _is(cps, p - 1, hi, table, DIGIT)):
@@ -137,7 +137,7 @@ def _clock(cps, lo, p, hi, table):
     return -1
 
 
-@njit(cache=True, inline="always")
+@njit(nogil=True, cache=True, inline="always")
 def _in_stamp(cps, i, hi, table):
     """Whether the code point at ``i`` can be part of a stamp (digit, space, separator, 日, colon)."""
     if _is(cps, i, hi, table, DIGIT | SPACE):
@@ -146,7 +146,7 @@ def _in_stamp(cps, i, hi, table):
     return cp in (COLON, DAY, MONTH) or _sep(cps, i, hi, YEAR)
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def stamp_spans(cps, offsets, table):
     """(doc, start, end) of every stamp, in text order. ``table``: class bits (DIGIT, SPACE) per
     code point.

@@ -20,7 +20,7 @@ SLOW = -1  # the code point needs full NFKC (expansion or composition): the call
 DROP = -2  # control and zero-width characters
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def normalize_batch(cps, offsets, table, classes):
     """Map every code point through ``table``; collapse whitespace runs to one space, drop it
     between two CJK characters and at both ends. Returns (out, out_offsets, slow_flags)."""
@@ -61,7 +61,7 @@ def normalize_batch(cps, offsets, table, classes):
     return out[:w], out_off, slow
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def detect_lang(cps, offsets, classes):
     """0 = zh (Han-dominated), 1 = en (Latin letters), 2 = other."""
     n = offsets.shape[0] - 1
@@ -85,7 +85,7 @@ def detect_lang(cps, offsets, classes):
     return out
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def word_spans(cps, offsets, classes):
     """Maximal runs of non-CJK letters/digits, per document. Returns (starts, ends, doc_offsets)."""
     n = offsets.shape[0] - 1
@@ -116,7 +116,7 @@ def word_spans(cps, offsets, classes):
     return starts[:k], ends[:k], doc_off
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def char_shingle_hashes(cps, offsets, classes, k, seed):
     """Hashes of k-grams over each document's letters and digits (spaces and punctuation are
     skipped, so width, punctuation and line-break changes do not move a shingle). A document
@@ -149,7 +149,7 @@ def char_shingle_hashes(cps, offsets, classes, k, seed):
     return out[:w], doc_off
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def word_shingle_hashes(token_hashes, doc_offsets, k, seed):
     """Hashes of k consecutive tokens per document (one shingle of all tokens when fewer)."""
     n = doc_offsets.shape[0] - 1
@@ -172,7 +172,7 @@ def word_shingle_hashes(token_hashes, doc_offsets, k, seed):
     return out[:w], off
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def distinct_per_doc(hashes, doc_offsets):
     """Each document's distinct values, first occurrence order kept (open-addressing set,
     reused across documents). Returns (values, offsets); offsets[d+1]-offsets[d] is the count."""
@@ -205,7 +205,7 @@ def distinct_per_doc(hashes, doc_offsets):
     return out[:w], off
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def keep_word_spans(cps, starts, ends, doc_offsets, classes):
     """Drop spans with no letter or digit (punctuation, spaces): they carry no content, and as
     weighted features they would pull every document's SimHash the same way."""
@@ -231,7 +231,7 @@ def keep_word_spans(cps, starts, ends, doc_offsets, classes):
     return out_s[:w], out_e[:w], off
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def kana_hangul_counts(cps, offsets):
     """Per document, (kana, Hangul) letters: Japanese and Korean marks that a Han- or
     Latin-dominated text may carry, so the language rule above is not the last word on it."""
@@ -247,7 +247,7 @@ def kana_hangul_counts(cps, offsets):
     return out
 
 
-@njit(cache=True)
+@njit(nogil=True, cache=True)
 def char_bigram_spans(cps, offsets, classes):
     """Spans of adjacent letter/digit pairs inside each run of letters and digits (any script),
     and a one-character span for a run of one: the SimHash features of a text with no
