@@ -36,7 +36,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ from neardup.scoring import score
 from neardup.storage import (
     Candidates,
     Claim,
+    CommitAnswer,
     DecisionRecord,
     FingerprintRecord,
     IndexKeys,
@@ -101,9 +102,10 @@ class CapturingStore:
     async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:
         return await self.inner.fetch(refs)  # type: ignore[no-any-return]
 
-    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord]) -> list[str]:
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
+                     recheck: Collection[str] = ()) -> CommitAnswer:
         self.captured.commits.append((list(claims), list(records)))
-        return await self.inner.commit(claims, records)  # type: ignore[no-any-return]
+        return await self.inner.commit(claims, records, recheck)  # type: ignore[no-any-return]
 
     async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
         return await self.inner.get_decisions(doc_ids)  # type: ignore[no-any-return]

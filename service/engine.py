@@ -325,8 +325,8 @@ class Engine:
             self.metrics.candidates.observe(v.candidates)
 
         if not dry_run:
-            verdicts = await self._commit(w, rows, verdicts, owner_of)
-            verdicts = await self._resolve_races(w, rows, table, verdicts, seen, thresholds)
+            verdicts, rechecked = await self._commit(w, rows, verdicts, owner_of)
+            verdicts = await self._resolve_races(w, rows, table, verdicts, seen, thresholds, rechecked)
         decisions = [
             Decision(w.docs[r], v.status, v.matched if v.status is Status.DUPLICATE else None,
                      self._evidence(v, thresholds[k], window_id, id_reused=r in reused))
@@ -362,8 +362,9 @@ class Engine:
         return out
 
     async def _commit(self, w: _Window, rows: list[int], verdicts: list[Verdict],
-                      owner_of: dict[int, str | None]) -> list[Verdict]:
-        """Claim the window's content hashes and store the records of the documents that hold them."""
+                      owner_of: dict[int, str | None]) -> tuple[list[Verdict], dict[str, Candidates]]:
+        """Claim the window's content hashes and store the records of the documents that hold them;
+        the unique ones are looked up again as they are filed (the race check, same call)."""
         claims: list[Claim] = []
         claimed: list[int] = []
         records: list[FingerprintRecord] = []
@@ -377,7 +378,9 @@ class Engine:
                 # cluster when it contradicts a member (policy.decide_window, "cluster conflict")
                 w.sketches[r].original = v.matched if v.status is Status.DUPLICATE and v.matched else ""
                 records.append(replace(w.records[r], meta=w.sketches[r].meta()))
-        owners = await self._store("commit", lambda: self.store.commit(claims, records))
+        recheck = {w.docs[rows[k]].id for k, v in enumerate(verdicts) if v.status is Status.UNIQUE}
+        answer = await self._store("commit", lambda: self.store.commit(claims, records, recheck))
+        owners = answer.owners
         out = list(verdicts)
         for k, owner in zip(claimed, owners, strict=True):
             v = verdicts[k]
@@ -389,7 +392,7 @@ class Engine:
         self._bloom_items += len(rows)
         self.metrics.bloom_fill.set(min(1.0, self._bloom_items / BLOOM_CAPACITY))
         self.hot.add((w.refs[r], w.sketches[r]) for r, v in zip(rows, out, strict=True) if v.reason is not Reason.EXACT)
-        return out
+        return out, answer.rechecked
 
     def _evidence(self, v: Verdict, t: Thresholds, window_id: str, *, id_reused: bool = False) -> Evidence:
         s = v.similarity
@@ -431,15 +434,16 @@ class Engine:
             await asyncio.sleep(0.02)
 
     async def _resolve_races(self, w: _Window, rows: list[int], table: SketchTable, verdicts: list[Verdict],
-                             seen: list[list[bytes]], thresholds: list[Thresholds]) -> list[Verdict]:
-        """Re-query after our insert: a near-duplicate another worker stored meanwhile."""
+                             seen: list[list[bytes]], thresholds: list[Thresholds],
+                             rechecked: dict[str, Candidates]) -> list[Verdict]:
+        """A near-duplicate another worker stored since our lookup (found by the commit's recheck)."""
         uniques = [k for k, v in enumerate(verdicts) if v.status is Status.UNIQUE]
         if not uniques:
             return verdicts
-        found = await self._store("candidates", lambda: self.store.candidates(w.keys[[rows[k] for k in uniques]]))
         own = set(w.refs)
         late: dict[int, list[bytes]] = {}
-        for k, refs in zip(uniques, found, strict=True):
+        for k in uniques:
+            refs = rechecked.get(w.docs[rows[k]].id, {})
             new = sorted(refs.keys() - set(seen[k]) - own)
             if new:
                 late[k] = new

@@ -32,7 +32,7 @@ DEAD_LETTER_REASONS = (*REJECT_REASONS, "decode_error", "engine_error", "output_
 WINDOW_CLOSE_REASONS = ("count", "age")
 RECHECK_REASONS = ("format", "language", "similarity", "short_text", "critical", "version", "reversal_nearer",
                    "cluster_conflict")
-STORE_OPS = ("lookup", "fetch", "commit", "candidates", "get_decisions", "put_decisions", "write_state")
+STORE_OPS = ("lookup", "fetch", "commit", "get_decisions", "put_decisions", "write_state")
 BLOOM_OUTCOMES = ("maybe", "miss")
 OUTPUTS = ("unique", "duplicate", "dead_letter")
 CHECK_OUTCOMES = ("ok", "invalid", "unauthorized", "busy", "not_ready", "error")

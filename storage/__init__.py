@@ -3,6 +3,7 @@
 from neardup.storage.base import (
     Candidates,
     Claim,
+    CommitAnswer,
     DecisionRecord,
     FingerprintRecord,
     FingerprintStore,
@@ -19,6 +20,7 @@ from neardup.storage.registry import open_store
 __all__ = [
     "Candidates",
     "Claim",
+    "CommitAnswer",
     "DecisionRecord",
     "FingerprintRecord",
     "FingerprintStore",

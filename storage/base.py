@@ -21,7 +21,7 @@ id, and a ref whose record holds another id (a digest collision) is treated as a
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -121,6 +121,25 @@ class WindowAnswer:
     states: dict[str, StateValue]
 
 
+def index_rows(records: Sequence[FingerprintRecord]) -> IndexKeys:
+    """The records' index keys as rows of one array, padded with 0 (no key)."""
+    width = max((len(r.index_keys) for r in records), default=0)
+    out = np.zeros((len(records), width), dtype=np.uint64)
+    for i, r in enumerate(records):
+        out[i, : len(r.index_keys)] = r.index_keys
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CommitAnswer:
+    """What :meth:`FingerprintStore.commit` did: the owner per claim, in the claims' order, and
+    for each stored record named in its ``recheck``, the candidates under the record's index keys
+    as they were when it was filed (the race check: what other writers filed since the lookup)."""
+
+    owners: list[str]
+    rechecked: dict[str, Candidates] = field(default_factory=dict)
+
+
 @runtime_checkable
 class FingerprintStore(Protocol):
     """Async fingerprint store. Every batch method keeps the order of its inputs."""
@@ -151,11 +170,16 @@ class FingerprintStore(Protocol):
         """Stored records by ref; missing or expired refs are absent from the result."""
         ...
 
-    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord]) -> list[str]:
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
+                     recheck: Collection[str] = ()) -> CommitAnswer:
         """Claim each content hash atomically (the owner per claim comes back: the claimant when
         the hash was free or already its own), then store and file the records of every document
         that holds its claim (a record whose document lost its claim is not stored), each with its
-        content type's TTL."""
+        content type's TTL. For each stored record whose document id is in ``recheck``, the
+        candidates under its index keys are looked up as it is filed, in the same call: on a
+        shared store another writer's record filed under one of its keys is found either there
+        or by that writer's own recheck, whichever is filed second (they may include records of
+        this same commit, and the record itself when it was filed before)."""
         ...
 
     async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:

@@ -46,12 +46,12 @@ import os
 import sqlite3
 import struct
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from neardup.storage.base import Claim, DecisionRecord, FingerprintRecord, StateValue, TTLPolicy
+from neardup.storage.base import Claim, CommitAnswer, DecisionRecord, FingerprintRecord, StateValue, TTLPolicy
 from neardup.storage.errors import StoreCorruptError, StoreError
 from neardup.storage.memory import MemoryFingerprintStore, _Entry
 
@@ -273,10 +273,12 @@ class FileFingerprintStore(MemoryFingerprintStore):
         db.execute("COMMIT")
 
     # -- writes: the memory store's, then committed to the database ----------------------------
-    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord]) -> list[str]:
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
+                     recheck: Collection[str] = ()) -> CommitAnswer:
         """See :meth:`neardup.storage.base.FingerprintStore.commit`; the claims won and the records
         stored are committed with the window's decisions (:meth:`put_decisions`)."""
-        owners = await super().commit(claims, records)
+        answer = await super().commit(claims, records, recheck)
+        owners = answer.owners
         lost = {c.doc_id for c, owner in zip(claims, owners, strict=True) if owner != c.doc_id}
         self._pending["claims"] += [(c.content_hash, c.doc_id, self._claims[c.content_hash][1])
                                     for c in claims if c.doc_id not in lost]  # fmt: skip
@@ -286,7 +288,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
                 self._pending["records"].append((r.ref, r.doc_id, r.content_type, r.published_at, r.content_hash,
                                                  r.simhash, r.signature, r.profile, r.shingles, r.length,
                                                  _keys(r.index_keys), e.expires_at, r.meta))  # fmt: skip
-        return owners
+        return answer
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`; commits the window

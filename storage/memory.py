@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from neardup.storage.base import (
     Candidates,
     Claim,
+    CommitAnswer,
     DecisionRecord,
     FingerprintRecord,
     IndexKeys,
@@ -17,6 +18,7 @@ from neardup.storage.base import (
     TTLPolicy,
     WindowAnswer,
     WindowQuery,
+    index_rows,
 )
 
 INF = float("inf")
@@ -127,13 +129,17 @@ class MemoryFingerprintStore:
         return self._get_decisions(doc_ids, self._clock())
 
     # -- writes ------------------------------------------------------------------------------
-    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord]) -> list[str]:
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
+                     recheck: Collection[str] = ()) -> CommitAnswer:
         """See :meth:`neardup.storage.base.FingerprintStore.commit`."""
         now = self._clock()
         owners = [self._claim(c, now) for c in claims]
         lost = {c.doc_id for c, owner in zip(claims, owners, strict=True) if owner != c.doc_id}
-        self._add([r for r in records if r.doc_id not in lost], now)
-        return owners
+        stored = [r for r in records if r.doc_id not in lost]
+        checked = [r for r in stored if r.doc_id in recheck]
+        found = self._candidates(index_rows(checked), now)
+        self._add(stored, now)
+        return CommitAnswer(owners, {r.doc_id: f for r, f in zip(checked, found, strict=True)})
 
     def _claim(self, claim: Claim, now: float) -> str:
         held = self._claims.get(claim.content_hash)

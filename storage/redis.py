@@ -43,7 +43,7 @@ import struct
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -61,6 +61,7 @@ from neardup.storage.base import (
     REF_BYTES,
     Candidates,
     Claim,
+    CommitAnswer,
     DecisionRecord,
     FingerprintRecord,
     IndexKeys,
@@ -162,15 +163,19 @@ end
 return out
 """
 
-# K: keys to SET. A[1]: key prefix; A[2]: now; A[3]: index entries, 21 bytes each, big-endian:
-# shard u32, member (check 5 B, expiry u32, ref 8 B); A[4]: the sampling turn (below); A[5..]:
-# value then ttl (0 = none) per key. Values are written before the index entries. Shard keys
+# K: keys to SET. A[1]: key prefix; A[2]: now; A[3]: index entries, 25 bytes each, big-endian:
+# shard u32, member (check 5 B, expiry u32, ref 8 B), recheck row u32 (NO_RECHECK: none);
+# A[4]: the sampling turn (below); A[5..]: value then ttl (0 = none) per key. Values are
+# written before the index entries. An entry with a recheck row is first looked up as the lookup
+# script does (the race check, folded in: the members already under its check, whoever wrote
+# them); the script returns those hits, row u32 + ref (8 B) each. Shard keys
 # never expire as a whole, so dead members are removed as the shards are written: one touched
 # shard in CLEAN_EVERY (those whose place in the iteration, modulo CLEAN_EVERY, is the turn the
 # client drew at random) samples 3 x CLEAN_EVERY members and drops the expired ones. That removes
 # as many as sampling 3 in every shard, with a quarter of the calls (the sampling was a fifth of
 # the scripts' time, INFO commandstats).
 CLEAN_EVERY = 4
+NO_RECHECK = 0xFFFFFFFF
 _WRITE_LUA = _HEAD + b"""
 for i = 1, #K do
   local ttl = tonumber(A[4 + 2 * i])
@@ -182,9 +187,21 @@ local now = tonumber(A[2])
 local blob = A[3]
 local turn = tonumber(A[4])
 local touched = {}
-for off = 1, #blob, 21 do
-  local shard, member = struct.unpack('>I4c17', blob, off)
+local hits = {}
+local top = string.rep('\\255', 12)
+for off = 1, #blob, 25 do
+  local shard, member, row = struct.unpack('>I4c17I4', blob, off)
   local key = prefix .. '{i' .. string.format('%x', shard) .. '}'
+  if row ~= """ + str(NO_RECHECK).encode() + b""" then
+    local check = string.sub(member, 1, 5)
+    local got = redis.call('ZRANGE', key, '[' .. check, '[' .. check .. top, 'BYLEX')
+    for j = 1, #got do
+      local m = got[j]
+      if #m == 17 and struct.unpack('>I4', m, 6) > now then
+        hits[#hits + 1] = struct.pack('>I4', row) .. string.sub(m, 10)
+      end
+    end
+  end
   redis.call('ZADD', key, 0, member)
   touched[key] = true
 end
@@ -199,7 +216,7 @@ for key, _ in pairs(touched) do
   end
   n = n + 1
 end
-return #K
+return table.concat(hits)
 """
 
 # KEYS[1]: a state key; ARGV[1]: expected version (0: absent), ARGV[2]: the new value. 1 if written.
@@ -880,7 +897,8 @@ class RedisFingerprintStore:
                     out[doc_id] = d
         return out
 
-    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord]) -> list[str]:
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
+                     recheck: Collection[str] = ()) -> CommitAnswer:
         """See :meth:`neardup.storage.base.FingerprintStore.commit`."""
         owners: list[str] = []
         if claims:
@@ -901,12 +919,15 @@ class RedisFingerprintStore:
 
             owners = await self._call("commit", call)
         lost = {c.doc_id for c, o in zip(claims, owners, strict=True) if o != c.doc_id}
-        await self._write_records([r for r in records if r.doc_id not in lost])
-        return owners
+        stored = [r for r in records if r.doc_id not in lost]
+        found = await self._write_records(stored, [r.doc_id in recheck for r in stored])
+        return CommitAnswer(owners, {r.doc_id: found[i] for i, r in enumerate(stored) if r.doc_id in recheck})
 
-    async def _write_records(self, records: Sequence[FingerprintRecord]) -> None:
+    async def _write_records(self, records: Sequence[FingerprintRecord], recheck: Sequence[bool]) -> list[Candidates]:
+        """Store and file ``records``; the candidates found as each record with ``recheck`` was filed."""
+        found: list[Candidates] = [{} for _ in records]
         if not records:
-            return
+            return found
         now = int(time.time())
         refs = [doc_digest(r.doc_id) for r in records]
         keys = [self.layout.record_key(ref) for ref in refs]
@@ -919,13 +940,14 @@ class RedisFingerprintStore:
             shard, check = self.layout.index_slots(flat)
             expiry = np.array([NEVER if t == 0 else min(now + t, NEVER - 1) for t in ttls], dtype=np.uint64)
             entries = np.empty(flat.shape[0], dtype=[("shard", ">u4"), ("check", ">u8"), ("expiry", ">u4"),
-                                                     ("ref", f"S{REF_BYTES}")])
+                                                     ("ref", f"S{REF_BYTES}"), ("row", ">u4")])
             entries["shard"] = shard
             entries["check"] = check << np.uint64(24)
             entries["expiry"] = expiry[doc_rows]
             entries["ref"] = np.array(refs, dtype=f"S{REF_BYTES}")[doc_rows]
-            raw = entries.view(np.uint8).reshape(-1, 24)
-            raw = np.hstack([raw[:, :9], raw[:, 12:]])  # shard, the check's 5 bytes, expiry, ref
+            entries["row"] = np.where(np.asarray(recheck, dtype=np.bool_)[doc_rows], doc_rows, NO_RECHECK)
+            raw = entries.view(np.uint8).reshape(-1, 28)
+            raw = np.hstack([raw[:, :9], raw[:, 12:]])  # shard, the check's 5 bytes, expiry, ref, row
             slots = self.layout.shard_slots()[shard]
 
         def argv(w: _NodeWork) -> list[Any]:
@@ -933,13 +955,18 @@ class RedisFingerprintStore:
             return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b"",
                     secrets.randbelow(CLEAN_EVERY), *values]
 
-        async def call() -> None:
+        async def call() -> list[bytes]:
             work = self._group(keys)  # inside the retry: a failover moves slots
             if raw.shape[0]:
                 self._spread(work, slots, raw)
-            await self._call_nodes(_WRITE_SHA, work, argv)
+            return list((await self._call_nodes(_WRITE_SHA, work, argv)).values())
 
-        await self._call("commit", call)
+        for reply in await self._call("commit", call):
+            hits = np.frombuffer(reply, dtype=_HIT)
+            for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
+                ref = ref.ljust(REF_BYTES, b"\0")
+                found[row][ref] = found[row].get(ref, 0) + 1
+        return found
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""

@@ -42,7 +42,7 @@ SMALL_STORE = 10_000
 # synthetic records per commit: windows of a few thousand, as workers write them (with 20,000 a
 # commit near 1 million stored failed with Redis's BUSY: a script ran past the busy-script limit)
 LOAD_CHUNK = 2_000
-OPS = ("lookup", "fetch", "commit", "candidates", "get_decisions", "put_decisions", "write_state")
+OPS = ("lookup", "fetch", "commit", "get_decisions", "put_decisions", "write_state")
 ROUND_TRIP_COMMANDS = ("evalsha", "eval")
 # commands this benchmark sends itself (its INFO reads), left out of the per-window counts
 OWN_COMMANDS = ("info",)

@@ -22,6 +22,7 @@ import pytest
 
 from neardup.storage import (
     Claim,
+    CommitAnswer,
     DecisionRecord,
     FingerprintRecord,
     FingerprintStore,
@@ -133,7 +134,7 @@ def make_record(
 # -- exact claims --------------------------------------------------------------------------------
 # -- the old single-purpose operations, spelled with the window interface ------------------------
 async def claim(s: Any, items: list[tuple[bytes, str, str]]) -> list[str]:
-    return list(await s.commit([Claim(c, i, t) for c, i, t in items], []))
+    return list((await s.commit([Claim(c, i, t) for c, i, t in items], [])).owners)
 
 
 async def owners(s: Any, hashes: list[bytes]) -> list[str | None]:
@@ -141,7 +142,7 @@ async def owners(s: Any, hashes: list[bytes]) -> list[str | None]:
 
 
 async def add(s: Any, records: list[FingerprintRecord]) -> None:
-    assert await s.commit([], records) == []
+    assert await s.commit([], records) == CommitAnswer([])
 
 
 async def query(s: Any, rows: list[list[int]], ids: list[str]) -> list[set[str]]:
@@ -214,8 +215,10 @@ async def test_commit_stores_records_only_of_claims_it_won(backend: Backend) -> 
     s = await backend.open()
     assert await claim(s, [(h("taken"), "first", "news")]) == ["first"]
     won, lost = make_record("winner", (k("w"),)), make_record("loser", (k("w"),))
-    got = await s.commit([Claim(h("free"), "winner", "news"), Claim(h("taken"), "loser", "news")], [won, lost])
-    assert got == ["winner", "first"]
+    got = await s.commit([Claim(h("free"), "winner", "news"), Claim(h("taken"), "loser", "news")], [won, lost],
+                         recheck={"winner", "loser"})
+    assert got.owners == ["winner", "first"]
+    assert got.rechecked == {"winner": {}}  # the loser's record was not stored, so not rechecked
     assert set(await fetch(s, ["winner", "loser"])) == {"winner"}
     assert await query(s, [[k("w")]], ["winner", "loser"]) == [{"winner"}]
 
@@ -285,6 +288,21 @@ async def test_candidates_count_the_keys_each_ref_was_found_under(backend: Backe
     await add(s, [make_record("many", (k("b1"), k("b2"), k("b3"))), make_record("one", (k("b3"),))])
     got = await s.candidates(keys_array([[k("b1"), k("b2"), k("b3")], [k("b3"), 0, 0], [k("none")]]))
     assert got == [{doc_ref("many"): 3, doc_ref("one"): 1}, {doc_ref("many"): 1, doc_ref("one"): 1}, {}]
+
+
+async def test_a_commit_rechecks_what_other_writers_filed_under_its_keys(backend: Backend) -> None:
+    """The race check folded into the commit: a record named in ``recheck`` comes back with the
+    candidates under its keys (each counted once per key), among them what another worker filed
+    after this one's lookup; a record not named comes back with nothing."""
+    s1 = await backend.open()
+    s2 = await backend.open() if backend.shared else s1
+    assert (await s1.lookup(WindowQuery(index_keys=keys_array([[k("r1"), k("r2")]])))).candidates == [{}]
+    await add(s2, [make_record("racer", (k("r1"), k("r2"))), make_record("other", (k("r2"),))])
+    mine, quiet = make_record("mine", (k("r1"), k("r2"), k("r3"))), make_record("quiet", (k("q1"),))
+    got = await s1.commit([], [mine, quiet], recheck={"mine"})
+    assert got.owners == []
+    assert got.rechecked == {"mine": {doc_ref("racer"): 2, doc_ref("other"): 1}}
+    assert await query(s1, [[k("r3")]], ["mine"]) == [{"mine"}]  # and it was filed
 
 
 async def test_state_is_a_compare_and_set(backend: Backend) -> None:
@@ -520,7 +538,7 @@ async def test_a_busy_server_is_waited_for_and_the_commit_lands_once() -> None:
             with pytest.raises(redis_sync.ResponseError, match=r"^BUSY"):
                 probe.get("x")
             rec = make_record("busy", (k("busy"),))
-            assert await s.commit([Claim(h("busy"), "busy", "news")], [rec]) == ["busy"]
+            assert (await s.commit([Claim(h("busy"), "busy", "news")], [rec])).owners == ["busy"]
             slow.join()
             assert await claim(s, [(h("busy"), "other", "news")]) == ["busy"]
             assert lean((await fetch(s, ["busy"]))["busy"]) == lean(rec)

@@ -175,9 +175,9 @@ class InterleavingStore(MemoryFingerprintStore):
         await self._yield()
         return await super().candidates(index_keys)
 
-    async def commit(self, claims: Any, records: Any) -> list[str]:
+    async def commit(self, claims: Any, records: Any, recheck: Any = ()) -> Any:
         await self._yield()
-        return await super().commit(claims, records)
+        return await super().commit(claims, records, recheck)
 
     async def fetch(self, refs: Any) -> Any:
         await self._yield()
@@ -208,15 +208,15 @@ async def test_two_workers_two_near_duplicates_at_once_exactly_one_unique() -> N
 
 class BarrierStore(MemoryFingerprintStore):
     """Holds both workers at ``commit`` until both arrive: both first passes see an empty store, so
-    only the re-check after insert can keep the pair from coming out unique twice."""
+    only the recheck as the records are filed can keep the pair from coming out unique twice."""
 
     def __init__(self) -> None:
         super().__init__()
         self.barrier = asyncio.Barrier(2)
 
-    async def commit(self, claims: Any, records: Any) -> list[str]:
+    async def commit(self, claims: Any, records: Any, recheck: Any = ()) -> Any:
         await self.barrier.wait()
-        return await super().commit(claims, records)
+        return await super().commit(claims, records, recheck)
 
 
 async def test_race_both_missed_in_first_pass_exactly_one_unique() -> None:
