@@ -20,6 +20,9 @@ import mmh3
 
 HEAD_CHARS = 800
 _DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
+# the same date in Chinese numerals, as official documents print it (一九九五年一月一日, 二〇〇九年八月二十七日)
+_ZH_DIGITS = "〇○零一二三四五六七八九"
+_ZH_DATE = re.compile(f"([{_ZH_DIGITS}]{{4}})年([一二三四五六七八九十]{{1,3}})月([一二三四五六七八九十]{{1,3}})日")
 _BODY = re.compile(r"第[一1]条|第[一1]章")  # where a regulation's articles begin
 
 
@@ -29,8 +32,27 @@ def version_marks(text: str) -> tuple[int, ...]:
     body = _BODY.search(text[:HEAD_CHARS])
     if body is None:
         return ()
-    dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in _DATE.findall(text[: body.start()])}
+    head = text[: body.start()]
+    dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in _DATE.findall(head)}
+    dates |= {f"{_zh_year(y)}-{_zh_number(m):02d}-{_zh_number(d):02d}" for y, m, d in _ZH_DATE.findall(head)}
     return tuple(sorted(mmh3.hash(date, 0x7E25, signed=False) for date in dates))
+
+
+_ZH_DIGIT_VALUE = {c: str(max(i - 2, 0)) for i, c in enumerate(_ZH_DIGITS)}  # 〇 ○ 零 -> 0, 一 -> 1, ...
+
+
+def _zh_year(digits: str) -> str:
+    """一九九五 -> "1995": one Chinese digit a place."""
+    return "".join(_ZH_DIGIT_VALUE[c] for c in digits)
+
+
+def _zh_number(text: str) -> int:
+    """A day or month in Chinese numerals: 一 ... 九, 十, 十二, 二十, 二十七, 三十一."""
+    units = "一二三四五六七八九"
+    if "十" not in text:
+        return units.index(text) + 1
+    tens, _, ones = text.partition("十")
+    return (units.index(tens) + 1 if tens else 1) * 10 + (units.index(ones) + 1 if ones else 0)
 
 
 def different_versions(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

@@ -1,0 +1,52 @@
+"""Version marks (service/versions.py): the dates at a regulation's head tell its versions apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from neardup.normalize import normalize_text
+from neardup.versions import different_versions, version_marks
+
+HEAD = "中华人民共和国某某管理条例\n（{adopted}国务院第十次常务会议通过 {amended}国务院令第588号修订）\n"
+BODY = "第一章 总则\n第一条 为了加强管理，制定本条例。\n第二条 本条例适用于全国。"
+
+
+def test_a_date_in_chinese_numerals_is_the_same_mark_as_in_figures() -> None:
+    """Official documents print dates as 一九九五年一月一日 or 二〇〇九年八月二十七日; either spelling
+    of one date is one mark, and a revision date the other version lacks tells them apart."""
+    figures = HEAD.format(adopted="1994年12月6日", amended="2009年8月27日") + BODY
+    numerals = HEAD.format(adopted="一九九四年十二月六日", amended="二〇〇九年八月二十七日") + BODY
+    circle = HEAD.format(adopted="一九九四年十二月六日", amended="二○○九年八月二十七日") + BODY
+    assert version_marks(figures) == version_marks(numerals) == version_marks(circle)
+    assert len(version_marks(numerals)) == 2
+    older = HEAD.format(adopted="一九九四年十二月六日", amended="") + BODY
+    assert different_versions(version_marks(older), version_marks(numerals))
+
+
+def test_days_and_months_in_numerals_read_right() -> None:
+    for spelled, date in (("一九五○年三月三日", "1950年3月3日"), ("二〇二〇年十月十日", "2020年10月10日"),
+                          ("一九八三年九月十二日", "1983年9月12日"), ("二〇一九年十二月三十一日", "2019年12月31日")):
+        assert version_marks(f"某法\n（{spelled}通过）\n{BODY}") == version_marks(f"某法\n（{date}通过）\n{BODY}")
+
+
+def test_text_without_articles_has_no_marks() -> None:
+    """News and prose carry dates too, but no articles: they are never vetoed as versions."""
+    assert version_marks("新华社北京一九九五年一月一日电 今天举行了会议，会议决定……") == ()
+    assert not different_versions((), version_marks(HEAD.format(adopted="1994年12月6日", amended="") + BODY))
+
+
+def test_the_development_sets_versions_and_reprints(datasets_dir: Path) -> None:
+    """Most amended-version pairs carry different marks; hardly any near-duplicate pair does."""
+    with open(datasets_dir / "docs.jsonl", encoding="utf-8") as fh:
+        text = {d["id"]: normalize_text(d["text"]) for d in map(json.loads, fh)}
+    with open(datasets_dir / "pairs.jsonl", encoding="utf-8") as fh:
+        pairs = [json.loads(line) for line in fh]
+
+    def apart(p: dict[str, str]) -> bool:
+        return different_versions(version_marks(text[p["a"]]), version_marks(text[p["b"]]))
+
+    amended = [p for p in pairs if p["kind"] == "amended_version"]
+    positives = [p for p in pairs if p["label"] == 1]
+    assert sum(map(apart, amended)) >= 0.9 * len(amended)
+    assert sum(map(apart, positives)) <= 0.005 * len(positives)
