@@ -168,7 +168,7 @@ class ThresholdSettings(_Section):
 class WindowSettings(_Section):
     """When a window of documents closes: at ``max_count`` documents or ``max_age_seconds`` after its first."""
     max_count: int = Field(1000, ge=1, le=100_000)
-    max_age_seconds: float = Field(1.0, gt=0.0, le=3600.0)
+    max_age_seconds: float = Field(0.5, gt=0.0, le=3600.0)
     hot_count: int = Field(1000, ge=0, le=1_000_000, description="documents the in-process hot tier keeps")
     hot_seconds: float = Field(3600.0, ge=0.0, description="and for how long at most")
 
