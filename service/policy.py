@@ -13,8 +13,11 @@ containment never decide alone: each needs half the low Jaccard, so a shared tem
 two different documents duplicates.
 
 A similar pair is a duplicate unless a veto of the chain below stops it; the chain runs over a
-document's similar candidates from the most similar down, and the first candidate that passes
-every veto is the original:
+document's similar candidates from the most similar down. Of the candidates that pass every veto,
+the document joins the cluster most of them belong to, through its most similar member there
+(*most carried*): a copy of the part two versions share (a truncated reprint of a story whose
+other copy flipped a word further on) goes with the version more copies carry, not with whichever
+sketch came out a hair more similar. The vetoes:
 
 1. *short text*: either text is shorter than ``short_text_chars`` normalised characters and the
    contents differ (a 40-character notice has too few shingles for an estimate): skip it;
@@ -231,6 +234,7 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
     # the clusters a conflicting candidate belongs to: this document must not join them either
     conflicting = {c for p in conflicts for c in _cluster(sketches[int(sims.right[p])])}
     first = next(iter(conflicts), None)
+    passed: list[int] = []
     for p in order:
         cand = sketches[int(sims.right[p])]
         if min(me.length, cand.length) < t.short_text_chars and cand.content_hash != me.content_hash:
@@ -244,6 +248,10 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
         if conflicting & set(_cluster(cand)) and sims.jaccard[first] - sims.jaccard[p] > t.cluster_margin:
             _count(case, "cluster_conflict")
             continue
+        passed.append(p)
+    if passed:
+        p = _most_carried([sketches[int(sims.right[q])] for q in passed], passed)
+        cand = sketches[int(sims.right[p])]
         return Verdict(Status.DUPLICATE, Reason.NEAR, RULES[int(codes[p])], cand.doc_id, sims.at(p), int(idx.size))
     best = None
     if comparable.size:
@@ -252,6 +260,16 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
     return Verdict(Status.UNIQUE, Reason.CRITICAL if conflicts else Reason.UNIQUE, None,
                    best[0] if best else None, best[1] if best else None, int(idx.size),
                    conflicts[first] if first is not None else None)
+
+
+def _most_carried(cands: list[Sketch], passed: list[int]) -> int:
+    """Of the candidates that passed the vetoes (most similar first), the most similar one of the
+    cluster that most of them belong to (a cluster is named by its original)."""
+    votes: dict[str, int] = {}
+    for c in cands:
+        votes[c.original or c.doc_id] = votes.get(c.original or c.doc_id, 0) + 1
+    best = max(range(len(cands)), key=lambda k: votes[cands[k].original or cands[k].doc_id])  # first of the most
+    return passed[best]
 
 
 def _cluster(s: Sketch) -> tuple[str, ...]:

@@ -271,3 +271,24 @@ async def test_reprints_whose_footers_carry_other_timestamps_stay_together() -> 
     ])
     assert [(d.status.value, d.duplicate_of) for d in out[1:3]] == [("duplicate", "a"), ("duplicate", "a")]
     assert out[3].status is Status.UNIQUE and out[3].evidence.critical is not None  # a changed term still counts
+
+
+async def test_a_copy_matching_two_versions_equally_joins_the_one_more_copies_carry() -> None:
+    """A truncated reprint ends before the word a flip changed, so it matches the original and the
+    flip equally (here: the same signature, and the flip's id sorts first). It joins the cluster
+    most of its candidates belong to (the original and its reprint), not the flip."""
+    eng = await _engine()
+    second = "第二条 该公司应当自本批复下达之日起三十日内办理变更登记手续，逾期未办理的，本批复自动失效。"
+    original = NOTICE.split("该公司")[0] + second
+    flip = original.replace("应当自", "不得自")
+    docs = [Document(id="truncated", text=NOTICE.split("该公司")[0]), Document(id="original", text=original),
+            Document(id="reprint", text="来源：某某网\n" + original), Document(id="a-flip", text=flip)]
+    w = eng._prepare(docs, time.time())
+    t, o, r, f = w.sketches
+    r.original = "original"
+    f = replace(o, doc_id="a-flip", profile=f.profile, content_hash=f.content_hash)  # as similar as the original
+    assert w.profiles[3].critical_against(o.profile) is not None  # the flip contradicts the original
+    case = WindowCase(SketchTable.of([t, o, r, f], 128, 1), 1, w.profiles[:1],
+                      np.array([[0, 1], [0, 2], [0, 3]], dtype=np.int64), [None])
+    (v,) = decide_window(case, T)
+    assert v.status is Status.DUPLICATE and v.matched == "original", v
