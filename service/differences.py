@@ -23,6 +23,11 @@ shares its contexts and is found, while a same-sign word of another class still 
 change. Negators in a row are counted (不予不予批准 is a replaced fill of 不予批准, and so is
 是否不符合 of 是否符合, where 否 stands before 不); v1-v3 let the first of two stand alone.
 
+In v4 the number of a law's part (第十八条, 第三章) is no anchor: a reordered or deleted article
+puts another number before the same words, which read as a changed figure; two versions of a law
+are told apart by their version marks (:mod:`neardup.versions`). And 28.90 % (the &nbsp; of a
+crawled page) is the figure 28.90%.
+
 v4 also gives each sentence (up to . ! ? ; 。！？；) of at least ``ZH_SENTENCE`` letters or
 ``EN_SENTENCE`` words one entry: its whole frame as the context (negators taken out, anchors as
 their marks), the number of negators in it as the fill ("S0", "S1", ... "S9" for nine or more).
@@ -204,7 +209,8 @@ class KernelFills(Sequence[str]):
         if kind == kprof.ANCHOR_CLASS:
             return "N " * int(self._negs[i]) + self._names[int(self._codes[i])]
         if kind == kprof.ANCHOR_FIGURE:
-            return ("N " if self._negs[i] else "") + "#" + self._text[int(self._fig_a[i]) : int(self._fig_b[i])]
+            figure = self._text[int(self._fig_a[i]) : int(self._fig_b[i])].replace(" ", "")
+            return ("N " if self._negs[i] else "") + "#" + figure
         if kind == kprof.ANCHOR_SENTENCE:
             return SENTENCE_FILL + str(int(self._negs[i]))
         return "N"
@@ -433,10 +439,10 @@ class AnchorProfiler:
         # longest first: 不予批准 -> 不予 + 批准, 无效 stays one word. The lookahead on the first
         # characters lets the scan skip most positions at once (re tries every alternative otherwise)
         starts = "".join(sorted({w[0] for w in zh_terms})) + "0-9" + ZH_NUMERALS
-        self.zh_re = re.compile(
-            f"(?=[{starts}])(?:" + "|".join(map(re.escape, zh_terms))
-            + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}})"
-        )
+        terms = f"(?=[{starts}])(?:" + "|".join(map(re.escape, zh_terms))
+        # v4: a space before the % sign belongs to the figure (28.90&nbsp;% of a crawled page)
+        self.zh_re = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?(?: ?%)?|[{ZH_NUMERALS}]{{2,}})")
+        self.zh_re_v3 = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}})")
         classes = sorted({cls for cls, _ in lex.polarity.values()})
         self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
         self.en_class_word = {cls: "<" + cls + ">" for cls in classes}
@@ -550,6 +556,7 @@ class AnchorProfiler:
         run = 0  # negators in a row ending there (v4 counts them)
         counted = version >= CLASS_FREE_SINCE
         polarity = self.polarity
+        zh_re = self.zh_re if counted else self.zh_re_v3
 
         def gap(a: int, b: int) -> int:
             """Frame length after the text between tokens, closing a sentence at each end mark."""
@@ -563,7 +570,7 @@ class AnchorProfiler:
                     sentences.close(n, piece.end())
             return n
 
-        for m in self.zh_re.finditer(text):
+        for m in zh_re.finditer(text):
             length = gap(pos, m.start())
             pos = m.end()
             tok = m.group()
@@ -583,7 +590,8 @@ class AnchorProfiler:
                 anchors.append((length, "N " * neg + hit[0] + hit[1], m.start()))
                 pieces.append(self._mark(hit[0], version))
             else:
-                anchors.append((length, ("N " if neg else "") + "#" + tok, m.start()))
+                if not (counted and _article_number(text, m.start(), m.end())):
+                    anchors.append((length, ("N " if neg else "") + "#" + tok.replace(" ", ""), m.start()))
                 pieces.append(FIGURE_MARK)
             length += 1
         length = gap(pos, len(text))
@@ -664,6 +672,16 @@ class AnchorProfiler:
         older = (lambda v: self.profile(text, lang, version=v)) if version > codec.VERSIONS[0] else None
         return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,
                        bits=self.context_bits, version=version, remade=older)
+
+
+ARTICLE_UNITS = "条章节款项编"  # 第十八条, 第三章, ...: what a law's numbered parts are called
+
+
+def _article_number(text: str, start: int, end: int) -> bool:
+    """Whether the figure text[start:end] numbers a law's part (第十八条): v4 makes it no anchor.
+    A reordered or deleted article puts another number before the same words (第十八条 / 第十九条
+    放射性药品的…), which read as a changed figure; versions are told apart by their marks."""
+    return text[start - 1 : start] == "第" and end < len(text) and text[end] in ARTICLE_UNITS
 
 
 def is_sentence_fill(fill: str) -> bool:

@@ -48,6 +48,8 @@ ANCHOR_NEGATOR = 2  # a negator governing no anchor: the fill "N"
 ANCHOR_SENTENCE = 3  # a sentence (v4): its frame, the fill "S" + its negators (at most 9)
 MAX_SENTENCE_NEGATORS = 9
 SECTION_SIGN = 0xA7  # starts a sentence's context
+DI = ord("第")
+ARTICLE_UNITS = np.array([ord(c) for c in "条章节款项编"], dtype=np.uint32)  # differences.ARTICLE_UNITS
 LETTER_S = 83
 DIGIT_0 = 48
 
@@ -195,7 +197,8 @@ def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf):
         buf[0] = HASH
         w = 1
         for i in range(fs, fe):
-            w = _put_utf8(buf, w, cps[i])
+            if cps[i] != SPACE:  # 28.90 % fills as 28.90%
+                w = _put_utf8(buf, w, cps[i])
         fig = murmur3_32(buf, w, FIGURE_SEED)
     elif kind == ANCHOR_SENTENCE:
         buf[0] = LETTER_S
@@ -303,7 +306,7 @@ def build_edge_table(parents, cps, children):
 # ---------------------------------------------------------------------------------------------
 
 @njit(nogil=True, cache=True)
-def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code):
+def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spaced_percent):
     """(end, node kind, class-sign code) of the token at ``p``: the longest lexicon term, else a
     figure (ASCII digits with an optional decimal part and %, or two or more Chinese numerals),
     kind 0; end -1 when nothing starts at ``p`` (the reference's regex alternatives, in order)."""
@@ -335,6 +338,8 @@ def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code):
                 q += 1
         if q < hi and cps[q] == PERCENT:
             q += 1
+        elif spaced_percent and q + 1 < hi and cps[q] == SPACE and cps[q + 1] == PERCENT:
+            q += 2  # v4: 28.90 % is 28.90%
         return q, np.int64(0), np.int64(-1)
     if c & NUMERAL:
         q = p + 1
@@ -358,6 +363,19 @@ def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, unit, kind, code, 
         fig_a[n] = fs
         fig_b[n] = fe
     return n + 1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _article_number(cps, start, end, lo, hi):
+    """Whether the figure cps[start:end] numbers a law's part: 第 before it, 条 章 节 款 项 or 编
+    after it (differences._article_number)."""
+    if start <= lo or end >= hi or cps[start - 1] != DI:
+        return False
+    c = cps[end]
+    for u in ARTICLE_UNITS:  # noqa: SIM110 (a loop numba compiles; any() over a generator it does not)
+        if c == u:
+            return True
+    return False
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -392,7 +410,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
     while p < hi:
         c = ctab[cps[p]]
         if c & (TERM | DIGIT | NUMERAL):
-            end, kind, code = _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code)
+            end, kind, code = _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted)
         else:
             end = -1
         if end < 0:
@@ -426,8 +444,9 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                 kind = NODE_POLARITY
                 code = np.int64(word_pol[w])
         anchor = ANCHOR_CLASS if kind == NODE_POLARITY else ANCHOR_FIGURE
-        n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, anchor, code,
-                        neg if anchor == ANCHOR_CLASS else min(neg, 1), start - lo, start, end)
+        if not (counted and anchor == ANCHOR_FIGURE and _article_number(cps, start, end, lo, hi)):
+            n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, anchor, code,
+                            neg if anchor == ANCHOR_CLASS else min(neg, 1), start - lo, start, end)
         frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
     ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, min_sentence)
