@@ -102,6 +102,7 @@ SENTENCE_FILL = "S"
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 NON_ALNUM = re.compile(r"[\W_]+")
 EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+)?%?")
+DO_SUPPORT = frozenset({"do", "does", "did"})  # left out of a sentence's frame before a negator
 EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": ["will", "not"],
                    "shan't": ["shall", "not"]}
 FIGURE_MARK = "\ue0fe"
@@ -598,10 +599,15 @@ class AnchorProfiler:
         sentences.close(length, len(text))
         return "".join(pieces), anchors, sentences.found
 
-    def _en(self, text: str, version: int = PROFILE_VERSION) -> tuple[list[str], list[tuple[int, str, int]], Sentences]:
+    def _en(self, text: str, version: int = PROFILE_VERSION) -> tuple[list[str], list[tuple[int, str, int]],
+                                                                     Sentences, set[int]]:
+        """Units, anchors, sentences, and the units that are do-support (a do, does or did that a
+        negator follows: "do not like" negates "like"), which sentence frames leave out."""
         units: list[str] = []
         anchors: list[tuple[int, str, int]] = []
         sentences = _SentenceRun(EN_SENTENCE)
+        support: set[int] = set()
+        last_do = False
         pending_neg = False
         polarity = self.polarity
         pos = 0
@@ -616,6 +622,8 @@ class AnchorProfiler:
             for w in words:
                 if w in self.neg_en:
                     sentences.negators += 1
+                    if last_do:
+                        support.add(len(units) - 1)
                     last = anchors[-1] if anchors else None
                     if last is not None and last[0] == len(units) - 1 and last[1].lstrip("N ").startswith("auxiliary"):
                         anchors[-1] = (last[0], "N " + last[1], last[2])  # was not, was not not
@@ -633,22 +641,24 @@ class AnchorProfiler:
                     if pending_neg:
                         anchors.append((len(units), "N", m.start()))
                     units.append(w)
+                last_do = w in DO_SUPPORT
                 pending_neg = False
         for end in SENTENCE_END.finditer(text, pos):
             sentences.close(len(units), end.end())
         sentences.close(len(units), len(text))
-        return units, anchors, sentences.found
+        return units, anchors, sentences.found, support
 
     def profile(self, text: str, lang: str, version: int = PROFILE_VERSION) -> Profile:
         """The profile of one text, in plain Python: the reference :meth:`profile_batch` is tested against."""
         one_sided = version >= ONE_SIDED_SINCE
         # units[a:b] as context text: characters (Chinese) or words joined by spaces
+        support: set[int] = set()
         if lang == "zh":
             units, found, sentences = self._zh(text, version)
             k = ZH_CONTEXT
             sep = ""
         else:
-            units, found, sentences = self._en(text, version)  # type: ignore[assignment]
+            units, found, sentences, support = self._en(text, version)  # type: ignore[assignment]
             k = EN_CONTEXT
             sep = " "
         contexts: list[tuple[str, str, int]] = []  # (context, fill, text offset)
@@ -662,8 +672,8 @@ class AnchorProfiler:
                 contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at))
         if version >= CLASS_FREE_SINCE:
             most = kprof.MAX_SENTENCE_NEGATORS
-            contexts += [(SENTENCE_MARK + sep.join(units[a:b]), SENTENCE_FILL + str(min(n, most)), at)
-                         for a, b, n, at in sentences]
+            contexts += [(SENTENCE_MARK + sep.join(units[u] for u in range(a, b) if u not in support),
+                          SENTENCE_FILL + str(min(n, most)), at) for a, b, n, at in sentences]
         shift = HASH_BITS - self.context_bits
         hashed = class_free if version >= CLASS_FREE_SINCE else str
         keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(hashed(f)) for c, f, _ in contexts),

@@ -88,7 +88,8 @@ CAN = (0, 3)
 NOT = (3, 6)
 WILL = (6, 10)
 SHALL = (10, 15)
-SPELLED = np.array([ord(c) for c in "can'tcannotwon'tshan't"], dtype=np.uint32)  # the contractions themselves
+SPELLED = np.array([ord(c) for c in "can'tcannotwon'tshan'tdodoesdid"], dtype=np.uint32)  # contractions, do
+DO_FORMS = ((22, 24), (24, 28), (28, 31))  # do, does, did in SPELLED (differences.DO_SUPPORT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,9 +539,10 @@ def _split_contraction(cps, s, e):
 
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
-                u_src, u_a, u_b, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence):
+                u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
-    count, sentence count).
+    count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
+    (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -551,6 +553,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     s_start = 0
     s_negs = 0
     s_at = 0
+    last_do = False  # the last unit is a do, does or did
     p = lo
     while p < hi:
         if not ctab[cps[p]] & AZ09:
@@ -577,6 +580,8 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                 digit = False
             if w >= 0 and word_neg[w]:
                 s_negs += 1
+                if last_do:
+                    u_skip[units - 1] = True
                 if n > 0 and at[n - 1] == units - 1 and kinds[n - 1] == ANCHOR_CLASS and aux[codes[n - 1]]:
                     negs[n - 1] += 1  # was not, was not not
                 else:
@@ -596,6 +601,10 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                 u_src[units] = src
                 u_a[units] = a
                 u_b[units] = b
+            u_skip[units] = False
+            last_do = src == 0 and (_spells(cps, a, b, DO_FORMS[0][0], DO_FORMS[0][1])
+                                    or _spells(cps, a, b, DO_FORMS[1][0], DO_FORMS[1][1])
+                                    or _spells(cps, a, b, DO_FORMS[2][0], DO_FORMS[2][1]))
             units += 1
             pending = False
     ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, min_sentence)
@@ -663,9 +672,9 @@ def _en_context(units, i, bare, k, side, cps, const_cps, u_src, u_a, u_b, cw_cps
 
 
 @njit(nogil=True, cache=True)
-def _en_sentence(a, b, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
+def _en_sentence(a, b, cps, const_cps, u_src, u_a, u_b, u_skip, cw_cps, cw_off, buf):
     """(context hash, scratch buffer) of the sentence of units a:b: the section sign and its words
-    joined by spaces."""
+    joined by spaces, do-support left out."""
     need = 2 + (b - a)
     for u in range(a, b):
         need += 4 * _unit_len(u, u_src, u_a, u_b, cw_off)
@@ -673,10 +682,14 @@ def _en_sentence(a, b, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off, buf):
     buf[0] = 0xC2
     buf[1] = SECTION_SIGN
     w = 2
+    first = True
     for u in range(a, b):
-        if u > a:
+        if u_skip[u]:
+            continue
+        if not first:
             buf[w] = SPACE
             w += 1
+        first = False
         w = _put_unit(buf, w, u, cps, const_cps, u_src, u_a, u_b, cw_cps, cw_off)
     return murmur3_32(buf, w, CONTEXT_SEED), buf
 
@@ -732,6 +745,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     u_src = np.empty(2 * longest, dtype=np.int8)
     u_a = np.zeros(2 * longest, dtype=np.int64)
     u_b = np.zeros(2 * longest, dtype=np.int64)
+    u_skip = np.zeros(2 * longest, dtype=np.bool_)
     keys = np.empty(2 * longest, dtype=np.uint64)
     src = np.empty(2 * longest, dtype=np.int64)  # the anchor of each key
     buf = np.empty(max(256, 8 * k_zh + 8), dtype=np.uint8)  # a Chinese context always fits
@@ -747,8 +761,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                                         min_zh_sentence)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
-                                        word_pol, aux, CONST_CPS, u_src, u_a, u_b, at, kinds, codes, negs, fig_a,
-                                        fig_b, pos, sents, min_en_sentence)
+                                        word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
+                                        fig_a, fig_b, pos, sents, min_en_sentence)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR
@@ -776,8 +790,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             if is_zh[d]:
                 ctx, buf = _zh_sentence(frame, sents[t, 0], sents[t, 1], buf)
             else:
-                ctx, buf = _en_sentence(sents[t, 0], sents[t, 1], cps, CONST_CPS, u_src, u_a, u_b, cw_cps, cw_off,
-                                        buf)
+                ctx, buf = _en_sentence(sents[t, 0], sents[t, 1], cps, CONST_CPS, u_src, u_a, u_b, u_skip, cw_cps,
+                                        cw_off, buf)
             keys[m] = ((ctx >> shift) << np.uint64(16)) | fill
             src[m] = j
             m += 1

@@ -432,6 +432,11 @@ def test_a_flip_v3_missed_is_found(lang: str, original: str, flipped: str) -> No
      "经调查，该企业在生产过程中未发生安全事故，造成两人受伤。"),
     ("en", "He said the minister knew about the deal before the vote. The party declined to comment.",
      "He said the minister never knew about the deal before the vote. The party declined to comment."),
+    # do-support: "do not like" negates "like"; the do is left out of the sentence's frame
+    ("en", "Many viewers like the new format of the show, the survey found last week.",
+     "Many viewers do not like the new format of the show, the survey found last week."),
+    ("en", "She said the residents want a new bridge over the river near the town.",
+     "She said the residents don't want a new bridge over the river near the town."),
 ])
 def test_a_negator_put_before_any_word_is_found(lang: str, original: str, flipped: str) -> None:
     """v4 gives each sentence an entry (its frame without negators, the count of negators in it):
@@ -484,7 +489,7 @@ def _mutated(rng: random.Random, text: str, terms: list[str]) -> str:
     for _ in range(rng.randint(1, 12)):
         piece = rng.choice([rng.choice(terms), rng.choice(terms) + rng.choice(terms), str(rng.randint(0, 10**6)),
                             f"{rng.random() * 100:.1f}%", "一二三", "。", " ", "\ue000", "😀", "n't", " not ",
-                            ". ", "！", ";", "第十八条", "第3章", "12 %", " %"])
+                            ". ", "！", ";", "第十八条", "第3章", "12 %", " %", " do not ", " don't ", " did "])
         out.insert(rng.randint(0, len(out)), piece)
     return "".join(out)
 
