@@ -138,10 +138,16 @@ class CriticalDifference:
     kind: str
     text: str  # the passage of the document being decided
     fill: str
+    other_fill_hash: int = -1  # the other text's fill in the same context (a sentence's names its count)
 
     def as_evidence(self) -> dict[str, object]:
-        """The difference as a decision's evidence shows it."""
-        return {"kind": self.kind, "passage": self.text[:200], "term": self.fill}
+        """The difference as a decision's evidence shows it (a sentence's: how many negators it
+        holds here and in the other text, "S1" -> "negators in the sentence: 1 (the other text: 0)")."""
+        term = self.fill
+        if is_sentence_fill(self.fill):
+            theirs = SENTENCE_COUNT_OF.get(self.other_fill_hash, "?")
+            term = f"negators in the sentence: {self.fill[1:]} (the other text: {theirs})"
+        return {"kind": self.kind, "passage": self.text[:200], "term": term}
 
 
 @lru_cache(maxsize=65536)
@@ -288,7 +294,12 @@ class Profile:
         other = next(iter(their_fills - {mine & 0xFFFF}), mine & 0xFFFF)
         kind = "polarity" if (mine >> 8 & 0xFF) != (other >> 8 & 0xFF) else "figure"
         at = int(self.positions[i])
-        return CriticalDifference(kind, self.text[max(0, at - 12) : at + 16], self.fills[i])
+        if is_sentence_fill(self.fills[i]):  # the whole sentence: its negator can be anywhere in it
+            end = SENTENCE_END.search(self.text, at)
+            passage = self.text[at : end.end() if end else len(self.text)].strip()
+        else:
+            passage = self.text[max(0, at - 12) : at + 16]
+        return CriticalDifference(kind, passage, self.fills[i], other)
 
 
 def encode_entries(entries: npt.NDArray[np.uint64], bits: int | None = None,
@@ -697,6 +708,10 @@ def _article_number(text: str, start: int, end: int) -> bool:
 def is_sentence_fill(fill: str) -> bool:
     """Whether ``fill`` is a sentence's ("S0" ... "S9")."""
     return len(fill) == 2 and fill[0] == SENTENCE_FILL and fill[1].isdigit()
+
+
+# a sentence fill's hash -> its count, to name the other side of a sentence's difference
+SENTENCE_COUNT_OF = {fill_hash(f"{SENTENCE_FILL}{n}"): str(n) for n in range(kprof.MAX_SENTENCE_NEGATORS + 1)}
 
 
 def _figure_or_bare(fill: str) -> bool:

@@ -440,9 +440,11 @@ def test_a_flip_v3_missed_is_found(lang: str, original: str, flipped: str) -> No
 ])
 def test_a_negator_put_before_any_word_is_found(lang: str, original: str, flipped: str) -> None:
     """v4 gives each sentence an entry (its frame without negators, the count of negators in it):
-    a negation of a word in no lexicon list leaves the frame equal and changes the count."""
-    for got in both_ways(flipped, original, lang):
+    a negation of a word in no lexicon list leaves the frame equal and changes the count. The
+    evidence quotes the sentence and names both counts."""
+    for got, mine, theirs in zip(both_ways(flipped, original, lang), "10", "01", strict=True):
         assert got is not None and got.kind == "polarity", got
+        assert got.as_evidence()["term"] == f"negators in the sentence: {mine} (the other text: {theirs})"
     old = P.profile(flipped, lang, version=3), P.profile(original, lang, version=3)
     assert old[0].critical_against(old[1].entries, 3) is None
 
