@@ -40,6 +40,7 @@ window's sketches, its candidates and the thresholds: no I/O, testable without a
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -265,11 +266,9 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
 def _most_carried(cands: list[Sketch], passed: list[int]) -> int:
     """Of the candidates that passed the vetoes (most similar first), the most similar one of the
     cluster that most of them belong to (a cluster is named by its original)."""
-    votes: dict[str, int] = {}
-    for c in cands:
-        votes[c.original or c.doc_id] = votes.get(c.original or c.doc_id, 0) + 1
-    best = max(range(len(cands)), key=lambda k: votes[cands[k].original or cands[k].doc_id])  # first of the most
-    return passed[best]
+    roots = [c.original or c.doc_id for c in cands]
+    votes = Counter(roots)
+    return passed[max(range(len(cands)), key=lambda k: votes[roots[k]])]  # max keeps the first of the most
 
 
 def _cluster(s: Sketch) -> tuple[str, ...]:
