@@ -5,7 +5,8 @@ Two reprints of one story carry different times (``发布时间：2009-07-22 10:
 reprints. A date that comes with a clock time, and a clock time alone, are masked before the
 critical-difference profile is made: every character of the stamp becomes ``MASK``, so positions
 (and the passages quoted as evidence) stay where they were. A date without a time (``自2024年1月1日
-起施行``) is content and stays an anchor.
+起施行``) is content and stays an anchor, unless it is the value of a labelled field: right after a
+colon (``Published: 5 March 2004``, ``发布日期：2019-03-05``), where pages print their own dates.
 """
 
 from __future__ import annotations
@@ -26,9 +27,23 @@ _STAMP = re.compile(
 )
 
 
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# a date right after a colon (its label's): numeric, day month year, or month day, year (normalised,
+# so lower case); group 1 is the date
+_LABELLED_DATE = re.compile(
+    r":\s*(\d{4}\s*[-/.年]\s*\d{1,2}\s*[-/.月]\s*\d{1,2}(?:\s*日)?"
+    rf"|\d{{1,2}}\s+{_MONTH},?\s+\d{{4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}})(?!\d)"
+)
+
+
+def _mask_labelled_dates(text: str) -> str:
+    return _LABELLED_DATE.sub(lambda m: m.group()[: m.start(1) - m.start()] + MASK * len(m.group(1)), text)
+
+
 def mask_timestamps(text: str) -> str:
-    """``text`` with every date-time stamp and clock time replaced by as many ``MASK`` characters."""
-    return _STAMP.sub(lambda m: MASK * len(m.group()), text)
+    """``text`` with every date-time stamp, clock time and labelled date replaced by as many
+    ``MASK`` characters."""
+    return _mask_labelled_dates(_STAMP.sub(lambda m: MASK * len(m.group()), text))
 
 
 @lru_cache(maxsize=1)
@@ -56,7 +71,7 @@ def mask_timestamps_batch(texts: Sequence[str]) -> list[str]:
     for d, a, b in zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True):
         text = out[d]
         out[d] = text[:a] + MASK * (b - a) + text[b:]
-    return out
+    return [_mask_labelled_dates(t) for t in out]
 
 
 __all__ = ["MASK", "mask_timestamps", "mask_timestamps_batch"]

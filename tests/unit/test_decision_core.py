@@ -273,6 +273,27 @@ async def test_reprints_whose_footers_carry_other_timestamps_stay_together() -> 
     assert out[3].status is Status.UNIQUE and out[3].evidence.critical is not None  # a changed term still counts
 
 
+async def test_reprints_whose_headers_carry_other_dates_stay_together() -> None:
+    """A date in a labelled field (Published: 5 March 2004, 发布日期：2019-03-05) is the page's, not
+    the story's, even without a clock time; the same date in a sentence is content."""
+    from neardup.stamps import mask_timestamps
+
+    assert mask_timestamps("published: 5 march 2004 by") == "published: " + "t" * 12 + " by"
+    assert mask_timestamps("发布日期:2019-03-05 来源") == "发布日期:" + "t" * 10 + " 来源"
+    assert mask_timestamps("the vote on 5 march 2004 was") == "the vote on 5 march 2004 was"  # content stays
+    eng = await _engine()
+    story = ("The bank said profits rose 12% in the year to March, helped by strong demand for loans. "
+             "Shares in the group were up 3% in early trading, and analysts said the results were "
+             "better than expected. The chief executive said the outlook for the coming year was good.")
+    out = await eng.decide([
+        Document(id="a", text="Published: 5 March 2004\n" + story + "\nShare this story: Email Facebook"),
+        Document(id="b", text="Published: 6 March 2004\n" + story + "\nPrint this page"),
+        Document(id="c", text="Published: 6 March 2004\n" + story.replace("rose 12%", "fell 12%")),
+    ])
+    assert (out[1].status.value, out[1].duplicate_of) == ("duplicate", "a")
+    assert out[2].status is Status.UNIQUE and out[2].evidence.critical is not None  # a reversal still counts
+
+
 async def test_a_copy_matching_two_versions_equally_joins_the_one_more_copies_carry() -> None:
     """A truncated reprint ends before the word a flip changed, so it matches the original and the
     flip equally (here: the same signature, and the flip's id sorts first). It joins the cluster
