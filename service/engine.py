@@ -376,7 +376,7 @@ class Engine:
             if v.reason is not Reason.EXACT:
                 # the record says which original it joined: a later document must not join that
                 # cluster when it contradicts a member (policy.decide_window, "cluster conflict")
-                w.sketches[r].original = v.matched if v.status is Status.DUPLICATE and v.matched else ""
+                w.sketches[r].original = (v.cluster or v.matched) if v.status is Status.DUPLICATE and v.matched else ""
                 records.append(replace(w.records[r], meta=w.sketches[r].meta()))
         recheck = {w.docs[rows[k]].id for k, v in enumerate(verdicts) if v.status is Status.UNIQUE}
         answer = await self._store("commit", lambda: self.store.commit(claims, records, recheck))
@@ -475,7 +475,7 @@ class Engine:
                     other_first = theirs is not None and theirs.status == Status.UNIQUE.value
                 if other_first:
                     out[k] = Verdict(Status.DUPLICATE, Reason.NEAR, rule, other.doc_id, sim, len(cands), race=True)
-                    me.original = other.doc_id
+                    me.original = other.original or other.doc_id
                     self.metrics.races.inc()
                     break
         return out

@@ -29,10 +29,13 @@ sketch came out a hair more similar. The vetoes:
    ``reversal_margin``: stop. The nearest document says the opposite; a much looser match must not
    pull this reversal into that document's cluster through a third one;
 4. *cluster conflict*: this candidate belongs to the cluster of a critical candidate (it is that
-   candidate, its original, or a duplicate of the same original) that is more similar by more
-   than ``cluster_margin`` (default 0: any more similar one): skip it. Joining it would put
-   this document in one cluster with a document it contradicts, through a third document that
-   shares neither side of the contradiction (a truncated reprint, an excerpt).
+   candidate, its cluster's original, or a member of the same cluster) that is more similar by
+   more than ``cluster_margin`` (default -1: any critical candidate, however similar): skip it.
+   Joining it would put this document in one cluster with a document it contradicts, through a
+   third document that shares neither side of the contradiction (a truncated reprint, an
+   excerpt). A record names its cluster's original, not the document it matched, so a chain
+   (a flip, a truncated copy that joined it, a sentence-deleted copy that joined that) is one
+   cluster to this test.
 
 :func:`decide_window` applies all of it to a whole window at once. It is a pure function of the
 window's sketches, its candidates and the thresholds: no I/O, testable without a store.
@@ -68,7 +71,7 @@ class Thresholds:
     containment_high: float
     short_text_chars: int
     reversal_margin: float
-    cluster_margin: float = 0.0
+    cluster_margin: float = -1.0
     version: int = 0
 
     @classmethod
@@ -123,6 +126,7 @@ class Verdict:
     candidates: int = 0
     critical: CriticalEvidence | None = None
     race: bool = False  # set by the engine's race re-check, never by the pure core
+    cluster: str | None = None  # the original of the cluster joined: the match's own original, or the match
 
 
 @dataclass(slots=True)
@@ -170,7 +174,7 @@ def decide_window(case: WindowCase, thresholds: Thresholds | Sequence[Thresholds
         idx = by_row[i]
         v = _near(case, i, idx, sims, codes, per_row[i]) if idx.size else Verdict(Status.UNIQUE, Reason.UNIQUE)
         if v.status is Status.DUPLICATE and v.matched:
-            case.table.sketches[i].original = v.matched  # a later row of this window sees its cluster
+            case.table.sketches[i].original = v.cluster or v.matched  # a later row of this window sees its cluster
         verdicts.append(v)
     return verdicts
 
@@ -253,7 +257,8 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
     if passed:
         p = _most_carried([sketches[int(sims.right[q])] for q in passed], passed)
         cand = sketches[int(sims.right[p])]
-        return Verdict(Status.DUPLICATE, Reason.NEAR, RULES[int(codes[p])], cand.doc_id, sims.at(p), int(idx.size))
+        return Verdict(Status.DUPLICATE, Reason.NEAR, RULES[int(codes[p])], cand.doc_id, sims.at(p), int(idx.size),
+                       cluster=cand.original or cand.doc_id)
     best = None
     if comparable.size:
         b = int(comparable[np.argmax(sims.jaccard[comparable])])

@@ -4,8 +4,9 @@ Two official versions of one regulation share almost every sentence; what tells 
 list of dates on which it was adopted, published, amended or revised, at its head (中华人民共和国某法
 / 1999年4月29日……通过 / 2009年8月27日……第一次修正 / ... / 第一章 总则). A reprint keeps that list
 (synonym edits, truncation and added boilerplate do not touch its dates); an amended version adds
-to it. The marks of a text are the full dates before its first article; two texts that both carry
-marks and not the same ones are different versions, whatever their similarity.
+to it. The marks of a text are the full dates in its first ``HEAD_CHARS`` characters (when it has
+articles at all); two texts that both carry marks and not the same ones are different versions,
+whatever their similarity.
 
 Measured on the development set when introduced: 49 of 52 amended-version pairs carry different
 marks, against 3 of 1,369 near-duplicate pairs (a paragraph moved into the head, a law filed twice
@@ -27,12 +28,17 @@ _BODY = re.compile(r"第[一1]条|第[一1]章")  # where a regulation's article
 
 
 def version_marks(text: str) -> tuple[int, ...]:
-    """Sorted 32-bit hashes of the full dates in the head of a regulation (the text before its first
-    article or chapter, within ``HEAD_CHARS``); () for a text that has no articles."""
-    body = _BODY.search(text[:HEAD_CHARS])
-    if body is None:
+    """Sorted 32-bit hashes of the full dates in the head of a regulation (its first ``HEAD_CHARS``
+    characters); () for a text that has no articles.
+
+    The head is a length, not "before the first article": a reprint that moves a paragraph (the
+    dataset's paragraph_reorder swaps a revision line with an article) keeps its dates within it,
+    where "before the first article" lost or gained one (3.4 % of fresh reorders of the
+    development set's texts split; 3 of its 1,369 reprints against 1 now, amended versions 49 of
+    52 told apart either way)."""
+    if _BODY.search(text) is None:
         return ()
-    head = text[: body.start()]
+    head = text[:HEAD_CHARS]
     dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in _DATE.findall(head)}
     dates |= {f"{_zh_year(y)}-{_zh_number(m):02d}-{_zh_number(d):02d}" for y, m, d in _ZH_DATE.findall(head)}
     return tuple(sorted(mmh3.hash(date, 0x7E25, signed=False) for date in dates))

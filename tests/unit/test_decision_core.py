@@ -313,3 +313,29 @@ async def test_a_copy_matching_two_versions_equally_joins_the_one_more_copies_ca
                       np.array([[0, 1], [0, 2], [0, 3]], dtype=np.int64), [None])
     (v,) = decide_window(case, T)
     assert v.status is Status.DUPLICATE and v.matched == "original", v
+
+
+async def test_a_document_never_joins_the_cluster_of_one_it_contradicts() -> None:
+    """A flip came first; a copy without the flipped sentence joined it, and records name their
+    cluster's original (the flip), so the original, arriving last, sees that copy as a member of the
+    flip's cluster and stays apart, even though the copy is more similar to it than the flip is."""
+    eng = await _engine()
+    second = "第二条 该公司应当自本批复下达之日起三十日内办理变更登记手续，逾期未办理的，本批复自动失效。"
+    original = NOTICE.split("该公司")[0] + second
+    flip = original.replace("应当自", "不得自")
+    docs = [Document(id="original", text=original), Document(id="flip", text=flip),
+            Document(id="copy", text=NOTICE.split("该公司")[0])]
+    w = eng._prepare(docs, time.time())
+    o, f, c = w.sketches
+    assert w.profiles[0].critical_against(f.profile) is not None  # the flip contradicts the original
+    copy = replace(o, doc_id="copy", profile=c.profile, content_hash=c.content_hash, original="flip")
+    case = WindowCase(SketchTable.of([o, copy, f], 128, 1), 1, w.profiles[:1],
+                      np.array([[0, 1], [0, 2]], dtype=np.int64), [None])
+    (v,) = decide_window(case, T)  # the copy is as similar as the original itself; the flip less
+    assert v.status is Status.UNIQUE and v.critical is not None and v.critical.against == "flip", v
+    # and a document that joins a member names the member's original as its cluster
+    member = replace(copy, original="flip", doc_id="member")
+    case = WindowCase(SketchTable.of([replace(o, doc_id="reprint"), member], 128, 1), 1, w.profiles[2:3],
+                      np.array([[0, 1]], dtype=np.int64), [None])
+    (v,) = decide_window(case, T)
+    assert v.matched == "member" and v.cluster == "flip" and case.table.sketches[0].original == "flip"
