@@ -120,20 +120,11 @@ local A = {}
 for i = nk + 2, #ARGV do A[#A + 1] = ARGV[i] end
 """
 
-# K: plain keys to GET. A[1]: key prefix; A[2]: now (epoch seconds); A[3]: lookups, 13 bytes
-# each, big-endian: row u32, shard u32, check (5 B). Returns the GETs, then one blob of hits:
-# row u32 + ref (8 B) per live member found.
-_LOOKUP_LUA = _HEAD + b"""
-local out = {}
-for i = 1, #K do out[i] = redis.call('GET', K[i]) end
-local prefix = A[1]
-local now = tonumber(A[2])
-local blob = A[3]
-local hits = {}
+# The live members (expiry after ``now``) filed under the 5-byte ``check`` in shard ``key``, each
+# appended to ``hits`` as row u32 + ref (8 B): the lookup and the write script's recheck.
+_LIVE_HITS = b"""
 local top = string.rep('\\255', 12)
-for off = 1, #blob, 13 do
-  local row, shard, check = struct.unpack('>I4I4c5', blob, off)
-  local key = prefix .. '{i' .. string.format('%x', shard) .. '}'
+local function live_hits(key, check, row, now, hits)
   local got = redis.call('ZRANGE', key, '[' .. check, '[' .. check .. top, 'BYLEX')
   for j = 1, #got do
     local m = got[j]
@@ -141,6 +132,22 @@ for off = 1, #blob, 13 do
       hits[#hits + 1] = struct.pack('>I4', row) .. string.sub(m, 10)
     end
   end
+end
+"""
+
+# K: plain keys to GET. A[1]: key prefix; A[2]: now (epoch seconds); A[3]: lookups, 13 bytes
+# each, big-endian: row u32, shard u32, check (5 B). Returns the GETs, then one blob of hits:
+# row u32 + ref (8 B) per live member found.
+_LOOKUP_LUA = _HEAD + _LIVE_HITS + b"""
+local out = {}
+for i = 1, #K do out[i] = redis.call('GET', K[i]) end
+local prefix = A[1]
+local now = tonumber(A[2])
+local blob = A[3]
+local hits = {}
+for off = 1, #blob, 13 do
+  local row, shard, check = struct.unpack('>I4I4c5', blob, off)
+  live_hits(prefix .. '{i' .. string.format('%x', shard) .. '}', check, row, now, hits)
 end
 out[#K + 1] = table.concat(hits)
 return out
@@ -176,7 +183,7 @@ return out
 # the scripts' time, INFO commandstats).
 CLEAN_EVERY = 4
 NO_RECHECK = 0xFFFFFFFF
-_WRITE_LUA = _HEAD + b"""
+_WRITE_LUA = _HEAD + _LIVE_HITS + b"""
 for i = 1, #K do
   local ttl = tonumber(A[4 + 2 * i])
   if ttl > 0 then redis.call('SET', K[i], A[3 + 2 * i], 'EX', ttl)
@@ -188,19 +195,11 @@ local blob = A[3]
 local turn = tonumber(A[4])
 local touched = {}
 local hits = {}
-local top = string.rep('\\255', 12)
 for off = 1, #blob, 25 do
   local shard, member, row = struct.unpack('>I4c17I4', blob, off)
   local key = prefix .. '{i' .. string.format('%x', shard) .. '}'
   if row ~= """ + str(NO_RECHECK).encode() + b""" then
-    local check = string.sub(member, 1, 5)
-    local got = redis.call('ZRANGE', key, '[' .. check, '[' .. check .. top, 'BYLEX')
-    for j = 1, #got do
-      local m = got[j]
-      if #m == 17 and struct.unpack('>I4', m, 6) > now then
-        hits[#hits + 1] = struct.pack('>I4', row) .. string.sub(m, 10)
-      end
-    end
+    live_hits(key, string.sub(member, 1, 5), row, now, hits)
   end
   redis.call('ZADD', key, 0, member)
   touched[key] = true
@@ -237,6 +236,14 @@ _CAS_SHA = hashlib.sha1(_CAS_LUA).hexdigest()
 
 
 # -- compact binary values ---------------------------------------------------------------------
+def _count_hits(blob: bytes, found: list[Candidates]) -> None:
+    """Add a script's hits (row u32 + ref 8 B each, ``_LIVE_HITS``) to the candidates of their rows."""
+    hits = np.frombuffer(blob, dtype=_HIT)
+    for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
+        ref = ref.ljust(REF_BYTES, b"\0")  # S8 drops trailing zero bytes
+        found[row][ref] = found[row].get(ref, 0) + 1
+
+
 def _put_uvarint(out: bytearray, n: int) -> None:
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -821,10 +828,7 @@ class RedisFingerprintStore:
             w = work[node]
             for i, v in zip(w.rows, res, strict=False):
                 gets[i] = v
-            hits = np.frombuffer(res[-1], dtype=_HIT)
-            for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
-                ref = ref.ljust(REF_BYTES, b"\0")
-                found[row][ref] = found[row].get(ref, 0) + 1
+            _count_hits(res[-1], found)
         return gets, found
 
     # -- protocol ------------------------------------------------------------------------------
@@ -962,10 +966,7 @@ class RedisFingerprintStore:
             return list((await self._call_nodes(_WRITE_SHA, work, argv)).values())
 
         for reply in await self._call("commit", call):
-            hits = np.frombuffer(reply, dtype=_HIT)
-            for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
-                ref = ref.ljust(REF_BYTES, b"\0")
-                found[row][ref] = found[row].get(ref, 0) + 1
+            _count_hits(reply, found)
         return found
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
