@@ -159,7 +159,7 @@ def comparable(version: int) -> int:
 
 def class_free(fill: str) -> str:
     """A polarity fill as v4 hashes it: negations and sign, no class ("N approval+" -> "N +")."""
-    if fill == "N" or fill.lstrip("N ").startswith("#") or is_sentence_fill(fill):
+    if _figure_or_bare(fill) or is_sentence_fill(fill):
         return fill
     head = fill[: len(fill) - len(fill.lstrip("N "))]
     return head + fill[-1]
@@ -254,10 +254,6 @@ class Profile:
             return self.fills.kinds == kprof.ANCHOR_SENTENCE
         return np.fromiter(map(is_sentence_fill, self.fills), dtype=np.bool_, count=len(self.fills))
 
-    def is_sentence(self, i: int) -> bool:
-        """Whether entry ``i`` is a sentence's."""
-        return is_sentence_fill(self.fills[i])
-
     def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:
         """The profile of the entries where ``mask`` holds (same text, bits and version)."""
         kept = mask.tolist()
@@ -283,7 +279,7 @@ class Profile:
         i = int(replaced_context(self.entries, theirs))
         if i < 0:
             return None
-        if self.is_sentence(i):  # a word's difference names the word: look for one first
+        if is_sentence_fill(self.fills[i]):  # a word's difference names the word: look for one first
             words = np.flatnonzero(~self.sentence_mask())
             j = int(replaced_context(self.entries[words], theirs)) if len(words) else -1
             i = int(words[j]) if j >= 0 else i
