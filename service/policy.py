@@ -25,9 +25,12 @@ sketch came out a hair more similar. The vetoes:
    figure was replaced (不予批准 / 给予批准, a changed amount): skip it, and remember it;
    Two versions of one regulation (different version marks, :mod:`neardup.versions`) count as a
    critical difference too;
-3. *reversal nearer*: a skipped critical candidate is more similar than this one by more than
+3. *reversal nearer*: a skipped critical candidate is nearer than this one by more than
    ``reversal_margin``: stop. The nearest document says the opposite; a much looser match must not
-   pull this reversal into that document's cluster through a third one;
+   pull this reversal into that document's cluster through a third one. Nearness is the larger of
+   J and C: a truncated copy holds about half the shingles of its original (J near 0.5) but lies
+   all inside it, and is as near as a flip of the original; by J alone an original whose flip came
+   before it could never join its own cut copy;
 4. *cluster conflict*: this candidate belongs to the cluster of a critical candidate (it is that
    candidate, its cluster's original, or a member of the same cluster) that is more similar by
    more than ``cluster_margin`` (default -1: any critical candidate, however similar): skip it.
@@ -239,6 +242,7 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
     # the clusters a conflicting candidate belongs to: this document must not join them either
     conflicting = {c for p in conflicts for c in _cluster(sketches[int(sims.right[p])])}
     first = next(iter(conflicts), None)
+    nearness = np.maximum(sims.jaccard, sims.containment)
     passed: list[int] = []
     for p in order:
         cand = sketches[int(sims.right[p])]
@@ -247,7 +251,7 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
             continue
         if p in conflicts:
             continue
-        if first is not None and sims.jaccard[first] - sims.jaccard[p] > t.reversal_margin:
+        if first is not None and nearness[first] - nearness[p] > t.reversal_margin:
             _count(case, "reversal_nearer")
             break
         if conflicting & set(_cluster(cand)) and sims.jaccard[first] - sims.jaccard[p] > t.cluster_margin:

@@ -339,3 +339,24 @@ async def test_a_document_never_joins_the_cluster_of_one_it_contradicts() -> Non
                       np.array([[0, 1]], dtype=np.int64), [None])
     (v,) = decide_window(case, T)
     assert v.matched == "member" and v.cluster == "flip" and case.table.sketches[0].original == "flip"
+
+
+async def test_a_truncated_copy_is_as_near_as_it_is_contained() -> None:
+    """A copy cut after the flipped word came first, then the flip, then the original. The flip
+    contradicts the original and, by Jaccard, is far nearer to it than the cut copy (about half
+    its shingles); the cut copy is all inside the original. *Reversal nearer* measures nearness by
+    the larger of Jaccard and containment, so the original still joins its own cut copy."""
+    eng = await _engine()
+    tail = ("该公司应当自本批复下达之日起三十日内向登记机关办理变更登记手续，并将变更后的营业执照副本报送我局备案。"
+            "逾期未办理的，本批复自动失效，该公司如需继续变更，应当重新提出申请并提交完整的申请材料。"
+            "各有关单位应当按照职责分工做好后续监管工作，发现违法违规行为的，依法予以查处并及时向社会公开。"
+            "本批复自下达之日起执行，此前有关文件与本批复不一致的，以本批复为准。特此批复，请遵照执行。")
+    original = NOTICE.split("该公司")[0] + tail
+    flip = original.replace("决定给予批准", "决定不予批准")
+    cut = NOTICE.split("该公司")[0]
+    out = await eng.decide([Document(id="cut", text=cut), Document(id="flip", text=flip),
+                            Document(id="original", text=original)])
+    assert out[1].status is Status.UNIQUE and out[1].evidence.critical is not None  # the flip is no copy of the cut
+    o = out[2].evidence
+    assert (out[2].status, out[2].duplicate_of, o.rule) == (Status.DUPLICATE, "cut", Rule.CONTAINMENT), o
+    assert o.jaccard is not None and o.jaccard < 0.55 and (o.containment or 0) > 0.9  # far by Jaccard, inside by containment
