@@ -359,4 +359,4 @@ async def test_a_truncated_copy_is_as_near_as_it_is_contained() -> None:
     assert out[1].status is Status.UNIQUE and out[1].evidence.critical is not None  # the flip is no copy of the cut
     o = out[2].evidence
     assert (out[2].status, out[2].duplicate_of, o.rule) == (Status.DUPLICATE, "cut", Rule.CONTAINMENT), o
-    assert o.jaccard is not None and o.jaccard < 0.55 and (o.containment or 0) > 0.9  # far by Jaccard, inside by containment
+    assert o.jaccard is not None and o.jaccard < 0.55 and (o.containment or 0) > 0.9  # far by J, inside by C
