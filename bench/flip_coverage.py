@@ -110,7 +110,7 @@ def main() -> None:
     ap.add_argument("--docs", type=Path, default=DATASETS / "docs.jsonl")
     ap.add_argument("--build", type=Path, default=DATASETS / "build.py", help="the set's build.py (its flip pairs)")
     ap.add_argument("--pairs", type=Path, default=None, help="other (word, flipped) pairs, TAB-separated")
-    ap.add_argument("--profile-version", type=int, choices=(2, 3, 4), default=PROFILE_VERSION)
+    ap.add_argument("--profile-version", type=int, choices=(2, 3, 4, 5), default=PROFILE_VERSION)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     zh, en = read_pairs(args.pairs) if args.pairs else flip_pairs(args.build)

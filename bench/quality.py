@@ -15,9 +15,9 @@ bench/store_memory.py, which replays them at scale against Redis.
 ``--set SECTION.NAME=VALUE`` overrides one setting (as NEARDUP_SECTION__NAME would).
 ``--no-simhash-blocks`` is an experiment, not a setting: the engine's index layout files documents
 under their LSH bands only (the SimHash block keys become 0, "no key"), to measure what the blocks
-contribute to recall. ``--profile-version 2|3`` is one too: critical-difference profiles made the
+contribute to recall. ``--profile-version 2|3|4`` is one too: critical-difference profiles made the
 v2 way (one context over both sides of a polarity word) or the v3 way (classes in contexts and
-fills, the first of two negators alone) instead of v4.
+fills, the first of two negators alone) or the v4 way (English negative prefixes not read) instead of v5.
 
 ``--flips-of-variants``: a harder test of the negation veto than the set's own flips, which are
 made from originals. For each label-1 pair (a, b) of an edit kind, b' is b with the set's own
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-simhash-blocks", action="store_true", help="experiment: index LSH bands only")
     p.add_argument("--docs", type=Path, default=None, help="default: ../shared/datasets/docs.jsonl")
     p.add_argument("--pairs", type=Path, default=None, help="default: ../shared/datasets/pairs.jsonl")
-    p.add_argument("--profile-version", type=int, choices=(2, 3, 4), default=None,
+    p.add_argument("--profile-version", type=int, choices=(2, 3, 4, 5), default=None,
                    help="experiment: critical-difference profiles of this record version (default: the engine's)")
     p.add_argument("--flips-of-variants", action="store_true",
                    help="also: the set's negation flip applied to edited variants (module docstring)")

@@ -49,7 +49,13 @@ Byte formats (what the store keeps), all read:
   a figure stands (``neardup.kernels.profile_codec``): lossless; 183 bytes a document against
   v1's 245 on the development set (the contexts, 32 random bits each, dominate).
 - v3: v2's layout over one-sided contexts for polarity words.
-- v4 (written): v3's layout over class-free polarity marks and fills, negators counted.
+- v4: v3's layout over class-free polarity marks and fills, negators counted.
+- v5 (written): v4, and an English word with a negative prefix (un, in, im, il, ir before a stem
+  of four letters or more; dis, non) stands in the frame as its stem and counts as one more
+  negator of its sentence: likely -> unlikely, legal -> illegal, agree -> disagree leave the
+  sentence's frame equal and change its count, as a negator put before the word does. A word
+  that only looks prefixed (interest, understand) is cut the same way in both texts, so it
+  changes nothing; it would take an edit that writes the stem in its place (display -> play).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
 version made them, computed when such a record comes up (:meth:`Profile.critical_against`).
@@ -76,9 +82,10 @@ from neardup.kernels.profile import replaced_context
 from neardup.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 4
+PROFILE_VERSION = 5
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
+AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
 POLARITY_WORD = "<polar>"  # ... in a v4 English frame
 V1_HEAD = struct.Struct(">2sBH")
@@ -532,7 +539,8 @@ class AnchorProfiler:
             cps, offsets, is_zh, t.ctab, t.edge_keys, t.edge_vals, t.node_kind, t.node_code, t.word_keys,
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
-            version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE)
+            version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
+            version >= AFFIX_SINCE)
         data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE, version)
         raw = data.tobytes()
         bounds = doc_off.tolist()
@@ -647,7 +655,9 @@ class AnchorProfiler:
                 else:
                     if pending_neg:
                         anchors.append((len(units), "N", m.start()))
-                    units.append(w)
+                    cut = negative_prefix(w) if version >= AFFIX_SINCE else 0
+                    sentences.negators += 1 if cut else 0
+                    units.append(w[cut:])
                 last_do = w in DO_SUPPORT
                 pending_neg = False
         for end in SENTENCE_END.finditer(text, pos):
@@ -699,6 +709,16 @@ def _article_number(text: str, start: int, end: int) -> bool:
     A reordered or deleted article puts another number before the same words (第十八条 / 第十九条
     放射性药品的…), which read as a changed figure; versions are told apart by their marks."""
     return text[start - 1 : start] == "第" and end < len(text) and text[end] in ARTICLE_UNITS
+
+
+def negative_prefix(word: str) -> int:
+    """Letters of a negative prefix on an English word (v5): un, in, im, il, ir before a stem of
+    at least four letters, dis or non before one of at least four; else 0."""
+    if len(word) >= 6 and (word[:2] == "un" or (word[0] == "i" and word[1] in "nmlr")):
+        return 2
+    if len(word) >= 7 and word[:3] in ("dis", "non"):
+        return 3
+    return 0
 
 
 def is_sentence_fill(fill: str) -> bool:

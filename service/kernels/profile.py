@@ -537,12 +537,36 @@ def _split_contraction(cps, s, e):
     return (0, s, e), (-1, 0, 0)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _negative_prefix(cps, a, b):
+    """Letters of a negative prefix on the word cps[a:b] (un, in, im, il, ir before a stem of at
+    least four letters; dis, non before one of at least four), else 0: profile v5's negation
+    inside the word (unlikely, illegal, disagree)."""
+    n = b - a
+    if n >= 6:
+        c0 = cps[a]
+        c1 = cps[a + 1]
+        if c0 == 0x75 and c1 == 0x6E:  # un
+            return 2
+        if c0 == 0x69 and (c1 == 0x6E or c1 == 0x6D or c1 == 0x6C or c1 == 0x72):  # in im il ir
+            return 2
+    if n >= 7:
+        c0 = cps[a]
+        c1 = cps[a + 1]
+        c2 = cps[a + 2]
+        if (c0 == 0x64 and c1 == 0x69 and c2 == 0x73) or (c0 == 0x6E and c1 == 0x6F and c2 == 0x6E):  # dis non
+            return 3
+    return 0
+
+
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
-                u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence):
+                u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence, affixes):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
+    ``affixes`` (v5): a word with a negative prefix (:func:`_negative_prefix`) is its stem in the
+    frame and one more negator of its sentence, so unlikely / likely is a sentence's negation.
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -598,8 +622,10 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
             elif digit:
                 u_src[units] = 3
             else:
+                cut = _negative_prefix(cps, a, b) if affixes and src == 0 else 0
+                s_negs += 1 if cut else 0
                 u_src[units] = src
-                u_a[units] = a
+                u_a[units] = a + cut
                 u_b[units] = b
             u_skip[units] = False
             last_do = src == 0 and (_spells(cps, a, b, DO_FORMS[0][0], DO_FORMS[0][1])
@@ -709,15 +735,16 @@ def _resized(a, used, cap):
 @njit(nogil=True, cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
-                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en):
+                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
     and figure spans are offsets in the document's text. ``one_sided``: a polarity word's anchor
     gives two entries, its left and its right context (profile v3); else one over both (v1, v2).
     ``counted``: Chinese negators in a row add up, and each sentence of at least ``min_zh``
-    letters (``min_en`` words) gets an entry (v4). The class-free marks and fills of v4 are in the
-    tables the caller passes."""
+    letters (``min_en`` words) gets an entry (v4). ``affixes``: negative prefixes of English words
+    count as negators of their sentence (v5, :func:`_en_anchors`). The class-free marks and fills
+    of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -762,7 +789,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
-                                        fig_a, fig_b, pos, sents, min_en_sentence)
+                                        fig_a, fig_b, pos, sents, min_en_sentence, affixes)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR

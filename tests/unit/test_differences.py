@@ -363,12 +363,12 @@ def test_deleting_an_article_ending_in_a_polarity_word_is_not_critical() -> None
 
 
 def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
-    """v4 (and v3, v2) records give back the entries exactly; v2 in about three quarters of v1; v1 is still read."""
+    """v5 (and v4, v3, v2) records give back the entries exactly; v2 in about three quarters of v1; v1 is still read."""
     v2_bytes = v1_bytes = 0
     for d in dev_docs[:40]:
         text = normalize_text(d["text"])
-        prof, v3, old = (P.profile(text, d["lang"], version=v) for v in (4, 3, 2))
-        for p, head in ((prof, b"NP\x04"), (v3, b"NP\x03"), (old, b"NP\x02")):
+        prof, v4, v3, old = (P.profile(text, d["lang"], version=v) for v in (5, 4, 3, 2))
+        for p, head in ((prof, b"NP\x05"), (v4, b"NP\x04"), (v3, b"NP\x03"), (old, b"NP\x02")):
             data = p.encode()
             assert data[:3] == head and profile_version(data) == head[2]
             back = decode_profile(data)
@@ -379,29 +379,29 @@ def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
         assert decode_profile(v1).tolist() == old.entries.tolist()
         v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x05\x00", b"NP\x02\x05", b"NP\x04\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x06\x00", b"NP\x02\x05", b"NP\x05\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
 
 
-@pytest.mark.parametrize("old", [2, 3])
+@pytest.mark.parametrize("old", [2, 3, 4])
 def test_a_stored_older_profile_is_compared_its_own_way(old: int) -> None:
-    """A record written before v4 (v2: one context over both sides; v3: classes in its contexts)
+    """A record written before v5 (v2: one context over both sides; v3: classes in its contexts)
     still vetoes a flip: the deciding document is profiled that version's way for it, and a
     profile is never compared with entries of another scheme."""
     zh = "本院经审查认为，申请人的请求符合法律规定，依法予以批准。特此通知。"
     flipped = zh.replace("予以批准", "不予批准")
     stored = P.profile(zh, "zh", version=old).encode()
     for mine in (P.profile_batch([flipped], ["zh"])[0], P.profile(flipped, "zh")):
-        assert mine.version == 4 and profile_version(stored) == old
+        assert mine.version == 5 and profile_version(stored) == old
         got = mine.critical_against(decode_profile(stored), profile_version(stored))
         assert got is not None and got.kind == "polarity"
-        assert mine.critical_against(decode_profile(P.profile(zh, "zh").encode()), 4) is not None
+        assert mine.critical_against(decode_profile(P.profile(zh, "zh").encode()), 5) is not None
         assert mine.critical_against(decode_profile(P.profile(flipped, "zh", version=old).encode()), old) is None
     lone = P.profile(flipped, "zh", version=old)  # made without a way to the other kind
     lone.remade = None
     with pytest.raises(ValueError, match="cannot be compared"):
-        lone.critical_against(decode_profile(P.profile(zh, "zh").encode()), 4)
+        lone.critical_against(decode_profile(P.profile(zh, "zh").encode()), 5)
 
 
 @pytest.mark.parametrize("lang,original,flipped", [
@@ -447,6 +447,35 @@ def test_a_negator_put_before_any_word_is_found(lang: str, original: str, flippe
         assert got.as_evidence()["term"] == f"negators in the sentence: {mine} (the other text: {theirs})"
     old = P.profile(flipped, lang, version=3), P.profile(original, lang, version=3)
     assert old[0].critical_against(old[1].entries, 3) is None
+
+
+@pytest.mark.parametrize("word,negated", [
+    ("likely", "unlikely"), ("legal", "illegal"), ("possible", "impossible"), ("valid", "invalid"),
+    ("responsible", "irresponsible"), ("known", "unknown"), ("honest", "dishonest"), ("compliant", "noncompliant"),
+])
+def test_a_negation_inside_the_word_is_found(word: str, negated: str) -> None:
+    """v5 reads an English negative prefix as one more negator of its sentence, the word as its
+    stem: likely / unlikely leave the frame equal and change the count. The kernel and the
+    reference agree, and v4 did not see it."""
+    en = "The regional board said on Tuesday that the new contract was {} under the current rules."
+    original, flipped = en.format(word), en.format(negated)
+    for got, mine, theirs in zip(both_ways(flipped, original, "en"), "10", "01", strict=True):
+        assert got is not None
+        assert got.as_evidence()["term"] == f"negators in the sentence: {mine} (the other text: {theirs})"
+    kernel = P.profile_batch([normalize_text(flipped), normalize_text(original)], ["en", "en"])
+    assert kernel[0].entries.tolist() == P.profile(normalize_text(flipped), "en").entries.tolist()
+    assert kernel[0].critical_against(kernel[1].entries) is not None
+    old = P.profile(flipped, "en", version=4), P.profile(original, "en", version=4)
+    assert old[0].critical_against(old[1].entries, 4) is None
+
+
+def test_a_word_that_only_looks_prefixed_changes_nothing() -> None:
+    """interest, understand, information: cut the same way in both texts, so an edit elsewhere in
+    the sentence still changes its frame, and the same sentence on both sides still matches."""
+    en = "The committee understands the interest of investors in information about the merger."
+    assert both_ways(en, en, "en") == (None, None)
+    assert both_ways(en.replace("merger", "takeover"), en, "en") == (None, None)
+    assert all(both_ways(en.replace("understands", "never understands"), en, "en"))
 
 
 def test_an_edited_sentence_with_a_negator_is_no_reversal() -> None:
