@@ -56,6 +56,7 @@ Byte formats (what the store keeps), all read:
   sentence's frame equal and change its count, as a negator put before the word does. A word
   that only looks prefixed (interest, understand) is cut the same way in both texts, so it
   changes nothing; it would take an edit that writes the stem in its place (display -> play).
+  A stem that is a polarity word makes the word that word negated (disapproved: not approved).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
 version made them, computed when such a record comes up (:meth:`Profile.critical_against`).
@@ -646,6 +647,11 @@ class AnchorProfiler:
                         pending_neg = True
                     continue
                 hit = polarity.get(w)
+                cut = negative_prefix(w) if version >= AFFIX_SINCE and not w[0].isdigit() else 0
+                if hit is None and cut and w[cut:] in polarity:  # disapproved: approved, negated
+                    hit = polarity[w[cut:]]
+                    pending_neg = True
+                    sentences.negators += 1
                 if hit is not None:
                     anchors.append((len(units), ("N " if pending_neg else "") + hit[0] + hit[1], m.start()))
                     units.append(self._class_word(hit[0], version))
@@ -655,7 +661,6 @@ class AnchorProfiler:
                 else:
                     if pending_neg:
                         anchors.append((len(units), "N", m.start()))
-                    cut = negative_prefix(w) if version >= AFFIX_SINCE else 0
                     sentences.negators += 1 if cut else 0
                     units.append(w[cut:])
                 last_do = w in DO_SUPPORT

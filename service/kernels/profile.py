@@ -566,7 +566,8 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
     ``affixes`` (v5): a word with a negative prefix (:func:`_negative_prefix`) is its stem in the
-    frame and one more negator of its sentence, so unlikely / likely is a sentence's negation.
+    frame and one more negator of its sentence, so unlikely / likely is a sentence's negation; a
+    stem that is a polarity word is that word negated (disapproved: not approved).
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -612,6 +613,12 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                     pending = True
                 continue
             code = word_pol[w] if w >= 0 else -1
+            if w < 0 and affixes and src == 0 and not digit:
+                stem = find_word(cps, a + _negative_prefix(cps, a, b), b, word_keys, word_vals, word_cps, word_off)
+                if stem >= 0 and stem != w and word_pol[stem] >= 0:  # disapproved: approved, negated
+                    code = word_pol[stem]
+                    pending = True
+                    s_negs += 1
             if code >= 0 or digit or pending:
                 anchor = ANCHOR_CLASS if code >= 0 else ANCHOR_FIGURE if digit else ANCHOR_NEGATOR
                 n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, units, anchor, code,

@@ -469,6 +469,18 @@ def test_a_negation_inside_the_word_is_found(word: str, negated: str) -> None:
     assert old[0].critical_against(old[1].entries, 4) is None
 
 
+def test_a_prefixed_polarity_word_is_that_word_negated() -> None:
+    """disapproved is approved negated (v5): the anchor's fill flips, as "not approved" does, and
+    "was not approved" against "was disapproved" is no reversal."""
+    en = "The board approved the plan on Tuesday, a spokesman for the council said."
+    for got in both_ways(en.replace("approved", "disapproved"), en, "en"):
+        assert got is not None and got.kind == "polarity", got
+    disapproved = en.replace("approved", "disapproved")
+    assert both_ways(disapproved, en.replace("approved", "never approved"), "en") == (None, None)
+    flipped = normalize_text(disapproved)
+    assert P.profile_batch([flipped], ["en"])[0].entries.tolist() == P.profile(flipped, "en").entries.tolist()
+
+
 def test_a_word_that_only_looks_prefixed_changes_nothing() -> None:
     """interest, understand, information: cut the same way in both texts, so an edit elsewhere in
     the sentence still changes its frame, and the same sentence on both sides still matches."""
