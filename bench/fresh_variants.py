@@ -1,7 +1,7 @@
 """Fresh variants of the development set's originals, made with the set's own edit operations and
 a new seed, decided by the engine in a shuffled order: a second draw of the same kind of set.
 
-    .venv/bin/python bench/fresh_variants.py [--seed 11] [--json RESULTS.json]
+    .venv/bin/python bench/fresh_variants.py [--seed 11] [--originals DOCS.jsonl] [--json RESULTS.json]
 
 For each original of ../shared/datasets (a document derived from nothing), two variants by edit
 operations of ``Editor`` in ../shared/datasets/build.py drawn at random (boilerplate, punctuation,
@@ -12,6 +12,11 @@ over (variant, variant) pairs of one original, and how many flips end in one clu
 original or with one of its variants. Nothing is tuned on it; it shows what a new draw of the
 development set's edits does, where the set's own draw is small (a hidden set from other sources
 is such a draw).
+
+``--originals DOCS.jsonl`` takes the originals from other texts (``{"id", "text", "lang"}`` per
+line) instead of the set's: the same edits on documents of other sources, as a hidden set is
+made. ``bench/other_sources.py`` writes such a file from real texts that packages on the package
+index and Debian ship.
 """
 
 from __future__ import annotations
@@ -50,14 +55,19 @@ def load_build(path: Path) -> Any:
     return build
 
 
-def draw(datasets: Path, seed: int) -> tuple[list[dict[str, str]], list[Pair], list[Pair]]:
-    """(documents in a shuffled order, positive pairs, flip pairs)."""
-    rng = random.Random(seed)
-    editor = load_build(datasets / "build.py").Editor(rng, {}, None)
+def set_originals(datasets: Path) -> list[dict[str, str]]:
+    """The development set's documents derived from nothing."""
     with open(datasets / "provenance.jsonl", encoding="utf-8") as fh:
         derived = {p["id"]: p["derived_from"] for p in map(json.loads, fh)}
     with open(datasets / "docs.jsonl", encoding="utf-8") as fh:
-        originals = [d for d in map(json.loads, fh) if derived[d["id"]] is None]
+        return [d for d in map(json.loads, fh) if derived[d["id"]] is None]
+
+
+def draw(datasets: Path, seed: int, originals: list[dict[str, str]]
+         ) -> tuple[list[dict[str, str]], list[Pair], list[Pair]]:
+    """(documents in a shuffled order, positive pairs, flip pairs)."""
+    rng = random.Random(seed)
+    editor = load_build(datasets / "build.py").Editor(rng, {}, None)
     ctx = {"titles": [d["text"][:20] for d in originals]}
     docs: list[dict[str, str]] = []
     positives: list[Pair] = []
@@ -122,11 +132,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", type=Path, default=DATASETS)
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--originals", type=Path, default=None, help="other texts as the originals (JSONL)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    docs, positives, flips = draw(args.datasets, args.seed)
+    if args.originals:
+        with open(args.originals, encoding="utf-8") as fh:
+            originals = [json.loads(line) for line in fh if line.strip()]
+    else:
+        originals = set_originals(args.datasets)
+    docs, positives, flips = draw(args.datasets, args.seed, originals)
     started = time.perf_counter()
-    result = {"seed": args.seed, "documents": len(docs), **report(asyncio.run(decide(docs)), positives, flips),
+    result = {"seed": args.seed, "originals": str(args.originals or "the development set's"),
+              "documents": len(docs), **report(asyncio.run(decide(docs)), positives, flips),
               "seconds": round(time.perf_counter() - started, 1), "date": time.strftime("%Y-%m-%d")}
     out = json.dumps(result, ensure_ascii=False, indent=1)
     print(out)
