@@ -9,6 +9,14 @@ its fill reversed a decision, flipped a negation or changed a figure: that pair 
 duplicate, whatever the similarity says. Contexts that only one document has (added boilerplate,
 deleted sentences, synonym edits nearby) are ignored, and so is one-sided surplus of a repeated
 context (a deleted occurrence); only a *replacement* counts: each side has a fill the other lacks.
+A replaced figure counts only where it changed, not where it moved: a deleted sentence joins the
+contexts of the figures on either side of it (出口...增长20.9%. [进口...增长2.5%.] 贸易顺差, "6 for
+255. [...] staff"), and the figure of the joined context still stands in the other text, under the
+context the deletion took away. So a figure replacement whose figure (of either side) is left over
+in the other text, in other contexts, at least as often as on its own side is no difference
+(:func:`neardup.kernels.profile.replaced_context`); a figure written in place of another is one
+more of its kind on its side and still counts. Polarity replacements count wherever their fills
+stand (a flipped word's sign is never rare enough to tell a move from a flip).
 
 A polarity word's anchor has two contexts, one per side: the k units before it, and the k after
 it, each matched on its own (profile v3). An edit next to the word (a synonym, crawler noise, the

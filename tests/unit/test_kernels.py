@@ -560,23 +560,45 @@ def test_hamming_distances_matches_reference() -> None:
 
 def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
     """Cancel equal entries pairwise (first occurrences first); the first entry of ``mine`` left
-    over whose context (entry >> 16) also has a leftover in ``theirs``; -1 when none."""
-    left_theirs = Counter(theirs) - Counter(mine)
-    their_contexts = {v >> 16 for v in left_theirs}
+    over whose context (entry >> 16) also has a leftover in ``theirs``, unless that context's
+    leftovers are a moved figure (one polarity byte, fill bits 8-15, on both sides, and a fill of
+    one side left over in the other under other contexts at least as often as on its own side);
+    -1 when none."""
     budget = Counter(theirs)
+    left_mine: list[tuple[int, int]] = []  # (index, entry)
     for i, v in enumerate(mine):
         if budget[v] > 0:
             budget[v] -= 1
-            continue
-        if v >> 16 in their_contexts:
+        else:
+            left_mine.append((i, v))
+    left_theirs = list((Counter(theirs) - Counter(mine)).elements())
+
+    def moved(ctx: int) -> bool:
+        here_mine = [v & 0xFFFF for _, v in left_mine if v >> 16 == ctx]
+        here_theirs = [v & 0xFFFF for v in left_theirs if v >> 16 == ctx]
+        if len({f >> 8 for f in here_mine + here_theirs}) != 1:
+            return False
+        all_mine = Counter(v & 0xFFFF for _, v in left_mine)
+        all_theirs = Counter(v & 0xFFFF for v in left_theirs)
+        mine_elsewhere = Counter(v & 0xFFFF for _, v in left_mine if v >> 16 != ctx)
+        theirs_elsewhere = Counter(v & 0xFFFF for v in left_theirs if v >> 16 != ctx)
+        return (any(all_mine[f] <= theirs_elsewhere[f] for f in here_mine)
+                or any(all_theirs[f] <= mine_elsewhere[f] for f in here_theirs))
+
+    their_contexts = {v >> 16 for v in left_theirs}
+    for i, v in left_mine:
+        if v >> 16 in their_contexts and not moved(v >> 16):
             return i
     return -1
+
+
+RANDOM_FILLS = (0x0001, 0x0002, 0x0101, 0x0203)  # two polarity bytes: figure and polarity replacements
 
 
 def random_profile(rng: np.random.Generator, n: int, contexts: int, fills: int) -> list[int]:
     ctx = rng.integers(0, contexts, size=n)
     fill = rng.integers(0, fills, size=n)
-    return sorted(int(c) << 16 | int(f) for c, f in zip(ctx, fill, strict=True))
+    return sorted(int(c) << 16 | RANDOM_FILLS[int(f)] for c, f in zip(ctx, fill, strict=True))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -601,7 +623,16 @@ def test_replaced_context_cases() -> None:
     assert run([c | 1, c | 2], [c | 1]) == -1  # surplus on one side only (added occurrence)
     assert run([c | 1], [c | 1, c | 1]) == -1  # deleted repeat
     assert run([c | 1, c | 1], [c | 1, c | 2]) == 1  # repeat replaced: the second one is left over
-    assert run([(1 << 16) | 3, c | 1], [(2 << 16) | 3, c | 2]) == 1  # other contexts only one-sided
+    assert run([(1 << 16) | 3, c | 1], [(2 << 16) | 4, c | 2]) == 1  # other contexts only one-sided
+    # a deleted sentence joins two figures' contexts: the figure left here stands in the other text
+    # under the context the deletion took away (moved), either way round; a changed one does not
+    assert run([c | 1], [(2 << 16) | 1, c | 2]) == -1
+    assert run([(2 << 16) | 2, c | 1], [c | 2]) == -1
+    assert run([(1 << 16) | 3, c | 1], [(2 << 16) | 3, c | 2]) == 1
+    # written in place of another, a figure is one more of its kind on its side: not moved
+    assert run([(1 << 16) | 1, c | 1], [(2 << 16) | 1, c | 2]) == 1
+    # polarity replacements (another polarity byte) count wherever their fills stand
+    assert run([c | 0x0101], [(2 << 16) | 0x0101, c | 0x0201]) == 0
     assert run([], [c]) == -1 and run([c], []) == -1
     top = (0xFFFFFFFF << 16)
     assert run([top | 0xFFFF], [top | 0xFFFE]) == 0
