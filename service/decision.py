@@ -34,6 +34,7 @@ class Rule(StrEnum):
     SIMHASH = "simhash"
     HYBRID = "hybrid"
     CONTAINMENT = "containment"
+    TRANSLATION = "translation"  # the optional translation check (neardup.translation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,7 @@ class Evidence:
     race: bool = False  # decided against a near-duplicate another worker stored meanwhile
     id_reused: bool = False  # the id was decided before with other text: this text was decided anew
     model_version: int = 0  # the learned model in force (0: none)
+    cosine: float | None = None  # the translation check's: the embeddings' cosine
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; optional flags appear only when set, so rows stay as short as before."""
@@ -99,6 +101,8 @@ class Evidence:
         }
         if self.model_version:
             out["model_version"] = self.model_version
+        if self.cosine is not None:
+            out["cosine"] = self.cosine
         if self.critical is not None:
             out["critical"] = self.critical.to_dict()
         for flag in ("replay", "race", "id_reused"):
@@ -128,6 +132,7 @@ class Evidence:
             race=bool(d.get("race")),
             id_reused=bool(d.get("id_reused")),
             model_version=int(d.get("model_version") or 0),
+            cosine=float(d["cosine"]) if d.get("cosine") is not None else None,
         )
 
 

@@ -63,6 +63,7 @@ from neardup.storage import (
     open_store,
 )
 from neardup.thresholds import STATE_NAME, AdaptiveThresholds
+from neardup.translation import TranslationCheck
 from neardup.versions import version_marks
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,9 @@ class Engine:
         self.bloom = Bloom(BLOOM_CAPACITY, 0.01, hash_func=_bloom_hash)
         self._bloom_items = 0
         self.hot = HotTier(settings.window.hot_count, settings.window.hot_seconds)
+        self.translation = (TranslationCheck(settings.translation, settings.window.hot_count,
+                                             settings.window.hot_seconds)
+                            if settings.translation.enabled else None)
         self.windows = 0
         self._publish_thresholds()
 
@@ -323,10 +327,17 @@ class Engine:
             self.metrics.recheck_rejections.labels(why).inc(count)
         for v in verdicts:
             self.metrics.candidates.observe(v.candidates)
+        embedded: list[int] = []
+        if self.translation is not None:
+            verdicts, embedded, vectors = await asyncio.to_thread(self._translate, w, rows, verdicts)
 
         if not dry_run:
             verdicts, rechecked = await self._commit(w, rows, verdicts, owner_of)
             verdicts = await self._resolve_races(w, rows, table, verdicts, seen, thresholds, rechecked)
+            if self.translation is not None and embedded:
+                kept = [i for i, k in enumerate(embedded) if verdicts[k].status is Status.UNIQUE]
+                self.translation.remember([w.docs[rows[embedded[i]]].id for i in kept],
+                                          [w.fps.langs[rows[embedded[i]]] for i in kept], vectors[kept])
         decisions = [
             Decision(w.docs[r], v.status, v.matched if v.status is Status.DUPLICATE else None,
                      self._evidence(v, thresholds[k], window_id, id_reused=r in reused))
@@ -340,6 +351,26 @@ class Engine:
                 for r, d in zip(rows, decisions, strict=True)]))
             await self._adapt(decisions)
         return decisions
+
+    def _translate(self, w: _Window, rows: list[int], verdicts: list[Verdict]
+                   ) -> tuple[list[Verdict], list[int], npt.NDArray[np.float32]]:
+        """The translation check (when enabled) over the rows the lexical path found nothing
+        like: (verdicts with its matches, the verdicts' indices it embedded, their embeddings)."""
+        none = np.zeros((0, 0), dtype=np.float32)
+        if self.translation is None:
+            return verdicts, [], none
+        embedded = [k for k, v in enumerate(verdicts) if v.status is Status.UNIQUE and v.reason is Reason.UNIQUE]
+        if not embedded:
+            return verdicts, [], none
+        docs = [w.docs[rows[k]] for k in embedded]
+        matches, vectors = self.translation.match([d.id for d in docs], [w.fps.langs[rows[k]] for k in embedded],
+                                                  [d.text for d in docs])
+        out = list(verdicts)
+        for k, m in zip(embedded, matches, strict=True):
+            if m is not None:
+                out[k] = Verdict(Status.DUPLICATE, Reason.NEAR, Rule.TRANSLATION, m.matched, None,
+                                 verdicts[k].candidates, cosine=m.cosine)
+        return out, embedded, vectors
 
     async def _sketches(self, refs: list[bytes]) -> dict[bytes, Sketch]:
         """Sketches of candidate refs: from the hot tier, else fetched and decoded."""
@@ -402,7 +433,7 @@ class Engine:
             containment=s.containment if s else None, candidates=v.candidates,
             thresholds=t.as_evidence(), threshold_version=t.version, window_id=window_id,
             worker_id=self.settings.worker_id, decided_at=round(time.time(), 3), critical=v.critical,
-            race=v.race, id_reused=id_reused, model_version=self.model.version,
+            race=v.race, id_reused=id_reused, model_version=self.model.version, cosine=v.cosine,
         )
 
     async def _adapt(self, decisions: list[Decision]) -> None:

@@ -130,6 +130,7 @@ class Verdict:
     critical: CriticalEvidence | None = None
     race: bool = False  # set by the engine's race re-check, never by the pure core
     cluster: str | None = None  # the original of the cluster joined: the match's own original, or the match
+    cosine: float | None = None  # set by the engine's translation check, never by the pure core
 
 
 @dataclass(slots=True)
