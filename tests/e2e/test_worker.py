@@ -167,3 +167,30 @@ def test_cli_publish_and_tail(pipeline: Pipeline, datasets_dir: Path, tmp_path: 
     lines = [json.loads(line) for line in run.stdout.splitlines()]
     assert len(lines) == 25
     assert all(r["topic"] == pipeline.raw and r["key"] == r["value"]["id"] for r in lines)
+
+
+def test_worker_joins_a_translation_when_the_check_is_enabled(
+    pipeline: Pipeline, start_worker: Callable[..., WorkerProcess], tmp_path: Path
+) -> None:
+    """The optional translation check in the service: a worker with it enabled (settings from the
+    environment) puts a Chinese translation of an English story in its cluster, with the cosine;
+    the other story of each language stays unique (texts as in tests/unit/test_translation.py)."""
+    from tests.unit.test_translation import QUAKE_EN, SCHOOL_ZH, TAX_EN, TAX_ZH, THRESHOLD
+
+    worker = start_worker("tr", NEARDUP_TRANSLATION__ENABLED="true", NEARDUP_TRANSLATION__THRESHOLD=str(THRESHOLD))
+    worker.wait_ready()
+    docs = [("en1", TAX_EN, "en"), ("en2", QUAKE_EN, "en"), ("zh1", TAX_ZH, "zh"), ("zh2", SCHOOL_ZH, "zh")]
+    jsonl = tmp_path / "stories.jsonl"
+    jsonl.write_text("".join(json.dumps({"id": i, "text": t, "lang": lang}) + "\n" for i, t, lang in docs),
+                     encoding="utf-8")
+    assert publish_file(pipeline.settings(), jsonl, progress=False) == len(docs)
+    got = collect(pipeline.broker, pipeline.outputs, expected=len(docs), timeout=120)
+    records = {rec["id"]: rec for rec in (json.loads(r.value) for r in got[pipeline.unique] + got[pipeline.duplicate])}
+    assert set(records) == {"en1", "en2", "zh1", "zh2"}, worker.log_tail()
+    # partitions may deliver either one first: the later is the duplicate of the earlier
+    joined = [records[i] for i in ("en1", "zh1") if records[i]["status"] == "duplicate"]
+    assert len(joined) == 1, (records, worker.log_tail())
+    assert joined[0]["duplicate_of"] == ({"en1", "zh1"} - {joined[0]["id"]}).pop()
+    assert joined[0]["evidence"]["rule"] == "translation" and joined[0]["evidence"]["cosine"] >= THRESHOLD
+    assert records["en2"]["status"] == records["zh2"]["status"] == "unique"
+    assert worker.stop() == 0
