@@ -88,9 +88,9 @@ class TranslationCheck:
         heads = [t[: self.head_chars].encode("utf-8", "replace").decode("utf-8") for t in texts]
         rows = np.asarray(self._encoder.encode(heads), dtype=np.float32).reshape(len(texts), -1)
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        rows = rows / np.where(norms > 0, norms, 1.0)
-        rows[[sum(c.isalnum() for c in h) < MIN_LETTERS for h in heads]] = 0.0
-        return rows.astype(np.float32)
+        unit = (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        unit[[sum(c.isalnum() for c in h) < MIN_LETTERS for h in heads]] = 0.0
+        return unit
 
     def match(self, ids: Sequence[str], langs: Sequence[str], texts: Sequence[str]
               ) -> tuple[list[TranslationMatch | None], npt.NDArray[np.float32]]:
