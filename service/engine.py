@@ -63,6 +63,7 @@ from neardup.storage import (
     open_store,
 )
 from neardup.thresholds import STATE_NAME, AdaptiveThresholds
+from neardup.translation import STATE_NAME as TRANSLATION_STATE
 from neardup.translation import TranslationCheck
 from neardup.versions import version_marks
 
@@ -117,6 +118,7 @@ class Engine:
         self.translation = (TranslationCheck(settings.translation, settings.window.hot_count,
                                              settings.window.hot_seconds)
                             if settings.translation.enabled else None)
+        self._state_names = [MODEL_STATE, STATE_NAME] + ([TRANSLATION_STATE] if self.translation is not None else [])
         self.windows = 0
         self._publish_thresholds()
 
@@ -223,13 +225,18 @@ class Engine:
         self.metrics.bloom_hits.labels("miss").inc(n - len(maybe))
         answer = await self._store("lookup", lambda: self.store.lookup(WindowQuery(
             doc_ids=[d.id for d in w.docs], exact_hashes=[w.fps.content_hashes[r] for r in maybe],
-            index_keys=w.keys, state_names=[MODEL_STATE, STATE_NAME])))
+            index_keys=w.keys, state_names=self._state_names)))
         model = answer.states.get(MODEL_STATE)
         if model is not None and model.version != self.model.version:
             await asyncio.to_thread(self.apply_model, Model.from_bytes(model.payload))
             w = await asyncio.to_thread(self._prepare, w.docs, t0)  # fingerprinted again under the new model
         if self.settings.thresholds.adaptive:
             self.thresholds.load(answer.states.get(STATE_NAME))
+        if self.translation is not None:
+            try:
+                self.translation.merge(answer.states.get(TRANSLATION_STATE))
+            except ValueError as exc:  # a corrupt shared window costs its matches, not the window
+                log.warning("translation window in the store ignored: %s", exc)
         owner_of = {r: o for r, o in zip(maybe, answer.owners, strict=True)}
 
         final: dict[int, Decision] = {}
@@ -338,6 +345,7 @@ class Engine:
                 kept = [i for i, k in enumerate(embedded) if verdicts[k].status is Status.UNIQUE]
                 self.translation.remember([w.docs[rows[embedded[i]]].id for i in kept],
                                           [w.fps.langs[rows[embedded[i]]] for i in kept], vectors[kept])
+                await self._share_translations()
         decisions = [
             Decision(w.docs[r], v.status, v.matched if v.status is Status.DUPLICATE else None,
                      self._evidence(v, thresholds[k], window_id, id_reused=r in reused))
@@ -371,6 +379,15 @@ class Engine:
                 out[k] = Verdict(Status.DUPLICATE, Reason.NEAR, Rule.TRANSLATION, m.matched, None,
                                  verdicts[k].candidates, cosine=m.cosine)
         return out, embedded, vectors
+
+    async def _share_translations(self) -> None:
+        """Write this process's translation window to the store (compare-and-set): when another
+        worker wrote first, the next lookup merges its version and the next write carries ours."""
+        check = self.translation
+        value = check.to_share() if check is not None else None
+        if check is not None and value is not None and await self._store(
+                "write_state", lambda: self.store.write_state(TRANSLATION_STATE, value)):
+            check.shared(value)
 
     async def _sketches(self, refs: list[bytes]) -> dict[bytes, Sketch]:
         """Sketches of candidate refs: from the hot tier, else fetched and decoded."""

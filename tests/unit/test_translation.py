@@ -16,7 +16,9 @@ from neardup.decision import Evidence, Reason, Rule, Status
 from neardup.document import Document, parse_document
 from neardup.engine import Engine
 from neardup.errors import ConfigError
-from neardup.translation import TranslationCheck, load_encoder
+from neardup.storage import StateValue, WindowQuery, open_store
+from neardup.translation import STATE_NAME as TRANSLATION_STATE
+from neardup.translation import TranslationCheck, decode_window, encode_window, load_encoder
 
 TAX_EN = ("The State Council approved a plan on Tuesday to cut taxes for small businesses by 20 percent, "
           "the finance ministry said. The cuts take effect next month and are expected to save firms "
@@ -25,6 +27,7 @@ TAX_ZH = "财政部表示，国务院周二批准了一项为小企业减税20%�
 QUAKE_EN = ("A strong earthquake struck the coastal city early on Monday, damaging hundreds of homes and "
             "cutting power to tens of thousands of residents, officials said.")
 SCHOOL_ZH = "市教育局宣布，今年秋季起全市中小学将延长午休时间，并增加体育课课时。"
+QUAKE_ZH = "官员说，周一清晨一场强烈地震袭击了这座沿海城市，数百所房屋受损，数万居民断电。"
 TAX_EN_AGAIN = ("On Tuesday the cabinet signed off on lowering small firms' taxes by a fifth, according to the "
                 "finance ministry; from next month companies should keep roughly 50 billion yuan more a year.")
 THRESHOLD = 0.6  # these short texts: translations 0.73, unrelated stories 0.14-0.22 (measured below)
@@ -143,3 +146,57 @@ def test_too_little_text_is_nobody_s_translation(check: TranslationCheck) -> Non
     assert matches == [None, None]
     small.remember(["zh-empty", "en-empty"], ["zh", "en"], vectors)
     assert len(small) == 0
+
+
+def test_the_shared_window_round_trips_and_refuses_bad_bytes(check: TranslationCheck) -> None:
+    vectors = check.embed([TAX_EN, TAX_ZH])
+    entries = [("en1", "en", vectors[0], 1_796_000_000.25), ("稿件-7", "zh", vectors[1], 1_796_000_001.5)]
+    back = decode_window(encode_window(entries))
+    assert [(i, lang, t) for i, lang, _, t in back] == [(i, lang, t) for i, lang, _, t in entries]
+    for (_, _, v, _), (_, _, w, _) in zip(back, entries, strict=True):
+        assert float(v @ w) >= 0.999  # 8 bits a dimension
+    data = encode_window(entries)
+    for bad in (b"XX1" + data[3:], data[:-5], data[:10]):
+        with pytest.raises(ValueError):
+            decode_window(bad)
+    assert decode_window(encode_window([])) == []
+
+
+async def test_workers_share_the_window_through_the_store() -> None:
+    """Two engines (two workers) on one store: a translation decided by the other worker is found,
+    also after a lost compare-and-set; a corrupt shared window is ignored, not fatal."""
+    store = open_store("memory://")
+    await store.open()
+    settings = load_settings(worker_id="a", store_url="memory://",
+                             translation={"enabled": True, "threshold": THRESHOLD})
+    a, b = Engine(settings, store), Engine(settings.model_copy(update={"worker_id": "b"}), store)
+    assert (await a.decide([doc("en1", TAX_EN, "en")]))[0].status is Status.UNIQUE
+    got = (await b.decide([doc("zh1", TAX_ZH, "zh")]))[0]
+    assert got.status is Status.DUPLICATE and got.duplicate_of == "en1" and got.evidence.rule is Rule.TRANSLATION
+
+    # a's compare-and-set loses once (another worker wrote first): its next write carries the document
+    await b.decide([doc("en2", QUAKE_EN, "en")])
+    real_write = store.write_state
+    lost: list[str] = []
+
+    async def lose_once(name: str, value: StateValue) -> bool:
+        if name == TRANSLATION_STATE and not lost:
+            lost.append(name)
+            return False
+        return await real_write(name, value)
+
+    store.write_state = lose_once  # type: ignore[method-assign]
+    await a.decide([doc("zh2", SCHOOL_ZH, "zh")])
+    assert lost and a.translation is not None and a.translation.to_share() is not None  # not taken yet
+    await a.decide([doc("en9", "A few words in English about nothing in particular today, said nobody.", "en")])
+    assert a.translation.to_share() is None  # taken now, with zh2
+    state = (await store.lookup(WindowQuery(state_names=[TRANSLATION_STATE]))).states[TRANSLATION_STATE]
+    assert {"en1", "en2", "zh2", "en9"} <= {i for i, _, _, _ in decode_window(state.payload)}
+
+    await store.write_state(TRANSLATION_STATE, StateValue(state.version + 1, b"not a window"))
+    c = Engine(settings.model_copy(update={"worker_id": "c"}), store)
+    out = await c.decide([doc("zh3", QUAKE_ZH, "zh")])
+    assert out[0].status is Status.UNIQUE  # its window was unreadable; the document still decided
+    healed = (await store.lookup(WindowQuery(state_names=[TRANSLATION_STATE]))).states[TRANSLATION_STATE]
+    assert [i for i, _, _, _ in decode_window(healed.payload)] == ["zh3"]  # c's write replaced it
+    await store.close()
