@@ -31,6 +31,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from report import emit
+
 from neardup.differences import PROFILE_VERSION, decode_profile, profiler
 from neardup.normalize import normalize_text
 
@@ -121,10 +123,7 @@ def main() -> None:
     result["pairs"] = str(args.pairs or args.build)
     result["seconds"] = round(time.perf_counter() - started, 1)
     result["date"] = time.strftime("%Y-%m-%d")
-    out = json.dumps(result, ensure_ascii=False, indent=1)
-    print(out)
-    if args.json:
-        args.json.write_text(out + "\n", encoding="utf-8")
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

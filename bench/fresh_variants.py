@@ -34,6 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from report import emit
+
 from neardup.config import load_settings
 from neardup.document import parse_document
 from neardup.engine import Engine, decide_all
@@ -145,10 +147,7 @@ def main() -> None:
     result = {"seed": args.seed, "originals": str(args.originals or "the development set's"),
               "documents": len(docs), **report(asyncio.run(decide(docs)), positives, flips),
               "seconds": round(time.perf_counter() - started, 1), "date": time.strftime("%Y-%m-%d")}
-    out = json.dumps(result, ensure_ascii=False, indent=1)
-    print(out)
-    if args.json:
-        args.json.write_text(out + "\n", encoding="utf-8")
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

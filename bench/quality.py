@@ -46,6 +46,8 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from report import emit
+
 from neardup.config import load_settings
 from neardup.config.settings import Settings
 from neardup.differences import PROFILE_VERSION
@@ -341,10 +343,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     report, _ = asyncio.run(run(parse_sets(args.sets), args.no_simhash_blocks, args.docs, args.pairs,
                                 args.profile_version, args.flips_of_variants, args.flip_seed))
-    text = json.dumps(report, indent=1, ensure_ascii=False)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(report, args.json)
 
 
 if __name__ == "__main__":

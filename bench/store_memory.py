@@ -55,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import itertools
 
 import quality
+from report import emit
 
 from neardup.config import load_settings
 from neardup.engine import store_options
@@ -361,10 +362,7 @@ def main(argv: list[str] | None = None) -> None:
         redis_store.encode_decision = encode_decision_v2
     result = asyncio.run(run(args))
     result["value_formats"] = args.formats
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    emit(result, args.json)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from report import emit
+
 from neardup.config import load_settings
 from neardup.decision import Rule
 from neardup.document import parse_document
@@ -121,10 +123,7 @@ def main() -> None:
     thresholds = sorted({settings.translation.threshold, *(f["threshold"] for f in result["folds"])})
     result["engine"] = [asyncio.run(engine_run(docs, pairs, t, args.seed)) for t in thresholds]
     result["date"] = time.strftime("%Y-%m-%d")
-    out = json.dumps(result, ensure_ascii=False, indent=1)
-    print(out)
-    if args.json:
-        args.json.write_text(out + "\n", encoding="utf-8")
+    emit(result, args.json)
 
 
 if __name__ == "__main__":
