@@ -384,8 +384,10 @@ class Engine:
         """Write this process's translation window to the store (compare-and-set): when another
         worker wrote first, the next lookup merges its version and the next write carries ours."""
         check = self.translation
-        value = check.to_share() if check is not None else None
-        if check is not None and value is not None and await self._store(
+        if check is None:
+            return
+        value = check.to_share()
+        if value is not None and await self._store(
                 "write_state", lambda: self.store.write_state(TRANSLATION_STATE, value)):
             check.shared(value)
 
