@@ -76,7 +76,13 @@ class FingerprintSettings(_Section):
     num_perm: int = Field(128, ge=16, le=1024)
     zh_shingle: int = Field(5, ge=1, le=16, description="character shingle size for Chinese")
     en_shingle: int = Field(3, ge=1, le=8, description="word shingle size for English and other")
-    seed: int = Field(1, ge=0, description="seed of the MinHash permutation parameters")
+    seed: int = Field(1, ge=0, description="seed of the MinHash hash functions")
+    # one permutation hashing (one hash a shingle, densified bins) estimates Jaccard as well as
+    # num_perm permutations at a twentieth of the work; "permutations" keeps the signatures of a
+    # store written before 2026-12-04 comparable (the two families are never compared)
+    minhash_family: Literal["one_permutation", "permutations"] = Field(
+        "one_permutation", description="MinHash by one permutation hashing or by num_perm permutations"
+    )
     idf_path: str | None = Field(None, description="IDF table 'word idf' per line; default: jieba's")
     domain_weights_path: str | None = Field(None, description="YAML/TOML domain weights; default: bundled")
     signature_bits: int = Field(

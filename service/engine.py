@@ -105,6 +105,7 @@ class Engine:
             en_shingle=fp.en_shingle, seed=fp.seed, t2s=settings.normalize.traditional_to_simplified,
             strip_html=settings.normalize.strip_html, idf_path=fp.idf_path,
             lexicon_path=fp.domain_weights_path, segment_hmm=fp.segment_hmm, signature_bits=fp.signature_bits,
+            minhash_family=fp.minhash_family,
         ))
         self.layout = IndexLayout.create(fp.simhash_bits, settings.index.hamming_radius, fp.num_perm,
                                          settings.index.lsh_threshold, settings.index.lsh_fp_weight,
@@ -406,7 +407,7 @@ class Engine:
             fp = self.settings.fingerprint
             for ref, rec in records.items():
                 try:
-                    out[ref] = Sketch.from_record(rec, fp.seed, fp.num_perm)
+                    out[ref] = Sketch.from_record(rec, fp.seed, fp.num_perm, fp.minhash_family)
                 except ValueError:  # another format version or MinHash family: not comparable
                     self.metrics.recheck_rejections.labels("format").inc()
         return out

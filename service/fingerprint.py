@@ -7,7 +7,9 @@ Byte formats (all big-endian, versioned; the store keeps them opaque):
   low ``bits`` bits (b-bit MinHash: two different minima agree by chance with probability 2^-bits,
   which the Jaccard estimate corrects for). 4-bit values are packed two to a byte, the first in
   the high nibble, the last byte's low nibble 0 when num_perm is odd. v1 is the same without the
-  bits byte, 32-bit values.
+  bits byte, 32-bit values. v3 adds, after the bits byte, the MinHash family (1 B: 0 k
+  permutations, 1 one permutation hashing; :mod:`neardup.kernels.minhash`); v1 and v2 are k
+  permutations.
   The header pins the hash family, so a signature made with other parameters is refused instead
   of compared. The shingle kind is also the language's (``neardup.language.shingle_kind``: b"c"
   Chinese, b"w" English, b"j" Japanese, ...): signatures of different kinds are never compared.
@@ -19,6 +21,7 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
+from typing import Literal, NamedTuple
 
 import mmh3
 import numpy as np
@@ -44,9 +47,13 @@ from neardup.segment import segmenter
 MASK64 = (1 << 64) - 1
 P31 = (1 << 31) - 1
 SIG_MAGIC = b"NM"
-SIG_VERSION = 2
+SIG_VERSION = 3
 SIG_HEADER_V1 = struct.Struct(">2sBcBHI")
-SIG_HEADER = struct.Struct(">2sBcBHIB")
+SIG_HEADER_V2 = struct.Struct(">2sBcBHIB")
+SIG_HEADER = struct.Struct(">2sBcBHIBB")
+MinHashFamily = Literal["one_permutation", "permutations"]
+FAMILY_CODES: dict[str, int] = {"permutations": 0, "one_permutation": 1}
+FAMILIES = {code: name for name, code in FAMILY_CODES.items()}
 SIG_DTYPES = {8: ">u1", 16: ">u2", 32: ">u4"}
 SIG_BITS = (4, 8, 16, 32)
 SHINGLE_SEED = 0x5EED
@@ -96,32 +103,52 @@ def _unpack_nibbles(data: bytes, offset: int, count: int) -> npt.NDArray[np.uint
     return out[:count]
 
 
-def encode_signature(sig: npt.NDArray[np.uint32], kind: bytes, size: int, seed: int, bits: int = 32) -> bytes:
+class Signature(NamedTuple):
+    """A decoded MinHash signature and the header that says how it was made."""
+
+    values: npt.NDArray[np.uint32]
+    kind: bytes
+    size: int
+    seed: int
+    bits: int
+    family: str  # a key of FAMILY_CODES
+
+
+def encode_signature(sig: npt.NDArray[np.uint32], kind: bytes, size: int, seed: int, bits: int = 32,
+                     family: str = "one_permutation") -> bytes:
+    """The stored bytes (format v3, module docstring) of a signature of ``family``."""
     if bits not in SIG_BITS:
         raise ValueError(f"signature bits must be one of {list(SIG_BITS)}, not {bits}")
-    head = SIG_HEADER.pack(SIG_MAGIC, SIG_VERSION, kind, size, sig.shape[0], seed, bits)
+    head = SIG_HEADER.pack(SIG_MAGIC, SIG_VERSION, kind, size, sig.shape[0], seed, bits, FAMILY_CODES[family])
     if bits == 4:
         return head + _pack_nibbles(sig)
     return head + truncate_signature(sig, bits).astype(SIG_DTYPES[bits]).tobytes()
 
 
-def decode_signature(data: bytes) -> tuple[npt.NDArray[np.uint32], bytes, int, int, int]:
-    """(signature, kind, shingle size, seed, bits); raises ValueError on an unknown format."""
+def decode_signature(data: bytes) -> Signature:
+    """The signature in ``data`` (formats v1-v3); raises ValueError on an unknown format."""
     magic, version = data[:2], data[2] if len(data) > 2 else 0
-    if magic != SIG_MAGIC or version not in (1, 2):
-        raise ValueError("not a neardup v1/v2 MinHash signature")
+    if magic != SIG_MAGIC or version not in (1, 2, 3):
+        raise ValueError("not a neardup v1-v3 MinHash signature")
+    family = 0
     if version == 1:
         _, _, kind, size, num_perm, seed = SIG_HEADER_V1.unpack_from(data)
         bits, offset = 32, SIG_HEADER_V1.size
+    elif version == 2:
+        _, _, kind, size, num_perm, seed, bits = SIG_HEADER_V2.unpack_from(data)
+        offset = SIG_HEADER_V2.size
     else:
-        _, _, kind, size, num_perm, seed, bits = SIG_HEADER.unpack_from(data)
+        _, _, kind, size, num_perm, seed, bits, family = SIG_HEADER.unpack_from(data)
         offset = SIG_HEADER.size
     if bits not in SIG_BITS:
         raise ValueError(f"signature with {bits}-bit values")
+    if family not in FAMILIES:
+        raise ValueError(f"signature of unknown MinHash family {family}")
     if bits == 4:
-        return _unpack_nibbles(data, offset, num_perm), kind, size, seed, bits
-    body = np.frombuffer(data, dtype=SIG_DTYPES[bits], offset=offset, count=num_perm)
-    return body.astype(np.uint32), kind, size, seed, bits
+        values = _unpack_nibbles(data, offset, num_perm)
+    else:
+        values = np.frombuffer(data, dtype=SIG_DTYPES[bits], offset=offset, count=num_perm).astype(np.uint32)
+    return Signature(values, kind, size, seed, bits, FAMILIES[family])
 
 
 def corrected_jaccard(raw: float, bits: int) -> float:
@@ -158,6 +185,7 @@ class FingerprintConfig:
     lexicon_path: str | None = None
     segment_hmm: bool = False
     signature_bits: int = 8
+    minhash_family: MinHashFamily = "one_permutation"
 
 
 @dataclass(slots=True)
@@ -279,7 +307,7 @@ class Fingerprinter:
                 shingles, s_off = ktext.char_shingle_hashes(cps, offsets, self.classes, cfg.zh_shingle, SHINGLE_SEED)
             # MinHash is a function of the shingle *set*: hash each distinct shingle once
             shingles, s_off = ktext.distinct_per_doc(shingles, s_off)
-            sg = kmin.minhash_batch(shingles, s_off, self.a, self.b)
+            sg = self.minhash(shingles, s_off)
             ct = s_off[1:] - s_off[:-1]
             rows = np.asarray(idx, dtype=np.int64)
             simhash[rows] = sh
@@ -295,6 +323,12 @@ class Fingerprinter:
             shingle_kind=[shingle_kind(lang) for lang in lang_list],
             lengths=[len(t) for t in batch.texts],
         )
+
+    def minhash(self, shingles: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.uint32]:
+        """Signatures (one row per document) of distinct shingle hashes, in the configured family."""
+        if self.config.minhash_family == "permutations":
+            return kmin.minhash_batch(shingles, offsets, self.a, self.b)
+        return kmin.one_permutation_batch(shingles, offsets, self.config.num_perm, self.config.seed)
 
     def _token_spans(self, tokenizer: Tokenizer, cps: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64],
                      texts: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -313,4 +347,5 @@ class Fingerprinter:
         """Row ``i``'s signature in the stored format (its language's shingle kind and size)."""
         cfg = self.config
         size = cfg.en_shingle if tokenizer_of(fps.langs[i]) is Tokenizer.WORDS else cfg.zh_shingle
-        return encode_signature(fps.signatures[i], fps.shingle_kind[i], size, cfg.seed, cfg.signature_bits)
+        return encode_signature(fps.signatures[i], fps.shingle_kind[i], size, cfg.seed, cfg.signature_bits,
+                                cfg.minhash_family)

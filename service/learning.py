@@ -399,7 +399,7 @@ async def stored_features(settings: Any, store: Any, labels: Sequence[Label]) ->
     sketches: dict[str, Sketch] = {}
     for rec in records.values():
         try:
-            sketches[rec.doc_id] = Sketch.from_record(rec, fp.seed, fp.num_perm)
+            sketches[rec.doc_id] = Sketch.from_record(rec, fp.seed, fp.num_perm, fp.minhash_family)
         except ValueError:
             continue
     used = [x for x in labels if x.a in sketches and x.b in sketches]

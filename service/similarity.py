@@ -73,11 +73,11 @@ class Sketch:
         return encode_meta(self.original, self.marks)
 
     @classmethod
-    def from_record(cls, rec: FingerprintRecord, seed: int, num_perm: int) -> Sketch:
+    def from_record(cls, rec: FingerprintRecord, seed: int, num_perm: int, family: str) -> Sketch:
         """Decode a stored record; ValueError when its byte formats are unknown or its MinHash
-        family (seed, permutations) is not this engine's: such a signature is not comparable."""
-        sig, kind, _size, rec_seed, bits = decode_signature(rec.signature)
-        if rec_seed != seed or sig.shape[0] != num_perm:
+        family (kind of hashing, seed, size) is not this engine's: such a signature is not comparable."""
+        sig, kind, _size, rec_seed, bits, rec_family = decode_signature(rec.signature)
+        if rec_seed != seed or sig.shape[0] != num_perm or rec_family != family:
             raise ValueError("signature of another MinHash family")
         original, marks = decode_meta(rec.meta)
         return cls(rec.doc_id, sig, bits, kind, decode_simhash(rec.simhash), rec.shingles, rec.length,

@@ -153,14 +153,13 @@ def run(args: FingerprintOptions) -> dict[str, Any]:
         results["rensa_minhash_docs_per_s"] = round(n_slow / timed(rn, repeat), 1)
     except ImportError:
         results["rensa_minhash_docs_per_s"] = None
-    from neardup.kernels import minhash as kmin
     from neardup.kernels import text as ktext
 
     batch = normalize_batch(slow_texts)
 
     def our_minhash() -> None:
         hs, off = ktext.char_shingle_hashes(batch.cps, batch.offsets, fp.classes, 5, 1)
-        kmin.minhash_batch(hs, off, fp.a, fp.b)
+        fp.minhash(*ktext.distinct_per_doc(hs, off))
 
     results["neardup_minhash_from_text_docs_per_s"] = round(n_slow / timed(our_minhash, repeat), 1)
     try:

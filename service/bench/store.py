@@ -239,7 +239,7 @@ def synthetic_records(b: Bench, start: int, m: int, rng: np.random.Generator,
         records.append(FingerprintRecord(
             doc_id=doc_id, content_type="news", published_at=published, content_hash=h,
             simhash=encode_simhash(simhash[r]), signature=encode_signature(sigs[r], b"c", fp.zh_shingle, fp.seed,
-                                                                           fp.signature_bits),
+                                                                           fp.signature_bits, fp.minhash_family),
             profile=profiles[r % len(profiles)], shingles=shingles[r], length=shingles[r] + 4,
             index_keys=tuple(row[row != 0].tolist()),
         ))  # fmt: skip

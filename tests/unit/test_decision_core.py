@@ -269,7 +269,9 @@ async def test_reprints_whose_footers_carry_other_timestamps_stay_together() -> 
         Document(id="c", text=body + "\n更新时间：2009年07月22日 16:45"),
         Document(id="d", text=body.replace("三十个工作日", "六十个工作日") + "\n发布时间：2009-07-22 10:30:15"),
     ])
-    assert [(d.status.value, d.duplicate_of) for d in out[1:3]] == [("duplicate", "a"), ("duplicate", "a")]
+    # together: b joins a, and c joins a's cluster through whichever of a and b is nearer
+    assert (out[1].status.value, out[1].duplicate_of) == ("duplicate", "a")
+    assert out[2].status is Status.DUPLICATE and out[2].duplicate_of in ("a", "b")
     assert out[3].status is Status.UNIQUE and out[3].evidence.critical is not None  # a changed term still counts
 
 
@@ -353,10 +355,11 @@ async def test_a_truncated_copy_is_as_near_as_it_is_contained() -> None:
             "本批复自下达之日起执行，此前有关文件与本批复不一致的，以本批复为准。特此批复，请遵照执行。")
     original = NOTICE.split("该公司")[0] + tail
     flip = original.replace("决定给予批准", "决定不予批准")
-    cut = NOTICE.split("该公司")[0]
+    cut = NOTICE.split("该公司")[0] + tail.split("。")[0] + "。"  # about half the original: an LSH candidate
     out = await eng.decide([Document(id="cut", text=cut), Document(id="flip", text=flip),
                             Document(id="original", text=original)])
     assert out[1].status is Status.UNIQUE and out[1].evidence.critical is not None  # the flip is no copy of the cut
     o = out[2].evidence
-    assert (out[2].status, out[2].duplicate_of, o.rule) == (Status.DUPLICATE, "cut", Rule.CONTAINMENT), o
+    assert (out[2].status, out[2].duplicate_of) == (Status.DUPLICATE, "cut") and o.rule in (Rule.HYBRID,
+                                                                                        Rule.CONTAINMENT), o
     assert o.jaccard is not None and o.jaccard < 0.55 and (o.containment or 0) > 0.9  # far by J, inside by C

@@ -194,14 +194,14 @@ def test_reordering_bound(fp64: Fingerprinter, en_long_docs: list[dict[str, str]
 
 @FAST
 @given(hnp.arrays(np.uint32, st.integers(1, 300)), st.sampled_from([b"c", b"w"]), st.integers(1, 255),
-       st.integers(0, 2**32 - 1), st.sampled_from([4, 8, 16, 32]))
-def test_signature_round_trip(sig: np.ndarray, kind: bytes, size: int, seed: int, bits: int) -> None:
-    data = encode_signature(sig, kind, size, seed, bits)
+       st.integers(0, 2**32 - 1), st.sampled_from([4, 8, 16, 32]), st.sampled_from(["one_permutation", "permutations"]))
+def test_signature_round_trip(sig: np.ndarray, kind: bytes, size: int, seed: int, bits: int, family: str) -> None:
+    data = encode_signature(sig, kind, size, seed, bits, family)
     assert len(data) == SIG_HEADER.size + (bits * sig.shape[0] + 7) // 8
     assert data[:2] == SIG_MAGIC and data[2] == SIG_VERSION
-    back, k, s, sd, b = decode_signature(data)
+    back, k, s, sd, b, f = decode_signature(data)
     assert back.dtype == np.uint32 and back.tolist() == (sig & np.uint32((1 << bits) - 1)).tolist()
-    assert (k, s, sd, b) == (kind, size, seed, bits)
+    assert (k, s, sd, b, f) == (kind, size, seed, bits, family)
 
 
 @pytest.mark.parametrize(("bits", "body"), [
@@ -213,11 +213,16 @@ def test_signature_round_trip(sig: np.ndarray, kind: bytes, size: int, seed: int
 def test_signature_known_answers(bits: int, body: bytes) -> None:
     """The stored byte format, spelled out: a change here breaks every stored signature."""
     sig = np.array([0x12345678, 0xABCDEF01, 0x0000000F], dtype=np.uint32)
-    head = b"NM" + bytes([2]) + b"c" + bytes([5]) + (3).to_bytes(2, "big") + (1).to_bytes(4, "big") + bytes([bits])
-    data = encode_signature(sig, b"c", 5, 1, bits)
-    assert data == head + body
-    assert decode_signature(data)[0].tolist() == (sig & np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF)
-                                                  ).tolist()
+    head = b"NM" + bytes([3]) + b"c" + bytes([5]) + (3).to_bytes(2, "big") + (1).to_bytes(4, "big") + bytes([bits])
+    want = (sig & np.uint32((1 << bits) - 1 if bits < 32 else 0xFFFFFFFF)).tolist()
+    for family, code in (("permutations", 0), ("one_permutation", 1)):
+        data = encode_signature(sig, b"c", 5, 1, bits, family)
+        assert data == head + bytes([code]) + body
+        assert decode_signature(data).values.tolist() == want
+        assert decode_signature(data).family == family
+    # v2, written before the family byte, was k permutations
+    v2 = b"NM" + bytes([2]) + head[3:] + body
+    assert decode_signature(v2).values.tolist() == want and decode_signature(v2).family == "permutations"
 
 
 def test_four_bit_signature_rejects_truncated_data() -> None:
@@ -248,8 +253,8 @@ def test_signature_rejects_wrong_header(sig: np.ndarray, magic: bytes, version: 
     data = bytearray(encode_signature(sig, b"w", 3, 1))
     data[:2] = magic
     data[2] = version
-    if magic == SIG_MAGIC and version in (1, SIG_VERSION):
-        decode_signature(bytes(data))  # v1 (no bits byte) is still read
+    if magic == SIG_MAGIC and version in (1, 2, SIG_VERSION):
+        decode_signature(bytes(data))  # v1 (no bits byte) and v2 (no family byte) are still read
     else:
         with pytest.raises(ValueError):
             decode_signature(bytes(data))
@@ -266,8 +271,8 @@ def test_signature_rejects_truncated_data() -> None:
 def test_fingerprinter_signature_header(fp64: Fingerprinter) -> None:
     fps = fp64.fingerprint(["国务院关于批准城市规划的通知", "The bank raised interest rates today."])
     for i, (kind, size) in enumerate([(b"c", 5), (b"w", 3)]):
-        sig, k, s, seed, bits = decode_signature(fp64.encode_signature(fps, i))
-        assert (k, s, seed, bits) == (kind, size, 1, 8)
+        sig, k, s, seed, bits, family = decode_signature(fp64.encode_signature(fps, i))
+        assert (k, s, seed, bits, family) == (kind, size, 1, 8, fp64.config.minhash_family)
         assert sig.tolist() == (fps.signatures[i] & np.uint32(0xFF)).tolist()
 
 

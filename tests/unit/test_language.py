@@ -120,8 +120,8 @@ def test_japanese_and_korean_are_read_as_characters_without_the_chinese_segmente
     for i in range(2):
         assert feature_votes(FPR, fps.texts[i], fps.langs[i]).simhash().tolist() == fps.simhash[i].tolist()
         assert len(shingles(FPR, fps.texts[i], fps.langs[i])) == int(fps.shingle_counts[i])
-    _, kind, size, _, _ = decode_signature(FPR.encode_signature(fps, 0))
-    assert (kind, size) == (b"j", FPR.config.zh_shingle)
+    sig = decode_signature(FPR.encode_signature(fps, 0))
+    assert (sig.kind, sig.size) == (b"j", FPR.config.zh_shingle)
 
 
 def test_each_language_has_its_tokeniser_and_its_own_shingle_kind() -> None:
