@@ -98,15 +98,18 @@ def fingerprint(docs: Path | None, json_path: Path | None, quick: bool, n: int) 
 @click.option("--n", type=int, default=6400, show_default=True, help="Documents (the dev set's Chinese texts, "
               "then copies and mixtures of them).")
 @click.option("--window", type=int, default=1000, show_default=True, help="Engine window for the in-process rate.")
+@click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True,
+              help="Runs of neardup dedup and of the engine (their medians are the figures); the classic stack runs once.")
 @_profile_option
-def pipeline(docs: Path | None, json_path: Path | None, quick: bool, n: int, window: int, profile: bool) -> None:
+def pipeline(docs: Path | None, json_path: Path | None, quick: bool, n: int, window: int, repeats: int,
+             profile: bool) -> None:
     """Whole `neardup dedup` process vs the classic stack (jieba + SimHash + datasketch LSH); engine docs/s."""
     from neardup.bench import pipeline as pl
     from neardup.storage.extras import require_extra
 
     require_extra("datasketch", "bench", "bench pipeline (datasketch)")
     out = _paths("pipeline", docs, json_path, quick)
-    result = pl.run(pl.PipelineOptions(docs=docs, n=n, window=window, quick=quick,
+    result = pl.run(pl.PipelineOptions(docs=docs, n=n, window=window, quick=quick, repeats=repeats,
                                        profile_path=out.with_suffix(".profile.txt") if profile else None))
     _finish(out, result, pl.summary(result))
 

@@ -8,6 +8,11 @@ Numba cache is warm as in any run after the first. Then the batch engine alone
 (``Engine.decide`` on the memory store, windows of 1,000, in this process, pinned to the same
 core) gives documents/s without process start and file I/O. ``--profile`` samples one more
 ``neardup dedup`` run with py-spy.
+
+On a shared machine one run of either can swing by more than a change being measured. With
+``--repeats N`` (3 by default) ``neardup dedup`` and the engine each run N times, before and after
+the classic stack, and their medians are the figures (every run is in the JSON); the classic
+stack, minutes long, runs once.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ class PipelineOptions:
     window: int = 1000
     quick: bool = False
     profile_path: Path | None = None
+    repeats: int = 3
 
 
 def bench_cpu() -> int:
@@ -89,6 +95,13 @@ def run_neardup(source: Path, output: Path) -> dict[str, Any]:
     summary = _last_json(res.stderr)
     return {"wall_seconds": round(wall, 3), "documents_per_second_wall": round(summary["documents"] / wall, 1),
             "summary": summary}
+
+
+def median_run(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """The run whose ``key`` is the median of ``runs`` (the lower middle one of an even count),
+    with every run's ``key`` beside it."""
+    ordered = sorted(runs, key=lambda r: r[key])
+    return {**ordered[(len(ordered) - 1) // 2], f"all_{key}": [r[key] for r in runs]}
 
 
 def run_classic(source: Path, output: Path) -> dict[str, Any]:
@@ -160,11 +173,17 @@ def run(opts: PipelineOptions) -> dict[str, Any]:
         src, warm_src = folder / "docs.jsonl", folder / "warmup.jsonl"
         result["corpus"]["utf8_bytes"] = write_jsonl(src, docs)
         write_jsonl(warm_src, warmup[:WARMUP_DOCS])
+        repeats = 1 if opts.quick else max(1, opts.repeats)
+        first, rest = (repeats + 1) // 2, repeats // 2  # neardup's runs on both sides of the classic one
         with pinned(cpu):
             _run(dedup_command(warm_src, folder / "warmup-out.jsonl"), "neardup dedup (warm-up)")
-            result["neardup_dedup"] = run_neardup(src, folder / "neardup-out.jsonl")
+            dedups = [run_neardup(src, folder / "neardup-out.jsonl") for _ in range(first)]
+            engines = [asyncio.run(engine_rate(docs, warmup, window)) for _ in range(first)]
             result["classic_stack"] = run_classic(src, folder / "classic-out.jsonl")
-            result["engine_memory_store"] = asyncio.run(engine_rate(docs, warmup, window))
+            dedups += [run_neardup(src, folder / "neardup-out.jsonl") for _ in range(rest)]
+            engines += [asyncio.run(engine_rate(docs, warmup, window)) for _ in range(rest)]
+            result["neardup_dedup"] = median_run(dedups, "wall_seconds")
+            result["engine_memory_store"] = median_run(engines, "documents_per_second")
         result["ratio_whole_process"] = round(result["classic_stack"]["wall_seconds"]
                                               / result["neardup_dedup"]["wall_seconds"], 1)
         result["machine"] = load.result()
@@ -186,12 +205,13 @@ def summary(r: dict[str, Any]) -> str:
     """The short table ``neardup bench pipeline`` prints."""
     nd, cl, eng = r["neardup_dedup"], r["classic_stack"], r["engine_memory_store"]
     return table(f"pipeline: {r['documents']} Chinese documents, whole processes pinned to core {r['pinned_cpu']}", [
-        Row("neardup dedup, whole process: seconds (docs/s)",
+        Row(f"neardup dedup, whole process: seconds (docs/s), median of {len(nd['all_wall_seconds'])}",
             f"{nd['wall_seconds']:.1f} ({number(nd['documents_per_second_wall'])})"),
         Row("classic stack, whole process: seconds (docs/s)",
             f"{cl['wall_seconds']:.1f} ({number(cl['documents_per_second_wall'])})"),
         Row("ratio (classic / neardup wall time)", f"{r['ratio_whole_process']}x", "20x"),
-        Row("batch engine, memory store, one core: docs/s", number(eng["documents_per_second"]), "4,000"),
+        Row(f"batch engine, memory store, one core: docs/s, median of {len(eng['all_documents_per_second'])}",
+            number(eng["documents_per_second"]), "4,000"),
         Row("machine otherwise idle", "yes" if r["machine"]["otherwise_idle"] else
             f"no ({r['machine']['other_processes_cpu_share']:.0%} of the CPU used by others)"),
     ])
