@@ -99,7 +99,8 @@ def fingerprint(docs: Path | None, json_path: Path | None, quick: bool, n: int) 
               "then copies and mixtures of them).")
 @click.option("--window", type=int, default=1000, show_default=True, help="Engine window for the in-process rate.")
 @click.option("--repeats", type=click.IntRange(1, 20), default=3, show_default=True,
-              help="Runs of neardup dedup and of the engine (their medians are the figures); the classic stack runs once.")
+              help="Runs of neardup dedup and of the engine (their medians are the figures); "
+                   "the classic stack runs once.")
 @_profile_option
 def pipeline(docs: Path | None, json_path: Path | None, quick: bool, n: int, window: int, repeats: int,
              profile: bool) -> None:
