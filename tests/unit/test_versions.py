@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from neardup.normalize import normalize_text
-from neardup.versions import different_versions, version_marks
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.normalize import normalize_batch, normalize_text
+from neardup.versions import _DATE, _ZH_DATE, HEAD_CHARS, dates_in, different_versions, version_marks
 
 HEAD = "中华人民共和国某某管理条例\n（{adopted}国务院第十次常务会议通过 {amended}国务院令第588号修订）\n"
 BODY = "第一章 总则\n第一条 为了加强管理，制定本条例。\n第二条 本条例适用于全国。"
@@ -62,3 +65,22 @@ def test_the_development_sets_versions_and_reprints(datasets_dir: Path) -> None:
     positives = [p for p in pairs if p["label"] == 1]
     assert sum(map(apart, amended)) >= 0.9 * len(amended)
     assert sum(map(apart, positives)) <= 0.005 * len(positives)
+
+
+DATE_PIECES = ["年", "月", "日", "2009", "1999", "12", "3", "0", "１２", "٢٠٠٩", "一九九五", "二〇〇九", "〇",
+               "十", "二十七", "三十一", "八", "第一条", "通过", " ", "\n", "(", "修正", "x"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(DATE_PIECES), max_size=40))
+def test_dates_found_from_each_year_mark_are_the_patterns_matches(pieces: list[str]) -> None:
+    """dates_in finds from each 年 what the two date patterns find when tried at every position."""
+    head = "".join(pieces)
+    assert dates_in(head) == (_DATE.findall(head), _ZH_DATE.findall(head))
+
+
+def test_dates_found_in_the_development_set_heads_are_the_patterns_matches(datasets_dir: Path) -> None:
+    with open(datasets_dir / "docs.jsonl", encoding="utf-8") as fh:
+        heads = [t[:HEAD_CHARS] for t in normalize_batch([json.loads(line)["text"] for line in fh]).texts]
+    assert sum(bool(dates_in(h)[0] or dates_in(h)[1]) for h in heads) > 500  # the check has dates to compare
+    assert all(dates_in(h) == (_DATE.findall(h), _ZH_DATE.findall(h)) for h in heads)
