@@ -121,15 +121,6 @@ class WindowAnswer:
     states: dict[str, StateValue]
 
 
-def index_rows(records: Sequence[FingerprintRecord]) -> IndexKeys:
-    """The records' index keys as rows of one array, padded with 0 (no key)."""
-    width = max((len(r.index_keys) for r in records), default=0)
-    out = np.zeros((len(records), width), dtype=np.uint64)
-    for i, r in enumerate(records):
-        out[i, : len(r.index_keys)] = r.index_keys
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class CommitAnswer:
     """What :meth:`FingerprintStore.commit` did: the owner per claim, in the claims' order, and

@@ -18,7 +18,6 @@ from neardup.storage.base import (
     TTLPolicy,
     WindowAnswer,
     WindowQuery,
-    index_rows,
 )
 
 INF = float("inf")
@@ -88,17 +87,22 @@ class MemoryFingerprintStore:
         return held[0] if held is not None and held[1] > now else None
 
     def _candidates(self, index_keys: IndexKeys, now: float) -> list[Candidates]:
+        return self._candidates_of(index_keys.tolist(), now)
+
+    def _candidates_of(self, rows: Sequence[Sequence[int]], now: float) -> list[Candidates]:
+        """Candidates per row of index keys (Python ints; 0, "no key", is never filed)."""
         out: list[Candidates] = []
-        buckets = self._buckets
+        get = self._buckets.get
         # all entries live: no expiry to test. Only this class fills the index through _add alone;
         # a subclass may fill it another way (the file store loads it from its database)
         all_live = type(self) is MemoryFingerprintStore and now < self._soonest
-        for row in index_keys.tolist():
+        for row in rows:
+            buckets = [b for b in map(get, row) if b]
+            if not buckets:
+                out.append({})  # most rows of a stream of new documents: no Counter to build
+                continue
             found: Counter[bytes] = Counter()
-            for key in row:
-                bucket = buckets.get(key) if key else None
-                if not bucket:
-                    continue
+            for bucket in buckets:
                 if all_live:
                     found.update(bucket.keys())
                 else:
@@ -137,7 +141,7 @@ class MemoryFingerprintStore:
         lost = {c.doc_id for c, owner in zip(claims, owners, strict=True) if owner != c.doc_id}
         stored = [r for r in records if r.doc_id not in lost]
         checked = [r for r in stored if r.doc_id in recheck]
-        found = self._candidates(index_rows(checked), now)
+        found = self._candidates_of([r.index_keys for r in checked], now)
         self._add(stored, now)
         return CommitAnswer(owners, {r.doc_id: f for r, f in zip(checked, found, strict=True)})
 
@@ -149,14 +153,18 @@ class MemoryFingerprintStore:
         return claim.doc_id
 
     def _add(self, records: Sequence[FingerprintRecord], now: float) -> None:
+        buckets = self._buckets
         for rec in records:
             expires_at = self._expiry(rec.content_type, now)
             self._soonest = min(self._soonest, expires_at)
             ref = rec.ref
             self._records[ref] = _Entry(rec, expires_at)
             for key in rec.index_keys:
-                if key:
-                    self._buckets.setdefault(key, {})[ref] = expires_at
+                bucket = buckets.get(key)
+                if bucket is not None:
+                    bucket[ref] = expires_at
+                elif key:
+                    buckets[key] = {ref: expires_at}  # most keys are a document's own: one new dict each
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""
