@@ -337,7 +337,7 @@ class Engine:
             self.metrics.candidates.observe(v.candidates)
         embedded: list[int] = []
         if self.translation is not None:
-            verdicts, embedded, vectors = await asyncio.to_thread(self._translate, w, rows, verdicts)
+            verdicts, embedded, vectors = await asyncio.to_thread(self._translate, self.translation, w, rows, verdicts)
 
         if not dry_run:
             verdicts, rechecked = await self._commit(w, rows, verdicts, owner_of)
@@ -361,18 +361,16 @@ class Engine:
             await self._adapt(decisions)
         return decisions
 
-    def _translate(self, w: _Window, rows: list[int], verdicts: list[Verdict]
+    @staticmethod
+    def _translate(check: TranslationCheck, w: _Window, rows: list[int], verdicts: list[Verdict]
                    ) -> tuple[list[Verdict], list[int], npt.NDArray[np.float32]]:
-        """The translation check (when enabled) over the rows the lexical path found nothing
-        like: (verdicts with its matches, the verdicts' indices it embedded, their embeddings)."""
-        none = np.zeros((0, 0), dtype=np.float32)
-        if self.translation is None:
-            return verdicts, [], none
+        """The translation ``check`` over the rows the lexical path found nothing like: (verdicts
+        with its matches, the verdicts' indices it embedded, their embeddings)."""
         embedded = [k for k, v in enumerate(verdicts) if v.status is Status.UNIQUE and v.reason is Reason.UNIQUE]
         if not embedded:
-            return verdicts, [], none
+            return verdicts, [], np.zeros((0, 0), dtype=np.float32)
         docs = [w.docs[rows[k]] for k in embedded]
-        matches, vectors = self.translation.match([d.id for d in docs], [w.fps.langs[rows[k]] for k in embedded],
+        matches, vectors = check.match([d.id for d in docs], [w.fps.langs[rows[k]] for k in embedded],
                                                   [d.text for d in docs])
         out = list(verdicts)
         for k, m in zip(embedded, matches, strict=True):

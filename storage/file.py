@@ -53,7 +53,7 @@ from typing import IO, Any
 
 from neardup.storage.base import Claim, CommitAnswer, DecisionRecord, FingerprintRecord, StateValue, TTLPolicy
 from neardup.storage.errors import StoreCorruptError, StoreError
-from neardup.storage.memory import MemoryFingerprintStore, _Entry
+from neardup.storage.memory import MemoryFingerprintStore
 
 FORMAT = "neardup-store"
 VERSION = 4
@@ -231,7 +231,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
             keys, exp, meta = row[9:]
             rec = FingerprintRecord(doc_id, ctype, published_at, content_hash, simhash, signature, profile, shingles,
                                     length, struct.unpack(f"<{len(keys) // 8}Q", keys), meta)  # fmt: skip
-            self._add_entry(rec, exp)
+            self._file(rec, exp)
         for content_hash, doc_id, expires in db.execute("SELECT hash, id, expires FROM claims WHERE expires > ?",
                                                         (now,)):  # fmt: skip
             self._claims[content_hash] = (doc_id, expires)
@@ -240,13 +240,6 @@ class FileFingerprintStore(MemoryFingerprintStore):
             self._decisions[row[0]] = (DecisionRecord(*row[:6]), row[6])
         for name, version, payload in db.execute("SELECT name, version, payload FROM states"):
             self._states[name] = StateValue(version, payload)
-
-    def _add_entry(self, rec: FingerprintRecord, expires_at: float) -> None:
-        ref = rec.ref
-        self._records[ref] = _Entry(rec, expires_at)
-        for key in rec.index_keys:
-            if key:
-                self._buckets.setdefault(key, {})[ref] = expires_at
 
     @contextmanager
     def _sqlite(self, doing: str) -> Iterator[None]:

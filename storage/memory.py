@@ -153,18 +153,22 @@ class MemoryFingerprintStore:
         return claim.doc_id
 
     def _add(self, records: Sequence[FingerprintRecord], now: float) -> None:
-        buckets = self._buckets
         for rec in records:
             expires_at = self._expiry(rec.content_type, now)
             self._soonest = min(self._soonest, expires_at)
-            ref = rec.ref
-            self._records[ref] = _Entry(rec, expires_at)
-            for key in rec.index_keys:
-                bucket = buckets.get(key)
-                if bucket is not None:
-                    bucket[ref] = expires_at
-                elif key:
-                    buckets[key] = {ref: expires_at}  # most keys are a document's own: one new dict each
+            self._file(rec, expires_at)
+
+    def _file(self, rec: FingerprintRecord, expires_at: float) -> None:
+        """Hold ``rec`` until ``expires_at`` and file it under each of its index keys."""
+        ref = rec.ref
+        self._records[ref] = _Entry(rec, expires_at)
+        buckets = self._buckets
+        for key in rec.index_keys:
+            bucket = buckets.get(key)
+            if bucket is not None:
+                bucket[ref] = expires_at
+            elif key:
+                buckets[key] = {ref: expires_at}  # most keys are a document's own: one new dict each
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""
