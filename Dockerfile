@@ -39,6 +39,7 @@ COPY config ./config
 COPY storage ./storage
 COPY service ./service
 COPY agents ./agents
+COPY bench/suite ./bench/suite
 RUN uv pip install --python /opt/neardup/bin/python --compile-bytecode --no-deps . \
  && /opt/neardup/bin/neardup --help > /dev/null
 

@@ -106,6 +106,7 @@ typecheck-tree:
 	@rm -rf .typecheck && mkdir -p $(TYPECHECK)
 	@for f in service/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/; done
 	@for d in storage agents config; do ln -s "$(CURDIR)/$$d" $(TYPECHECK)/$$d; done
+	@ln -s "$(CURDIR)/bench/suite" $(TYPECHECK)/bench
 
 # vulture: dead code; tests/vulture_whitelist.py lists what frameworks call (click, Faust, pydantic)
 lint: venv typecheck-tree

@@ -29,7 +29,7 @@ from neardup.agents.topics import (
 )
 from neardup.config import Settings
 from neardup.errors import BrokerError
-from neardup.records import FieldMap, Format, count_records, format_for, read_records
+from neardup.files.records import FieldMap, Format, count_records, format_for, read_records
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from neardup.cli import broker_option, config_option, load_cli_settings, require_store_extra, store_option
-from neardup.records import FieldMap, Format
+from neardup.files.records import FieldMap, Format
 from neardup.storage.extras import require_extra
 
 
@@ -66,7 +66,7 @@ def publish(source: str, topic: str | None, input_format: str | None, id_field: 
     INPUT is JSONL (each line sent unchanged; - is stdin), CSV or Parquet (each row sent as a JSON
     object with the id and text fields named id and text).
     """
-    from neardup.records import check_readable
+    from neardup.files.records import check_readable
 
     _require_kafka("publish")
     settings = load_cli_settings(config_path, broker_url=broker_url)

@@ -1,8 +1,8 @@
 """The feedback agent: reviewers' records from the ``feedback`` topic re-calibrate the shared model.
 
-Records (:mod:`neardup.feedback`) are taken in batches of up to ``FEEDBACK_BATCH`` or every
+Records (:mod:`neardup.learning.feedback`) are taken in batches of up to ``FEEDBACK_BATCH`` or every
 ``FEEDBACK_SECONDS``; their pairs are judged on the fingerprints already in the store
-(:func:`neardup.learning.learn_thresholds_from_store`: no texts travel on the topic), and an
+(:func:`neardup.learning.model.learn_thresholds_from_store`: no texts travel on the topic), and an
 accepted model is written as the next version, which every worker adopts with its next window.
 A record that cannot be read is logged and counted, never retried; a batch whose model would
 lower the pair F1 on the labels held is rejected (logged), as ``neardup feedback`` does.
@@ -25,8 +25,8 @@ FEEDBACK_SECONDS = 5.0
 
 async def learn_batch(runtime: Runtime, values: list[bytes | None]) -> Any:
     """Learn from one batch of raw feedback messages; returns the outcome (None: nothing usable)."""
-    from neardup.feedback import DecisionFeedback, FeedbackError, parse_feedback
-    from neardup.learning import labels_from_feedback, learn_thresholds_from_store, read_model, write_model
+    from neardup.learning.feedback import DecisionFeedback, FeedbackError, parse_feedback
+    from neardup.learning.model import labels_from_feedback, learn_thresholds_from_store, read_model, write_model
 
     records = []
     for value in values:
@@ -65,7 +65,7 @@ def attach_feedback_agent(app: faust.App, runtime: Runtime) -> Any:
             except Exception:  # learning must never stop the worker's deciding
                 log.exception("feedback batch failed")
 
-    return app.agent(topic, name="neardup.feedback", concurrency=1)(feedback)
+    return app.agent(topic, name="neardup.learning.feedback", concurrency=1)(feedback)
 
 
 __all__ = ["FEEDBACK_BATCH", "attach_feedback_agent", "learn_batch"]

@@ -1,7 +1,7 @@
 """The Kafka feedback sink: reviewer feedback records to ``settings.topics.feedback``.
 
 Key = the judged document's id (UTF-8), value = the record as compact JSON (the same object a
-feedback JSONL line holds, see :mod:`neardup.feedback`). ``write`` is synchronous and returns
+feedback JSONL line holds, see :mod:`neardup.learning.feedback`). ``write`` is synchronous and returns
 after the broker acknowledged the record (``acks=all``), so a caller such as the review page's
 HTTP threads can tell the reviewer the record is stored. The producer runs on an event loop in
 a thread of its own; aiokafka is imported only when a sink is opened.
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from neardup.agents.topics import aiokafka_security, bootstrap_servers, encode_json, topic_errors
 from neardup.config import Settings
-from neardup.feedback import FeedbackRecord, FeedbackSinkError
+from neardup.learning.feedback import FeedbackRecord, FeedbackSinkError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

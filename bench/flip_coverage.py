@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from report import emit
 
-from neardup.differences import PROFILE_VERSION, decode_profile, profiler
-from neardup.normalize import normalize_text
+from neardup.rules.differences import PROFILE_VERSION, decode_profile, profiler
+from neardup.text.normalize import normalize_text
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = ROOT.parent / "shared" / "datasets"

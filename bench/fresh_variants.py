@@ -39,7 +39,7 @@ from report import emit
 from neardup.config import load_settings
 from neardup.document import parse_document
 from neardup.engine import Engine, decide_all
-from neardup.scoring import UnionFind
+from neardup.learning.scoring import UnionFind
 
 DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 OPS = ("boilerplate_added", "punctuation_width_change", "paragraph_reorder", "truncation", "sentence_deletion",

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from neardup.config import load_settings
 from neardup.document import parse_document
 from neardup.engine import Engine, decide_all
-from neardup.learning import Label, Model, learn
-from neardup.scoring import UnionFind, score
+from neardup.learning.model import Label, Model, learn
+from neardup.learning.scoring import UnionFind, score
 from neardup.storage.memory import MemoryFingerprintStore
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@
 
 Runs the engine (memory store, windows of 1,000 documents in file order, as the batch CLI does)
 over ../shared/datasets/docs.jsonl and scores its duplicate_of against pairs.jsonl with the
-project's scorer (neardup.scoring): F1, precision, recall, per-kind recall / false-positive rate.
+project's scorer (neardup.learning.scoring): F1, precision, recall, per-kind recall / false-positive rate.
 The store is wrapped so that every commit and put_decisions the engine makes is kept: the JSON
 also gives what the engine stored (records, claims, decisions, index keys per record, byte sizes
 of each field in the Redis value formats), and :func:`run` hands the captured calls to
@@ -50,11 +50,11 @@ from report import emit
 
 from neardup.config import load_settings
 from neardup.config.settings import Settings
-from neardup.differences import PROFILE_VERSION
 from neardup.document import Document, parse_document
 from neardup.engine import Engine
-from neardup.index import IndexLayout
-from neardup.scoring import score
+from neardup.learning.scoring import score
+from neardup.rules.differences import PROFILE_VERSION
+from neardup.sketch.index import IndexLayout
 from neardup.storage import (
     Candidates,
     Claim,
@@ -208,7 +208,7 @@ def flips_of_variants(docs: list[Document], pairs: list[dict[str, Any]],
 
 def merged_flips(ids: list[str], flips: list[dict[str, Any]], duplicate_of: dict[str, str | None]) -> dict[str, Any]:
     """How many (a, b') pairs end in one cluster, in all and per kind of b."""
-    from neardup.scoring import UnionFind
+    from neardup.learning.scoring import UnionFind
 
     uf = UnionFind(ids)
     for i, t in duplicate_of.items():
@@ -254,7 +254,7 @@ def _mean(values: Sequence[float]) -> float:
 
 def stored_sizes(captured: Captured, docs: int) -> dict[str, Any]:
     """What the engine stored per document, field by field, in the Redis value formats."""
-    from neardup.storage.redis import encode_decision, encode_record
+    from neardup.storage.redis.store import encode_decision, encode_record
 
     records = [r for _, recs in captured.commits for r in recs]
     claims = [c for cl, _ in captured.commits for c in cl]

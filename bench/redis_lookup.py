@@ -4,7 +4,7 @@
 
 Starts a redis-server (no persistence), fills index shards the way the store lays them out
 (``{prefix}{i<shard hex>}`` sorted sets of 17-byte members: check, expiry, ref) with 1 to 200
-members a shard, runs the store's lookup script (``storage/redis.py``: ``_LOOKUP_LUA``) over
+members a shard, runs the store's lookup script (``storage/redis/store.py``: ``_LOOKUP_LUA``) over
 ``--entries`` lookups at once, and reads ``INFO commandstats``: the script's time per entry, and
 how much of it the ZRANGE BYLEX commands themselves took (the rest is the script's Lua work:
 unpacking the entry, building the key name and the range bounds). Answers two questions of the
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from neardup.storage.redis import _LOOKUP_LUA  # noqa: E402
+from neardup.storage.redis.store import _LOOKUP_LUA  # noqa: E402
 from tests.fixtures.redis_servers import start_redis  # noqa: E402
 
 PREFIX = b"nd:"

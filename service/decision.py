@@ -27,14 +27,14 @@ class Reason(StrEnum):
 
 
 class Rule(StrEnum):
-    """Which rule matched (see :mod:`neardup.policy`)."""
+    """Which rule matched (see :mod:`neardup.rules.policy`)."""
 
     EXACT = "exact"
     JACCARD = "jaccard"
     SIMHASH = "simhash"
     HYBRID = "hybrid"
     CONTAINMENT = "containment"
-    TRANSLATION = "translation"  # the optional translation check (neardup.translation)
+    TRANSLATION = "translation"  # the optional translation check (neardup.rules.translation)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from neardup.errors import InputError
-from neardup.language import KNOWN_LANGS
+from neardup.text.language import KNOWN_LANGS
 
 # JSON may escape an unpaired UTF-16 surrogate; such a string cannot be written out as UTF-8
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

@@ -2,7 +2,7 @@
 
 ``Engine.decide(window)`` takes a window of validated documents and returns one decision per
 document, in input order. The engine orchestrates; the decision itself is the pure
-:func:`neardup.policy.decide_window`. A window costs a fixed number of store calls, whatever its
+:func:`neardup.rules.policy.decide_window`. A window costs a fixed number of store calls, whatever its
 size (:mod:`neardup.storage.base`):
 
 1. fingerprint the window in one batch (normalise, segment, SimHash, MinHash, index keys,
@@ -40,18 +40,20 @@ from rbloom import Bloom
 
 from neardup.config.settings import Settings
 from neardup.decision import Decision, Evidence, Reason, Rule, Status
-from neardup.differences import AnchorProfiler, Profile, profiler
 from neardup.document import Document
-from neardup.fingerprint import FingerprintConfig, Fingerprinter, Fingerprints, encode_simhash
-from neardup.hot import HotTier
-from neardup.index import IndexLayout
 from neardup.kernels.pairs import self_join
-from neardup.learning import MODEL_STATE, Model, apply_to_lexicon
-from neardup.lexicon import load_lexicon
+from neardup.learning.model import MODEL_STATE, Model, apply_to_lexicon
 from neardup.metrics import Metrics
-from neardup.policy import Thresholds, Verdict, WindowCase, decide_window, similar_candidates
-from neardup.similarity import Sketch, SketchTable, window_sketches
-from neardup.stamps import mask_timestamps_batch
+from neardup.rules.differences import AnchorProfiler, Profile, profiler
+from neardup.rules.policy import Thresholds, Verdict, WindowCase, decide_window, similar_candidates
+from neardup.rules.thresholds import STATE_NAME, AdaptiveThresholds
+from neardup.rules.translation import STATE_NAME as TRANSLATION_STATE
+from neardup.rules.translation import TranslationCheck
+from neardup.rules.versions import version_marks
+from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter, Fingerprints, encode_simhash
+from neardup.sketch.hot import HotTier
+from neardup.sketch.index import IndexLayout
+from neardup.sketch.similarity import Sketch, SketchTable, window_sketches
 from neardup.storage import (
     Candidates,
     Claim,
@@ -62,10 +64,8 @@ from neardup.storage import (
     doc_ref,
     open_store,
 )
-from neardup.thresholds import STATE_NAME, AdaptiveThresholds
-from neardup.translation import STATE_NAME as TRANSLATION_STATE
-from neardup.translation import TranslationCheck
-from neardup.versions import version_marks
+from neardup.text.lexicon import load_lexicon
+from neardup.text.stamps import mask_timestamps_batch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -260,7 +260,7 @@ class Engine:
         return [d for d in out if d is not None]
 
     def apply_model(self, model: Model) -> None:
-        """Decide from now on with a learned model (:mod:`neardup.learning`): its words in the
+        """Decide from now on with a learned model (:mod:`neardup.learning.model`): its words in the
         SimHash weights and the critical-difference lexicon, its thresholds as the base of the
         adaptive ones. Documents already stored keep the fingerprints they were stored with."""
         fp = self.settings.fingerprint

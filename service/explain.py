@@ -23,18 +23,18 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.config.settings import Settings
-from neardup.differences import CriticalDifference, Profile, is_sentence_fill
 from neardup.document import parse_document
 from neardup.engine import Engine
-from neardup.fingerprint import Fingerprinter, _zh_token_spans
 from neardup.kernels import text as ktext
 from neardup.kernels.hashing import combine, fmix64
 from neardup.kernels.profile import replaced_context
 from neardup.kernels.simhash import HI_SALT, NEG_SALT
-from neardup.language import Tokenizer, tokenizer_of
-from neardup.lexicon import NEGATOR_FLAG, hash_words
-from neardup.policy import rule
-from neardup.similarity import SketchTable, similarities
+from neardup.rules.differences import CriticalDifference, Profile, is_sentence_fill
+from neardup.rules.policy import rule
+from neardup.sketch.fingerprint import Fingerprinter, _zh_token_spans
+from neardup.sketch.similarity import SketchTable, similarities
+from neardup.text.language import Tokenizer, tokenizer_of
+from neardup.text.lexicon import NEGATOR_FLAG, hash_words
 
 VOTE_SCALE = 1024.0  # the kernel's fixed point: votes are integers in 1/1024 of a weight unit
 TOP_TOKENS = 15
@@ -280,7 +280,7 @@ async def explain_pair(settings: Settings, a: dict[str, Any], b: dict[str, Any])
 
 async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Everything behind B's decision when A came first, with the numbers the engine uses: the
-    same sketches (b-bit signatures as stored), the same :func:`neardup.similarity.similarities`,
+    same sketches (b-bit signatures as stored), the same :func:`neardup.sketch.similarity.similarities`,
     the same rule and veto, and the SimHash votes rebuilt from the kernel's features (see the
     module docstring). ``engine`` should be on an empty in-memory store (B is decided after A)."""
     da = parse_document(a)

@@ -26,7 +26,7 @@ def open_store(url: str, ttl: Mapping[str, int | None] | None = None, **options:
         return FileFingerprintStore(rest, ttl=policy)
     if scheme in {"redis", "rediss", "rediscluster"}:
         require_extra("redis", "redis", f"the store {scheme}://")
-        from neardup.storage.redis import RedisFingerprintStore
+        from neardup.storage.redis.store import RedisFingerprintStore
 
         return RedisFingerprintStore(url=url, ttl=policy, **options)
     raise ValueError(f"unknown store URL scheme {scheme!r} in {redact_url(url)!r}")

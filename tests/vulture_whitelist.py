@@ -4,7 +4,7 @@ Vulture reads this file as code that uses the names below; nothing imports it.
 """
 # ruff: noqa: B018, F821
 
-# click runs these commands (service/cli.py)
+# click runs these commands (service/cli/__init__.py)
 explain
 evaluate
 bench
@@ -28,7 +28,7 @@ _.settings_customise_sources
 dotenv_settings
 file_secret_settings
 _.get_field_value
-# http.server reads and calls them (service/review.py); click runs review_command
+# http.server reads and calls them (service/review/server.py); click runs review_command
 daemon_threads
 _.address_family
 protocol_version
@@ -37,9 +37,9 @@ _.do_GET
 _.do_POST
 review_command
 # public helpers that only the tests call so far
-normalize_text  # service/normalize.py: one text through the batch kernel
-acl_rules  # storage/acl.py: tests/fixtures/redis_servers.py builds the test user's ACL from it
-# lead is rewriting these files (service/index.py, policy.py, window.py, storage/): entries go with the rewrite
+normalize_text  # service/text/normalize.py: one text through the batch kernel
+acl_rules  # storage/redis/acl.py: tests/fixtures/redis_servers.py builds the test user's ACL from it
+# lead is rewriting these files (service/sketch/index.py, policy.py, window.py, storage/): entries go with the rewrite
 candidate_probability
 updates
 closed
@@ -51,13 +51,13 @@ _.doc_keys
 __getattr__
 __dir__
 _.decide_many
-# click commands (service/bench/cli.py, service/learning_cli.py)
+# click commands (bench/suite/cli.py, service/cli/learning.py)
 e2e
 model_show
 model_history
 model_rollback
 # one-value references of documented formats and kernels, read by the tests that pin them
-# (storage/keys.py, service/index.py, service/kernels/, service/fingerprint.py)
+# (storage/redis/keys.py, service/sketch/index.py, service/kernels/, service/sketch/fingerprint.py)
 _.index_slot
 _.shard_key
 _.member

@@ -1,5 +1,5 @@
 """MinHash over 64-bit shingle hashes, in two families (the byte format in
-service/fingerprint.py records which one made a signature; the two are never compared).
+service/sketch/fingerprint.py records which one made a signature; the two are never compared).
 
 *permutations* (:func:`minhash_batch`), k hash functions, O(shingles x k):
 x = (shingle_hash >> 33) mod P, P = 2**31 - 1 (a Mersenne prime);

@@ -1,12 +1,12 @@
 """Critical-difference profiles over code points: anchors, contexts, fills, and their byte format.
 
 A profile is a sorted uint64 array of (context hash << 16 | fill hash) entries, repeats kept
-(see service/differences.py for what an anchor, its context and its fill are). The kernels here
+(see service/rules/differences.py for what an anchor, its context and its fill are). The kernels here
 compute a whole window's profiles from its code points in one call, with the same hashes as the
 Python reference (``AnchorProfiler.profile``): MurmurHash3 x86_32 of the UTF-8 bytes of the
 context and fill strings, which the kernel writes into a scratch buffer instead of building them.
 
-Tables the caller compiles from the lexicon (``neardup.differences``):
+Tables the caller compiles from the lexicon (``neardup.rules.differences``):
 - ``ctab``: one byte of flags per code point (KEEP: a word character kept in the Chinese frame;
   TERM: can start a Chinese lexicon term; NUMERAL: a Chinese numeral; DIGIT: ASCII 0-9; AZ09 / AZ:
   the characters of English words);

@@ -1,7 +1,7 @@
 """Profile byte formats v2 to v4: sorted context hashes delta-coded, fills through a per-record palette.
 
 v3 and v4 are v2's layout with the version byte 3 or 4: their entries are one-sided contexts for
-polarity words, v4's also class-free (service/differences.py), so a record is compared with
+polarity words, v4's also class-free (service/rules/differences.py), so a record is compared with
 entries of its own version only. A record (all
 integers big-endian, bits most significant first):
 

@@ -1,5 +1,5 @@
 """Timestamp masking over a window's code points: the regular expression of
-:mod:`neardup.stamps`, matched the way Python's ``re.sub`` matches it.
+:mod:`neardup.text.stamps`, matched the way Python's ``re.sub`` matches it.
 
 The pattern (``\\d``: a Unicode decimal digit, ``\\s``: Unicode whitespace, both looked up in a
 class table the caller builds with ``re`` itself)::

@@ -1,6 +1,6 @@
 """Code-point kernels: table-driven normalisation, word spans, shingle hashes.
 
-Character classes (bit flags in the uint8 class table built by service/normalize.py):
+Character classes (bit flags in the uint8 class table built by service/text/normalize.py):
 SPACE=1, ALNUM=2 (letters and digits of any script), CJK=4 (Han ideographs), DIGIT=8.
 """
 

@@ -360,7 +360,7 @@ async def test_claims_decisions_records_expire_per_content_type(backend: Backend
 
 async def _check_redis_expiry(s: Any, index_key: int) -> None:
     """Index members carry their own expiry (never for kept content); records expire by TTL."""
-    from neardup.storage.keys import NEVER
+    from neardup.storage.redis.keys import NEVER
 
     layout, client, now = s.layout, s.client, time.time()
     slot = layout.index_slot(index_key)
@@ -500,7 +500,7 @@ async def test_dead_index_entries_do_not_pile_up(redis_server: str) -> None:
         for i in range(120):  # later windows write the same shards
             await add(s, [make_record(f"new-{i}", (k(f"new-{i}"),), content_type="announcement")])
         total, dead = await members()
-        # a write samples 12 members of the shard it touches one time in 4 (storage/redis.py,
+        # a write samples 12 members of the shard it touches one time in 4 (storage/redis/store.py,
         # CLEAN_EVERY): 0 to 4 of the 40 dead remained after 60 writes in 15 runs; after 120, more
         # than 12 would mean the sampling stopped removing them
         assert dead <= 12 and total == 120 + dead, (total, dead)
@@ -604,7 +604,7 @@ async def test_cluster_rides_out_a_master_failover() -> None:
 
 def test_packed_values_round_trip_edge_cases() -> None:
     """The Redis value formats keep every field exactly, including odd ones the engine may send."""
-    from neardup.storage.redis import decode_decision, decode_record, encode_decision, encode_record
+    from neardup.storage.redis.store import decode_decision, decode_record, encode_decision, encode_record
 
     odd = FingerprintRecord(
         doc_id="",
@@ -644,7 +644,7 @@ EVIDENCE = ('{"reason": "near", "rule": "jaccard", "matched_id": "https://exampl
     "", "not json", '{"a":1}', "[1, 2.50, -0.0, 1e400]", "x" * 5000,
 ])
 def test_decisions_keep_their_evidence_text_exactly(evidence: str) -> None:
-    from neardup.storage.redis import decode_decision, encode_decision
+    from neardup.storage.redis.store import decode_decision, encode_decision
 
     for dup in (None, "https://example.com/a/1", "原件"):
         d = DecisionRecord("https://example.com/b/2", "duplicate" if dup else "unique", dup, evidence, "news",
@@ -654,7 +654,7 @@ def test_decisions_keep_their_evidence_text_exactly(evidence: str) -> None:
 
 def test_decision_evidence_is_stored_deflated() -> None:
     """The engine's evidence (about 400 bytes of JSON) takes about a fifth of that in a stored decision."""
-    from neardup.storage.redis import encode_decision
+    from neardup.storage.redis.store import encode_decision
 
     d = DecisionRecord("https://example.com/b/2", "duplicate", "https://example.com/a/1", EVIDENCE, "news", h("t"))
     assert len(encode_decision(d)) < len(EVIDENCE) // 3
@@ -664,7 +664,7 @@ def test_values_of_the_previous_format_are_still_read() -> None:
     """Version 2 values (written before the compact formats) decode to the same records."""
     import struct
 
-    from neardup.storage.redis import decode_decision, decode_record
+    from neardup.storage.redis.store import decode_decision, decode_record
 
     def blob(b: bytes) -> bytes:
         return bytes([len(b)]) + b
@@ -680,7 +680,7 @@ def test_values_of_the_previous_format_are_still_read() -> None:
 
 def test_record_known_answer() -> None:
     """Record format v3 spelled out: a change here breaks every stored record."""
-    from neardup.storage.redis import decode_record, encode_record
+    from neardup.storage.redis.store import decode_record, encode_record
 
     rec = FingerprintRecord("doc-1", "news", 1.7e9, b"h" * 16, b"s" * 8, b"sig", b"prof", 123, 10, (), b"meta")
     data = encode_record(rec)

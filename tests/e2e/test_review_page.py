@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from neardup.feedback import PairFeedback, parse_feedback, read_feedback
+from neardup.learning.feedback import PairFeedback, parse_feedback, read_feedback
 from tests.fixtures.kafka_broker import KafkaBroker, _die_with_parent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

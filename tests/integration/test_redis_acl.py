@@ -1,7 +1,7 @@
 """The store as a least-privilege Redis user over TLS, on a real six-node Redis Cluster.
 
 The cluster (``redis_secure_cluster``) listens with TLS only and gives the user ``neardup`` the
-commands of ``neardup.storage.acl.STORE_COMMANDS`` on keys ``nd:*`` and nothing else. The engine
+commands of ``neardup.storage.redis.acl.STORE_COMMANDS`` on keys ``nd:*`` and nothing else. The engine
 runs whole decide cycles as that user; the server refuses everything outside the list (NOPERM);
 a wrong password is an immediate, permanent error that names no secret.
 """

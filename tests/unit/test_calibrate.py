@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.calibrate import (
+from neardup.config import load_settings
+from neardup.errors import InputError
+from neardup.learning.calibrate import (
     BAND,
     Counts,
     LabelledPairs,
@@ -26,10 +28,8 @@ from neardup.calibrate import (
     search,
     searched,
 )
-from neardup.config import load_settings
-from neardup.errors import InputError
-from neardup.policy import Thresholds
-from neardup.scoring import score
+from neardup.learning.scoring import score
+from neardup.rules.policy import Thresholds
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample.jsonl"

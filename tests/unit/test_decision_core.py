@@ -14,11 +14,11 @@ from neardup.config import load_settings
 from neardup.decision import Decision, Evidence, Reason, Rule, Status
 from neardup.document import Document
 from neardup.engine import Engine
-from neardup.policy import Thresholds, WindowCase, decide_window, rule, rule_codes
-from neardup.similarity import Similarity, SketchTable
+from neardup.rules.policy import Thresholds, WindowCase, decide_window, rule, rule_codes
+from neardup.rules.thresholds import STATE_NAME, AdaptiveThresholds
+from neardup.sketch.similarity import Similarity, SketchTable
 from neardup.storage import StateValue, WindowQuery
 from neardup.storage.memory import MemoryFingerprintStore
-from neardup.thresholds import STATE_NAME, AdaptiveThresholds
 from tests.unit.test_engine import NOTICE
 
 T = Thresholds.from_settings(load_settings().thresholds)
@@ -204,7 +204,7 @@ async def test_a_lost_compare_and_set_keeps_the_observations() -> None:
 
 # -- the hot tier --------------------------------------------------------------------------------
 def test_hot_tier_evicts_by_count_and_age() -> None:
-    from neardup.hot import HotTier
+    from neardup.sketch.hot import HotTier
 
     now = [0.0]
     hot = HotTier(3, 10.0, clock=lambda: now[0])
@@ -235,7 +235,7 @@ async def test_hot_tier_saves_the_fetch_of_recent_candidates() -> None:
 
 
 def _sketch():  # type: ignore[no-untyped-def]
-    from neardup.similarity import Sketch
+    from neardup.sketch.similarity import Sketch
 
     return Sketch("x", np.zeros(128, dtype=np.uint32), 8, b"c", np.zeros(1, dtype=np.uint64), 1, 1, b"", 0.0,
                   np.zeros(0, dtype=np.uint64))
@@ -257,7 +257,7 @@ async def test_explain_reports_the_numbers_the_engine_used(bits: int) -> None:
 
 
 async def test_reprints_whose_footers_carry_other_timestamps_stay_together() -> None:
-    from neardup.stamps import mask_timestamps
+    from neardup.text.stamps import mask_timestamps
 
     assert mask_timestamps("发布时间:2009-07-22 10:30:15 来源") == "发布时间:" + "t" * 19 + " 来源"
     assert mask_timestamps("自2024年1月1日起施行,比分3:1") == "自2024年1月1日起施行,比分3:1"  # content stays
@@ -278,7 +278,7 @@ async def test_reprints_whose_footers_carry_other_timestamps_stay_together() -> 
 async def test_reprints_whose_headers_carry_other_dates_stay_together() -> None:
     """A date in a labelled field (Published: 5 March 2004, 发布日期：2019-03-05) is the page's, not
     the story's, even without a clock time; the same date in a sentence is content."""
-    from neardup.stamps import mask_timestamps
+    from neardup.text.stamps import mask_timestamps
 
     assert mask_timestamps("published: 5 march 2004 by") == "published: " + "t" * 12 + " by"
     assert mask_timestamps("发布日期:2019-03-05 来源") == "发布日期:" + "t" * 10 + " 来源"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from neardup.differences import EN_WORD, V1_HEAD, CriticalDifference, decode_profile, profile_version, profiler
-from neardup.normalize import normalize_text
+from neardup.rules.differences import EN_WORD, V1_HEAD, CriticalDifference, decode_profile, profile_version, profiler
+from neardup.text.normalize import normalize_text
 
 P = profiler()
 LEX = P.lexicon

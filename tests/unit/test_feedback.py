@@ -1,4 +1,4 @@
-"""neardup.feedback: the two record shapes, one-line validation errors, JSONL reading, the file sink."""
+"""neardup.learning.feedback: the two record shapes, one-line validation errors, JSONL reading, the file sink."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from neardup.errors import InputError
-from neardup.feedback import (
+from neardup.learning.feedback import (
     DecisionFeedback,
     FeedbackError,
     FeedbackSinkError,
@@ -150,7 +150,7 @@ def test_a_written_record_survives_the_writer_being_killed(tmp_path: Path) -> No
     path = tmp_path / "fb.jsonl"
     script = (
         "import os, signal, sys\n"
-        "from neardup.feedback import FileFeedbackSink, DecisionFeedback, utc_now\n"
+        "from neardup.learning.feedback import FileFeedbackSink, DecisionFeedback, utc_now\n"
         f"sink = FileFeedbackSink({str(path)!r})\n"
         "for i in range(5):\n"
         "    sink.write(DecisionFeedback(id=f'd{i}', correct=True, at=utc_now()))\n"

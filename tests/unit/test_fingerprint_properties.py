@@ -15,7 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from neardup.fingerprint import (
+from neardup.kernels import minhash as kmin
+from neardup.kernels import text as ktext
+from neardup.kernels.hashing import hash_spans
+from neardup.sketch.fingerprint import (
     SIG_HEADER,
     SIG_MAGIC,
     SIG_VERSION,
@@ -29,12 +32,9 @@ from neardup.fingerprint import (
     encode_simhash,
     truncate_signature,
 )
-from neardup.index import IndexLayout, candidate_probability, optimal_bands
-from neardup.kernels import minhash as kmin
-from neardup.kernels import text as ktext
-from neardup.kernels.hashing import hash_spans
-from neardup.lexicon import TOKEN_SEED
-from neardup.normalize import normalize_batch
+from neardup.sketch.index import IndexLayout, candidate_probability, optimal_bands
+from neardup.text.lexicon import TOKEN_SEED
+from neardup.text.normalize import normalize_batch
 from tests.unit.test_normalize import mixed_text
 
 SLOW = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

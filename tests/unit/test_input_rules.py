@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from neardup.document import InvalidDocument, parse_document
-from neardup.records import FieldMap, Format, open_writer, read_records
+from neardup.files.records import FieldMap, Format, open_writer, read_records
 from tests.unit.test_cli import SAMPLE, neardup, one_error_line
 
 TEXT = SAMPLE.read_bytes().splitlines()[0]

@@ -17,7 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neardup.fingerprint import (
+from neardup.kernels import hashing as khash
+from neardup.kernels import minhash as kmin
+from neardup.kernels import profile as kprof
+from neardup.kernels import simhash as ksim
+from neardup.kernels import text as ktext
+from neardup.sketch.fingerprint import (
     SHINGLE_SEED,
     FingerprintConfig,
     Fingerprinter,
@@ -26,12 +31,7 @@ from neardup.fingerprint import (
     permutations,
     splitmix64,
 )
-from neardup.kernels import hashing as khash
-from neardup.kernels import minhash as kmin
-from neardup.kernels import profile as kprof
-from neardup.kernels import simhash as ksim
-from neardup.kernels import text as ktext
-from neardup.normalize import tables
+from neardup.text.normalize import tables
 
 M64 = (1 << 64) - 1
 P31 = (1 << 31) - 1
@@ -770,7 +770,7 @@ def test_keep_word_spans_drops_spans_without_letters_or_digits(norm_tables: tupl
 
 
 # ---------------------------------------------------------------------------------------------
-# timestamp masking: the kernel against the regular expression it replaces (neardup.stamps)
+# timestamp masking: the kernel against the regular expression it replaces (neardup.text.stamps)
 # ---------------------------------------------------------------------------------------------
 
 STAMP_PIECES = ["2009-07-22 10:30:15", "2009年07月23日 08:05", "2009/7/2 9:05", "10:30", "1:5", "12:345", "3:1",
@@ -779,7 +779,7 @@ STAMP_PIECES = ["2009-07-22 10:30:15", "2009年07月23日 08:05", "2009/7/2 9:05
 
 
 def test_stamp_spans_match_the_regular_expression() -> None:
-    from neardup.stamps import mask_timestamps, mask_timestamps_batch
+    from neardup.text.stamps import mask_timestamps, mask_timestamps_batch
 
     rng = np.random.default_rng(8)
     for _ in range(300):
@@ -790,13 +790,13 @@ def test_stamp_spans_match_the_regular_expression() -> None:
 @FAST
 @given(st.lists(st.text(alphabet=st.sampled_from("0123456789 :-/.年月日\u3000٣x"), max_size=40), max_size=8))
 def test_stamp_spans_match_the_regular_expression_hypothesis(texts: list[str]) -> None:
-    from neardup.stamps import mask_timestamps, mask_timestamps_batch
+    from neardup.text.stamps import mask_timestamps, mask_timestamps_batch
 
     assert mask_timestamps_batch(texts) == [mask_timestamps(t) for t in texts]
 
 
 def test_stamp_spans_cases() -> None:
-    from neardup.stamps import MASK, mask_timestamps_batch
+    from neardup.text.stamps import MASK, mask_timestamps_batch
 
     texts = ["发布时间:2009-07-22 10:30:15 来源", "比分3:1,12:30:456", "", "2009年07月22日16:45更新"]
     got = mask_timestamps_batch(texts)

@@ -1,5 +1,5 @@
 """Languages: detection (py3langid where the first rule is not certain), a tokeniser per language,
-and no lexical match across languages (neardup.language, neardup.fingerprint)."""
+and no lexical match across languages (neardup.text.language, neardup.sketch.fingerprint)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import pytest
 
 from neardup.config import load_settings
 from neardup.decision import Status
-from neardup.differences import Profile, profiler
 from neardup.document import parse_document
 from neardup.engine import Engine
 from neardup.explain import feature_votes, shingles, tokens
-from neardup.fingerprint import FingerprintConfig, Fingerprinter, decode_signature, rule_languages
-from neardup.language import LANG_KINDS, Guess, Tokenizer, resolve, shingle_kind, tokenizer_of
-from neardup.normalize import normalize_batch
-from neardup.similarity import PairSimilarities, SketchTable, window_sketches
-from neardup.similarity import similarities as pair_similarities
+from neardup.rules.differences import Profile, profiler
+from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter, decode_signature, rule_languages
+from neardup.sketch.similarity import PairSimilarities, SketchTable, window_sketches
+from neardup.sketch.similarity import similarities as pair_similarities
 from neardup.storage.memory import MemoryFingerprintStore
+from neardup.text.language import LANG_KINDS, Guess, Tokenizer, resolve, shingle_kind, tokenizer_of
+from neardup.text.normalize import normalize_batch
 
 EN = ("The government announced on Monday that it would raise the minimum wage next year, after months of talks "
       "with unions and employers. Ministers said the increase would help millions of low-paid workers.")

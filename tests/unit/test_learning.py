@@ -10,7 +10,7 @@ from pathlib import Path
 from neardup.config import load_settings
 from neardup.document import Document
 from neardup.engine import Engine
-from neardup.learning import (
+from neardup.learning.model import (
     Label,
     Model,
     apply_to_lexicon,
@@ -21,8 +21,8 @@ from neardup.learning import (
     replaced_words,
     write_model,
 )
-from neardup.lexicon import load_lexicon
 from neardup.storage.memory import MemoryFingerprintStore
+from neardup.text.lexicon import load_lexicon
 from tests.unit.test_engine import NOTICE
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ applies the documented steps literally, one after another, with the standard lib
 2. unicodedata.normalize("NFKC", ...) of the whole text;
 3. per character: whitespace -> one space mark; DROP_CHARS, controls (Cc) and format characters
    (Cf) removed; otherwise PUNCT_FOLD, lower() where that stays one character, traditional ->
-   simplified from service/data/t2s_chars.tsv;
+   simplified from service/text/data/t2s_chars.tsv;
 4. whitespace runs collapse to one space, none at either end and none between two CJK ideographs.
 """
 
@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from neardup.normalize import DROP_CHARS, PUNCT_FOLD, TABLE_SIZE, normalize_batch, normalize_text, strip_html
+from neardup.text.normalize import DROP_CHARS, PUNCT_FOLD, TABLE_SIZE, normalize_batch, normalize_text, strip_html
 
-T2S_PATH = Path(__file__).resolve().parents[2] / "service" / "data" / "t2s_chars.tsv"
+T2S_PATH = Path(__file__).resolve().parents[2] / "service" / "text" / "data" / "t2s_chars.tsv"
 
 
 @lru_cache(maxsize=1)

@@ -1,5 +1,5 @@
 """Outputs never clobber inputs (however named) and a failed run leaves earlier files as they were
-(service/outputs.py, and every command that writes files: dedup, idf build, eval, bench, review)."""
+(service/files/outputs.py, and every command that writes files: dedup, idf build, eval, bench, review)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from neardup.outputs import Named, OutputError, OutputFile, check_paths
+from neardup.files.outputs import Named, OutputError, OutputFile, check_paths
 from tests.unit.test_cli import SAMPLE, neardup, one_error_line, read_jsonl
 
 DOCS = SAMPLE.read_bytes().splitlines(keepends=True)[:40]
@@ -68,7 +68,7 @@ def test_a_read_only_output_is_refused_before_it_would_be_replaced(tmp_path: Pat
 
 
 def test_stdout_redirected_to_the_input_is_refused(src: Path) -> None:
-    code = ("import sys; from neardup.outputs import Named, check_paths, OutputError\n"
+    code = ("import sys; from neardup.files.outputs import Named, check_paths, OutputError\n"
             "try: check_paths([Named('INPUT', sys.argv[1])], [Named('-o/--output', '-')])\n"
             "except OutputError as e: sys.stderr.write(str(e)); sys.exit(3)")  # fmt: skip
     with src.open("ab") as appended:  # `neardup dedup in.jsonl >> in.jsonl` would read its own output

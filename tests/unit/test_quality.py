@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from neardup.config import load_settings
-from neardup.evaluate import run_eval
+from neardup.learning.evaluate import run_eval
 
 pytestmark = pytest.mark.quality
 

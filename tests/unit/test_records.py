@@ -1,4 +1,4 @@
-"""The CLI's file formats (service/records.py): JSONL, CSV and Parquet in and out, field renaming."""
+"""The CLI's file formats (service/files/records.py): JSONL, CSV and Parquet in and out, field renaming."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from neardup.errors import InputError
-from neardup.records import FieldMap, Format, count_records, format_for, open_writer, read_records
+from neardup.files.records import FieldMap, Format, count_records, format_for, open_writer, read_records
 
 
 def test_format_by_extension_or_flag() -> None:

@@ -1,4 +1,4 @@
-"""neardup.review without a browser: inputs and their one-line errors, the diff, the evidence
+"""neardup.review.server without a browser: inputs and their one-line errors, the diff, the evidence
 rendering, the labels a verdict writes, and the HTTP guards (token, JSON, loopback host names)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from neardup.config import load_settings
-from neardup.feedback import DecisionFeedback, FileFeedbackSink, PairFeedback, read_feedback
-from neardup.review import (
+from neardup.learning.feedback import DecisionFeedback, FileFeedbackSink, PairFeedback, read_feedback
+from neardup.review.server import (
     CONTEXT_CHARS,
     Kind,
     ReviewInputError,

@@ -10,8 +10,8 @@ import jieba
 import pytest
 import rjieba
 
-from neardup.normalize import normalize_batch
-from neardup.segment import segmenter
+from neardup.text.normalize import normalize_batch
+from neardup.text.segment import segmenter
 
 CASES = [
     "国务院关于批准《城市规划条例》的通知",

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from redis.cluster import key_slot
 
-from neardup.storage.keys import CHECK_BYTES, MEMBER_BYTES, NEVER, KeyLayout, crc16_slots, doc_digest
+from neardup.storage.redis.keys import CHECK_BYTES, MEMBER_BYTES, NEVER, KeyLayout, crc16_slots, doc_digest
 
 DAY = 86_400
 

@@ -16,9 +16,9 @@ from neardup.decision import Evidence, Reason, Rule, Status
 from neardup.document import Document, parse_document
 from neardup.engine import Engine
 from neardup.errors import ConfigError
+from neardup.rules.translation import STATE_NAME as TRANSLATION_STATE
+from neardup.rules.translation import TranslationCheck, decode_window, encode_window, load_encoder
 from neardup.storage import StateValue, WindowQuery, open_store
-from neardup.translation import STATE_NAME as TRANSLATION_STATE
-from neardup.translation import TranslationCheck, decode_window, encode_window, load_encoder
 
 TAX_EN = ("The State Council approved a plan on Tuesday to cut taxes for small businesses by 20 percent, "
           "the finance ministry said. The cuts take effect next month and are expected to save firms "

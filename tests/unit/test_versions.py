@@ -1,4 +1,4 @@
-"""Version marks (service/versions.py): the dates at a regulation's head tell its versions apart."""
+"""Version marks (service/rules/versions.py): the dates at a regulation's head tell its versions apart."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.normalize import normalize_batch, normalize_text
-from neardup.versions import _DATE, _ZH_DATE, HEAD_CHARS, dates_in, different_versions, version_marks
+from neardup.rules.versions import _DATE, _ZH_DATE, HEAD_CHARS, dates_in, different_versions, version_marks
+from neardup.text.normalize import normalize_batch, normalize_text
 
 HEAD = "中华人民共和国某某管理条例\n（{adopted}国务院第十次常务会议通过 {amended}国务院令第588号修订）\n"
 BODY = "第一章 总则\n第一条 为了加强管理，制定本条例。\n第二条 本条例适用于全国。"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from neardup.window import Window
+from neardup.sketch.window import Window
 
 
 def test_window_closes_by_count_or_age() -> None:

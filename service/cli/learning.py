@@ -1,0 +1,155 @@
+"""``neardup feedback`` and ``neardup model show | history | rollback``: the learning loop's commands."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from neardup.cli import config_option, load_cli_settings, require_store_extra, store_option
+from neardup.errors import InputError
+from neardup.learning.model import Model, learn, read_model, write_model
+
+
+def _documents(path: str) -> dict[str, Any]:
+    from neardup.document import InvalidDocument, parse_document
+
+    docs = {}
+    with Path(path).open("rb") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                doc = parse_document(line)
+            except InvalidDocument as exc:
+                raise InputError(f"{path}:{n}: {exc}", hint="fix the documents file (--docs)") from exc
+            docs[doc.id] = doc
+    return docs
+
+
+async def _open_store(settings: Any) -> Any:
+    from neardup.engine import store_options
+    from neardup.storage import open_store
+
+    store = open_store(settings.store_url, ttl=settings.ttl_seconds, **store_options(settings))
+    await store.open()
+    return store
+
+
+async def _feedback(settings: Any, feedback_path: str, docs_path: str, target_precision: float) -> dict[str, Any]:
+    from neardup.learning.feedback import DecisionFeedback, read_feedback
+    from neardup.learning.model import labels_from_feedback
+
+    records = list(read_feedback(feedback_path))
+    docs = _documents(docs_path)
+    store = await _open_store(settings)
+    try:
+        model, history = await read_model(store)
+        decisions = await store.get_decisions([r.id for r in records if isinstance(r, DecisionFeedback)])
+        labels, skipped = labels_from_feedback(records, decisions)
+        candidate, outcome = await learn(settings, model, labels, docs, target_precision)
+        if outcome.accepted and not await write_model(store, candidate, history):
+            raise InputError("the store's model changed while learning", hint="run neardup feedback again")
+    finally:
+        await store.close()
+    return {"accepted": outcome.accepted, "version": outcome.version, "message": outcome.message,
+            "before": outcome.before, "after": outcome.after, "labels_new": outcome.labels_new,
+            "labels_held": outcome.labels_held, "skipped": skipped}
+
+
+@click.command("feedback")
+@click.argument("feedback_path", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
+@click.option("--docs", "docs_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="JSONL of the documents the feedback names (their texts).")
+@click.option("--target-precision", type=click.FloatRange(0.5, 1.0), default=0.99, show_default=True,
+              help="Pair precision the re-calibrated thresholds must keep.")
+@store_option
+@config_option
+def feedback_command(feedback_path: str, docs_path: str, target_precision: float, store_url: str | None,
+                     config_path: str | None) -> None:
+    """Learn from reviewers' feedback records; the new model version goes to the store.
+
+    The batch is rejected (exit 1, nothing changed) if the model it makes would lower the pair F1
+    on the labels the store's model already holds.
+    """
+    settings = load_cli_settings(config_path, store_url=store_url)
+    require_store_extra(settings)
+    result = asyncio.run(_feedback(settings, feedback_path, docs_path, target_precision))
+    click.echo(json.dumps(result, ensure_ascii=False, indent=1))
+    if not result["accepted"]:
+        raise click.exceptions.Exit(1)
+
+
+@click.group("model")
+def model_group() -> None:
+    """The learned model in the store: show it, list its versions, roll back."""
+
+
+async def _show(settings: Any, history: bool) -> Any:
+    store = await _open_store(settings)
+    try:
+        model, versions = await read_model(store)
+    finally:
+        await store.close()
+    if history:
+        return [{k: v for k, v in h.items() if k != "payload"} for h in versions]
+    return model.summary()
+
+
+@model_group.command("show")
+@store_option
+@config_option
+def model_show(store_url: str | None, config_path: str | None) -> None:
+    """The model in force (version 0: nothing learned)."""
+    settings = load_cli_settings(config_path, store_url=store_url)
+    require_store_extra(settings)
+    click.echo(json.dumps(asyncio.run(_show(settings, False)), ensure_ascii=False, indent=1))
+
+
+@model_group.command("history")
+@store_option
+@config_option
+def model_history(store_url: str | None, config_path: str | None) -> None:
+    """Every version written, oldest first."""
+    settings = load_cli_settings(config_path, store_url=store_url)
+    require_store_extra(settings)
+    click.echo(json.dumps(asyncio.run(_show(settings, True)), ensure_ascii=False, indent=1))
+
+
+async def _rollback(settings: Any, to: int) -> Model:
+    store = await _open_store(settings)
+    try:
+        model, history = await read_model(store)
+        if to == 0:
+            old = Model()
+        else:
+            found = [h for h in history if h["version"] == to]
+            if not found:
+                raise InputError(f"no model version {to} in the store's history",
+                                 hint="see neardup model history")
+            old = Model.from_bytes(found[0]["payload"].encode())
+        new = replace(old, version=model.version + 1, parent=model.version, note=f"rollback to v{to}")
+        if not await write_model(store, new, history):
+            raise InputError("the store's model changed meanwhile", hint="run the rollback again")
+    finally:
+        await store.close()
+    return new
+
+
+@model_group.command("rollback")
+@click.option("--to", "to", type=click.IntRange(0), required=True, help="The version to go back to (0: none).")
+@store_option
+@config_option
+def model_rollback(to: int, store_url: str | None, config_path: str | None) -> None:
+    """Make an earlier version current again (written as a new version: history is kept)."""
+    settings = load_cli_settings(config_path, store_url=store_url)
+    require_store_extra(settings)
+    new = asyncio.run(_rollback(settings, to))
+    click.echo(json.dumps(new.summary(), ensure_ascii=False, indent=1))
+
+
+__all__ = ["feedback_command", "model_group"]

@@ -1,0 +1,1 @@
+"""The learning loop: feedback records, the learned model, the threshold search, evaluation, scoring."""

@@ -1,0 +1,176 @@
+"""``neardup eval``: run the engine over a labelled set, score it, plot it, recommend thresholds."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup.config.settings import Settings
+from neardup.document import parse_document
+from neardup.engine import Engine, decide_all
+from neardup.learning.scoring import UnionFind, score
+from neardup.rules.policy import Thresholds, rule_codes
+from neardup.rules.versions import different_versions
+from neardup.sketch.similarity import SketchTable, similarities
+
+
+def _load_jsonl(path: Path) -> list[Mapping[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]]) -> dict[str, np.ndarray]:
+    """Jaccard, Hamming, containment and critical flag of every labelled pair, computed as the
+    engine computes them (:func:`neardup.sketch.similarity.similarities` over the stored precision), and
+    what the engine's other vetoes read: ``exact`` (same normalised content) and ``min_length``
+    (the shorter normalised text, for ``short_text_chars``)."""
+    w = engine._prepare(docs, time.time())
+    row = {d.id: i for i, d in enumerate(w.docs)}
+    table = SketchTable.of(w.sketches, engine.settings.fingerprint.num_perm, w.fps.simhash.shape[1])
+    a = np.array([row[p["a"]] for p in pairs], dtype=np.int64)
+    b = np.array([row[p["b"]] for p in pairs], dtype=np.int64)
+    sims = similarities(table, b, a)
+    crit = np.array([different_versions(w.sketches[x].marks, w.sketches[y].marks)
+                     or w.profiles[y].critical_against(w.profiles[x].entries) is not None
+                     for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool)
+    labels = np.array([p["label"] for p in pairs])
+    hashes = w.fps.content_hashes
+    exact = np.array([hashes[x] == hashes[y] for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool)
+    lengths = np.array(w.fps.lengths, dtype=np.int64)
+    return {"jaccard": sims.jaccard, "hamming": sims.hamming.astype(np.float64), "containment": sims.containment,
+            "comparable": sims.comparable, "critical": crit, "label": labels, "exact": exact,
+            "min_length": np.minimum(lengths[a], lengths[b])}
+
+
+def recommend(settings: Settings, feats: dict[str, np.ndarray], target_precision: float) -> dict[str, Any]:
+    """The (jaccard_high, jaccard_low) pair with the best pair recall at >= target pair precision."""
+    best: dict[str, Any] | None = None
+    labels = feats["label"] == 1
+    base = Thresholds.from_settings(settings.thresholds)
+    for high in np.arange(0.50, 0.96, 0.05):
+        for low in np.arange(0.30, high + 1e-9, 0.05):
+            t = replace(base, jaccard_high=float(high), jaccard_low=float(low))
+            codes = rule_codes(feats["jaccard"], feats["hamming"].astype(np.int64), feats["containment"], t)
+            pred = (codes > 0) & feats["comparable"] & ~feats["critical"]
+            tp = int((pred & labels).sum())
+            fp = int((pred & ~labels).sum())
+            prec = tp / (tp + fp) if tp + fp else 0.0
+            rec = tp / int(labels.sum()) if labels.any() else 0.0
+            if prec >= target_precision and (best is None or rec > best["pair_recall"]):
+                best = {"jaccard_high": round(float(high), 2), "jaccard_low": round(float(low), 2),
+                        "pair_precision": round(prec, 4), "pair_recall": round(rec, 4)}
+    return best or {"note": f"no threshold pair reaches pair precision {target_precision}"}
+
+
+def plots(report: Path, feats: dict[str, np.ndarray], merged: np.ndarray, scores: Any) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    report.mkdir(parents=True, exist_ok=True)
+    pos = feats["label"] == 1
+    files: list[str] = []
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    bins = np.linspace(0, 1, 41)
+    axes[0].hist(feats["jaccard"][pos], bins=bins, alpha=0.6, label="duplicates (label 1)")
+    axes[0].hist(feats["jaccard"][~pos], bins=bins, alpha=0.6, label="hard negatives (label 0)")
+    axes[0].set_xlabel("MinHash Jaccard estimate")
+    axes[0].set_ylabel("pairs")
+    axes[0].legend()
+    sim = 1 - feats["hamming"] / 64
+    axes[1].hist(sim[pos], bins=bins, alpha=0.6, label="duplicates")
+    axes[1].hist(sim[~pos], bins=bins, alpha=0.6, label="hard negatives")
+    axes[1].set_xlabel("SimHash similarity (1 - Hamming/64)")
+    axes[1].legend()
+    fig.tight_layout()
+    fig.savefig(report / "similarity_histograms.png", dpi=110)
+    plt.close(fig)
+    files.append("similarity_histograms.png")
+
+    # ROC of the Jaccard estimate as a score, with the engine's operating point
+    order = np.argsort(-feats["jaccard"])
+    y = pos[order]
+    tpr = np.concatenate([[0], np.cumsum(y) / max(1, y.sum())])
+    fpr = np.concatenate([[0], np.cumsum(~y) / max(1, (~y).sum())])
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot(fpr, tpr, label="Jaccard alone")
+    op_fpr = merged[~pos].mean() if (~pos).any() else 0.0
+    op_tpr = merged[pos].mean() if pos.any() else 0.0
+    ax.scatter([op_fpr], [op_tpr], color="red", zorder=3, label=f"engine (FPR {op_fpr:.3f}, recall {op_tpr:.3f})")
+    ax.set_xlabel("false-positive rate (label-0 pairs merged)")
+    ax.set_ylabel("recall (label-1 pairs merged)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(report / "roc.png", dpi=110)
+    plt.close(fig)
+    files.append("roc.png")
+
+    cm = np.array([[int((merged & pos).sum()), int((~merged & pos).sum())],
+                   [int((merged & ~pos).sum()), int((~merged & ~pos).sum())]])
+    fig, ax = plt.subplots(figsize=(4.5, 4))
+    ax.imshow(cm, cmap="Blues")
+    for (r, c), v in np.ndenumerate(cm):
+        ax.text(c, r, str(v), ha="center", va="center", fontsize=14)
+    ax.set_xticks([0, 1], ["merged", "kept apart"])
+    ax.set_yticks([0, 1], ["label 1", "label 0"])
+    ax.set_title("labelled pairs")
+    fig.tight_layout()
+    fig.savefig(report / "confusion_matrix.png", dpi=110)
+    plt.close(fig)
+    files.append("confusion_matrix.png")
+    return files
+
+
+async def run_eval(settings: Settings, docs_path: Path, pairs_path: Path, report: Path | None,
+                   target_precision: float = 0.99) -> dict[str, Any]:
+    raw_docs = _load_jsonl(docs_path)
+    pairs = _load_jsonl(pairs_path)
+    docs = [parse_document(d, max_bytes=settings.normalize.max_bytes) for d in raw_docs]
+    engine = await Engine.open(settings)
+    try:
+        started = time.perf_counter()
+        decisions = await decide_all(engine, docs, settings.window.max_count)
+        elapsed = time.perf_counter() - started
+        dup_of = {d.doc.id: d.duplicate_of for d in decisions}
+        ids = [d.id for d in docs]
+        scores = score(ids, pairs, dup_of)
+        uf = UnionFind(ids)
+        for i, t in dup_of.items():
+            if t:
+                uf.union(i, t)
+        merged = np.array([uf.find(p["a"]) == uf.find(p["b"]) for p in pairs])
+        feats = pair_features(engine, docs, pairs)
+        rec = recommend(settings, feats, target_precision)
+        files = plots(report, feats, merged, scores) if report else []
+    finally:
+        await engine.close()
+    labels = feats["label"] == 1
+    lines = [
+        f"documents {len(docs)}  labelled pairs {len(pairs)}  ({int(labels.sum())} duplicate, "
+        f"{int((~labels).sum())} hard negative)  engine {len(docs) / elapsed:.0f} docs/s",
+        f"precision {scores.precision:.4f}  recall {scores.recall:.4f}  F1 {scores.f1:.4f}  "
+        f"hard-negative FPR {scores.hard_negative_fpr:.4f}",
+        f"{'kind':32s} {'label':>5s} {'pairs':>6s} {'metric':>8s}",
+    ]
+    for kind, v in scores.per_kind.items():
+        m = "recall" if v["label"] == 1 else "fpr"
+        lines.append(f"{kind:32s} {v['label']:5d} {v['pairs']:6d} {m:>6s} {v[m]:.4f}")
+    lines.append(f"recommended thresholds at pair precision >= {target_precision}: {json.dumps(rec)}")
+    if files:
+        lines.append(f"plots: {', '.join(str(report / f) for f in files)}")  # type: ignore[operator]
+    metrics = {**scores.as_dict(), "documents": len(docs), "pairs": len(pairs),
+               "documents_per_second": len(docs) / elapsed, "recommended": rec,
+               "thresholds": engine.thresholds.for_type("default").as_evidence()}
+    if report:
+        (report / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False))
+    return {"metrics": metrics, "table": "\n".join(lines)}
+
+
+__all__ = ["pair_features", "recommend", "run_eval"]

@@ -1,0 +1,1 @@
+"""The review page: a local server to confirm or overturn decisions."""

@@ -1,0 +1,1 @@
+"""The decision rule: the hybrid policy, adaptive thresholds and every veto."""

@@ -1,0 +1,754 @@
+"""Critical differences: two near-identical texts that say opposite things.
+
+Each polarity word (批准/驳回, rose/fell, 可以/不得, was ...) and each figure in a text is an
+*anchor*. An anchor's *context* is the k letters (Chinese) or words (English) on each side of it,
+read with punctuation and spaces ignored, negators taken out and other anchors replaced by their
+class; its *fill* is what stands at the anchor: the class with its sign and whether a negator
+governs it (不予批准, was not), or the figure. Two documents that share a context but disagree on
+its fill reversed a decision, flipped a negation or changed a figure: that pair is not a
+duplicate, whatever the similarity says. Contexts that only one document has (added boilerplate,
+deleted sentences, synonym edits nearby) are ignored, and so is one-sided surplus of a repeated
+context (a deleted occurrence); only a *replacement* counts: each side has a fill the other lacks.
+A replaced figure counts only where it changed, not where it moved: a deleted sentence joins the
+contexts of the figures on either side of it (出口...增长20.9%. [进口...增长2.5%.] 贸易顺差, "6 for
+255. [...] staff"), and the figure of the joined context still stands in the other text, under the
+context the deletion took away. So a figure replacement whose figure (of either side) is left over
+in the other text, in other contexts, at least as often as on its own side is no difference
+(:func:`neardup.kernels.profile.replaced_context`); a figure written in place of another is one
+more of its kind on its side and still counts. Polarity replacements count wherever their fills
+stand (a flipped word's sign is never rare enough to tell a move from a flip).
+
+A polarity word's anchor has two contexts, one per side: the k units before it, and the k after
+it, each matched on its own (profile v3). An edit next to the word (a synonym, crawler noise, the
+cut of a truncated reprint) then leaves the other side to match; one context over both sides
+(v1, v2) missed those flips. Figures and lone negators keep one context over both sides: a
+deleted sentence or article joins the one-sided contexts of two different figures (第十七条 /
+第十八条), which would read as a changed figure.
+
+Since v4, every polarity word stands in the frame as one mark and its fill hash keeps its sign and
+negations, not its class: a reversal across two classes (gained -> lost: direction and outcome)
+shares its contexts and is found, while a same-sign word of another class still reads as no
+change. Negators in a row are counted (不予不予批准 is a replaced fill of 不予批准, and so is
+是否不符合 of 是否符合, where 否 stands before 不); v1-v3 let the first of two stand alone.
+
+In v4 the number of a law's part (第十八条, 第三章) is no anchor: a reordered or deleted article
+puts another number before the same words, which read as a changed figure; two versions of a law
+are told apart by their version marks (:mod:`neardup.rules.versions`). And 28.90 % (the &nbsp; of a
+crawled page) is the figure 28.90%.
+
+v4 also gives each sentence (up to . ! ? ; 。！？；) of at least ``ZH_SENTENCE`` letters or
+``EN_SENTENCE`` words one entry: its whole frame as the context (negators taken out, anchors as
+their marks), the number of negators in it as the fill ("S0", "S1", ... "S9" for nine or more).
+A negation put in front of any word, in the lexicon or not (存在 -> 不存在, 发生 -> 未发生, he
+went -> he never went), leaves the sentence's frame equal and changes its count; any other edit in
+the sentence changes the frame, so the entry finds no partner and counts for nothing.
+
+A profile is a sorted array of entries (context hash << 16 | fill hash), repeats kept. The context
+hash is MurmurHash3 (x86, 32 bits) of the context string, of which the top ``CONTEXT_BITS`` bits
+are kept; the fill hash is 8 bits of the polarity part then 8 bits of the figure part, so the kind
+of a difference is known from the hashes alone. :meth:`AnchorProfiler.profile_batch` computes a
+window's profiles in one kernel call (``neardup.kernels.profile``); :meth:`AnchorProfiler.profile`
+is the same definition in plain Python, kept as the reference the kernel is tested against.
+
+Byte formats (what the store keeps), all read:
+- v1: b"NP" + version (1 B) + count (2 B) + count x (context hash uint32, fill hash uint16),
+  big-endian, sorted, repeats kept (6 bytes an entry).
+- v2: contexts delta-coded, polarity bytes through a per-record palette, figure bytes only where
+  a figure stands (``neardup.kernels.profile_codec``): lossless; 183 bytes a document against
+  v1's 245 on the development set (the contexts, 32 random bits each, dominate).
+- v3: v2's layout over one-sided contexts for polarity words.
+- v4: v3's layout over class-free polarity marks and fills, negators counted.
+- v5 (written): v4, and an English word with a negative prefix (un, in, im, il, ir before a stem
+  of four letters or more; dis, non) stands in the frame as its stem and counts as one more
+  negator of its sentence: likely -> unlikely, legal -> illegal, agree -> disagree leave the
+  sentence's frame equal and change its count, as a negator put before the word does. A word
+  that only looks prefixed (interest, understand) is cut the same way in both texts, so it
+  changes nothing; it would take an edit that writes the stem in its place (display -> play).
+  A stem that is a polarity word makes the word that word negated (disapproved: not approved).
+A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
+A record of an older version is compared with the deciding document's profile made the way that
+version made them, computed when such a record comes up (:meth:`Profile.critical_against`).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import overload
+
+import mmh3
+import numpy as np
+import numpy.typing as npt
+
+from neardup.kernels import profile as kprof
+from neardup.kernels import profile_codec as codec
+from neardup.kernels.profile import replaced_context
+from neardup.text.cache import cached_arrays
+from neardup.text.lexicon import Lexicon, load_lexicon
+
+PROFILE_MAGIC = b"NP"
+PROFILE_VERSION = 5
+ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
+CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
+AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
+POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
+POLARITY_WORD = "<polar>"  # ... in a v4 English frame
+V1_HEAD = struct.Struct(">2sBH")
+V1_ENTRY = np.dtype([("context", ">u4"), ("fill", ">u2")])
+
+# Bits of the context hash compared and stored. Two different contexts of a pair agree by chance
+# with probability about (entries x entries) / 2^bits: 32 keeps that below 1e-6 for profiles of
+# 40 entries (the development set's mean).
+CONTEXT_BITS = 32
+HASH_BITS = 32
+
+ZH_CONTEXT = 5  # characters each side
+EN_CONTEXT = 3  # words each side
+# sentences shorter than this (frame units) get no entry: two different short sentences would
+# share a frame by chance ("是。" / "不是。" in two places of one text)
+ZH_SENTENCE = 6
+EN_SENTENCE = 4
+SENTENCE_ENDS = ".!?;。！？；"
+SENTENCE_MARK = "\u00a7"  # starts a sentence's context: no anchor context starts with it
+SENTENCE_FILL = "S"
+ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
+NON_ALNUM = re.compile(r"[\W_]+")
+EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+)?%?")
+DO_SUPPORT = frozenset({"do", "does", "did"})  # left out of a sentence's frame before a negator
+EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": ["will", "not"],
+                   "shan't": ["shall", "not"]}
+FIGURE_MARK = "\ue0fe"
+NO_FIGURE = mmh3.hash("", kprof.FIGURE_SEED, signed=False) & 0xFF  # the figure byte of a fill without one
+
+
+SENTENCE_END = re.compile("[" + re.escape(SENTENCE_ENDS) + "]")
+SENTENCE_PIECE = re.compile("[^" + re.escape(SENTENCE_ENDS) + "]+|([" + re.escape(SENTENCE_ENDS) + "])")
+Sentences = list[tuple[int, int, int, int]]  # (frame start, frame end, negators, text offset of the start)
+
+
+class _SentenceRun:
+    """The sentences of a frame as the reference reads it: each ends at an end mark or the text's end."""
+
+    __slots__ = ("found", "minimum", "negators", "start", "text_at")
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+        self.found: Sentences = []
+        self.start = self.negators = self.text_at = 0
+
+    def close(self, end: int, next_text_at: int) -> None:
+        """The sentence ends at frame offset ``end``; the next starts at ``next_text_at`` in the text."""
+        if end - self.start >= self.minimum:
+            self.found.append((self.start, end, self.negators, self.text_at))
+        self.start, self.negators, self.text_at = end, 0, next_text_at
+
+
+@dataclass(frozen=True, slots=True)
+class CriticalDifference:
+    """A replaced fill: its kind ("polarity" | "figure"), the passage around it and the fill."""
+
+    kind: str
+    text: str  # the passage of the document being decided
+    fill: str
+    other_fill_hash: int = -1  # the other text's fill in the same context (a sentence's names its count)
+
+    def as_evidence(self) -> dict[str, object]:
+        """The difference as a decision's evidence shows it (a sentence's: how many negators it
+        holds here and in the other text, "S1" -> "negators in the sentence: 1 (the other text: 0)")."""
+        term = self.fill
+        if is_sentence_fill(self.fill):
+            theirs = SENTENCE_COUNT_OF.get(self.other_fill_hash, "?")
+            term = f"negators in the sentence: {self.fill[1:]} (the other text: {theirs})"
+        return {"kind": self.kind, "passage": self.text[:200], "term": term}
+
+
+@lru_cache(maxsize=65536)
+def comparable(version: int) -> int:
+    """The scheme a record version's entries are made by: v1 and v2 share one (same contexts,
+    other bytes); v3 and v4 each have their own."""
+    return min(version, 2) if version < ONE_SIDED_SINCE else version
+
+
+def class_free(fill: str) -> str:
+    """A polarity fill as v4 hashes it: negations and sign, no class ("N approval+" -> "N +")."""
+    if _figure_or_bare(fill) or is_sentence_fill(fill):
+        return fill
+    head = fill[: len(fill) - len(fill.lstrip("N "))]
+    return head + fill[-1]
+
+
+def fill_hash(fill: str) -> int:
+    """8 bits of the polarity part (class, sign, negation), 8 bits of the figure."""
+    if fill.startswith("N #"):
+        polarity, figure = "N", fill[2:]
+    elif fill.startswith("#"):
+        polarity, figure = "", fill
+    else:
+        polarity, figure = fill, ""
+    return ((mmh3.hash(polarity, kprof.POLARITY_SEED, signed=False) & 0xFF) << 8
+            | (mmh3.hash(figure, kprof.FIGURE_SEED, signed=False) & 0xFF))
+
+
+def _context_hash(context: str) -> int:
+    return mmh3.hash(context, kprof.CONTEXT_SEED, signed=False)
+
+
+class KernelFills(Sequence[str]):
+    """The fill strings of a kernel-made profile, built only when read (evidence needs one or two)."""
+
+    __slots__ = ("_codes", "_fig_a", "_fig_b", "_kinds", "_names", "_negs", "_text")
+
+    def __init__(self, kinds: npt.NDArray[np.int8], codes: npt.NDArray[np.int32], negs: npt.NDArray[np.int32],
+                 fig_a: npt.NDArray[np.int64], fig_b: npt.NDArray[np.int64], names: Sequence[str], text: str) -> None:
+        """Fills of entries described by anchor kind, class-sign code, negations and figure span."""
+        self._kinds, self._codes, self._negs, self._fig_a, self._fig_b = kinds, codes, negs, fig_a, fig_b
+        self._names = names
+        self._text = text
+
+    def __len__(self) -> int:
+        """Entries."""
+        return len(self._kinds)
+
+    @property
+    def kinds(self) -> npt.NDArray[np.int8]:
+        """The anchor kind of each entry (``neardup.kernels.profile.ANCHOR_*``)."""
+        return self._kinds
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        """The fill of entry ``i`` as the reference spells it ("N approval+", "#60", "N")."""
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        kind = int(self._kinds[i])
+        if kind == kprof.ANCHOR_CLASS:
+            return "N " * int(self._negs[i]) + self._names[int(self._codes[i])]
+        if kind == kprof.ANCHOR_FIGURE:
+            figure = self._text[int(self._fig_a[i]) : int(self._fig_b[i])].replace(" ", "")
+            return ("N " if self._negs[i] else "") + "#" + figure
+        if kind == kprof.ANCHOR_SENTENCE:
+            return SENTENCE_FILL + str(int(self._negs[i]))
+        return "N"
+
+    def __iter__(self) -> Iterator[str]:
+        """Fills in entry order."""
+        return (self[j] for j in range(len(self)))
+
+
+@dataclass(slots=True)
+class Profile:
+    """The anchors of one document: sorted entries plus, for evidence, where each came from."""
+
+    entries: npt.NDArray[np.uint64]  # sorted (context << 16 | fill)
+    fills: Sequence[str]  # in entry order
+    positions: Sequence[int]  # text offsets, in entry order
+    text: str
+    data: bytes | None = field(default=None, repr=False)  # the record, when already encoded
+    bits: int = CONTEXT_BITS  # of the contexts in ``entries``
+    version: int = PROFILE_VERSION  # the record version whose contexts ``entries`` has
+    # how to profile this text the way records of another version were made (set by the profiler)
+    remade: Callable[[int], Profile] | None = field(default=None, repr=False)
+    _as: dict[int, Profile] = field(default_factory=dict, repr=False)
+
+    def encode(self) -> bytes:
+        """The record the store keeps (v3; v2 for a profile made the v2 way)."""
+        if self.data is None:
+            self.data = encode_entries(self.entries, self.bits, self.version)
+        return self.data
+
+    def sentence_mask(self) -> npt.NDArray[np.bool_]:
+        """Which entries are sentences' (v4), not anchors'."""
+        if isinstance(self.fills, KernelFills):
+            return self.fills.kinds == kprof.ANCHOR_SENTENCE
+        return np.fromiter(map(is_sentence_fill, self.fills), dtype=np.bool_, count=len(self.fills))
+
+    def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:
+        """The profile of the entries where ``mask`` holds (same text, bits and version)."""
+        kept = mask.tolist()
+        return Profile(self.entries[mask], [f for f, k in zip(self.fills, kept, strict=True) if k],
+                       [p for p, k in zip(self.positions, kept, strict=True) if k], self.text,
+                       bits=self.bits, version=self.version, remade=self.remade)
+
+    def critical_against(self, theirs: npt.NDArray[np.uint64],
+                         version: int = PROFILE_VERSION) -> CriticalDifference | None:
+        """The first shared context whose fills were replaced (each side has one the other lacks).
+
+        ``version``: of the record ``theirs`` was decoded from. Entries of an older record are
+        compared with this text's profile made that version's way (computed once, when one comes up)."""
+        scheme = comparable(version)
+        if scheme != comparable(self.version):
+            if self.remade is None:
+                raise ValueError(f"a v{self.version} profile cannot be compared with a v{version} record")
+            if scheme not in self._as:
+                self._as[scheme] = self.remade(scheme)
+            return self._as[scheme].critical_against(theirs, version)
+        if len(self.entries) == 0 or len(theirs) == 0:
+            return None
+        i = int(replaced_context(self.entries, theirs))
+        if i < 0:
+            return None
+        if is_sentence_fill(self.fills[i]):  # a word's difference names the word: look for one first
+            words = np.flatnonzero(~self.sentence_mask())
+            j = int(replaced_context(self.entries[words], theirs)) if len(words) else -1
+            i = int(words[j]) if j >= 0 else i
+        mine = int(self.entries[i])
+        ctx = mine >> 16
+        lo, hi = np.searchsorted(theirs, [ctx << 16, (ctx << 16) | 0xFFFF], side="left")
+        their_fills = {int(x) & 0xFFFF for x in theirs[lo : hi + 1] if int(x) >> 16 == ctx}
+        other = next(iter(their_fills - {mine & 0xFFFF}), mine & 0xFFFF)
+        kind = "polarity" if (mine >> 8 & 0xFF) != (other >> 8 & 0xFF) else "figure"
+        at = int(self.positions[i])
+        if is_sentence_fill(self.fills[i]):  # the whole sentence: its negator can be anywhere in it
+            end = SENTENCE_END.search(self.text, at)
+            passage = self.text[at : end.end() if end else len(self.text)].strip()
+        else:
+            passage = self.text[max(0, at - 12) : at + 16]
+        return CriticalDifference(kind, passage, self.fills[i], other)
+
+
+def encode_entries(entries: npt.NDArray[np.uint64], bits: int | None = None,
+                   version: int = PROFILE_VERSION) -> bytes:
+    """The record (v2, v3 or v4) of sorted entries whose contexts have ``bits`` bits (default CONTEXT_BITS)."""
+    if version not in codec.VERSIONS:
+        raise ValueError(f"profile records are written as v{codec.VERSIONS[0]}-v{codec.VERSIONS[-1]}, not v{version}")
+    data, _ = codec.encode_batch(entries, np.array([0, len(entries)], dtype=np.int64),
+                                 CONTEXT_BITS if bits is None else bits, NO_FIGURE, version)
+    return data.tobytes()
+
+
+def profile_version(data: bytes) -> int:
+    """The version byte of a stored profile record (0 when it is none)."""
+    return data[2] if len(data) > 2 and data[:2] == PROFILE_MAGIC else 0
+
+
+def _project(entries: npt.NDArray[np.uint64], bits: int, to_bits: int) -> npt.NDArray[np.uint64]:
+    """Entries with contexts of ``bits`` bits as contexts of ``to_bits`` (their top bits), sorted."""
+    if bits < to_bits:
+        raise ValueError(f"profile with {bits}-bit contexts, {to_bits} are compared")
+    if bits == to_bits:
+        return entries
+    shift = np.uint64(bits - to_bits)
+    ctx = (entries >> np.uint64(16)) >> shift
+    out = (ctx << np.uint64(16)) | (entries & np.uint64(0xFFFF))
+    out.sort()
+    return out
+
+
+DECODE_ERRORS = {codec.TRUNCATED: "truncated", codec.BAD_HEADER: "bad header", codec.TRAILING: "trailing bytes"}
+
+
+def decode_profile(data: bytes, bits: int | None = None) -> npt.NDArray[np.uint64]:
+    """Sorted (context << 16 | fill) entries of a stored v1 to v4 profile (which:
+    :func:`profile_version`), contexts of ``bits`` bits (default CONTEXT_BITS); ValueError when
+    ``data`` is no profile or too coarse."""
+    to_bits = CONTEXT_BITS if bits is None else bits
+    version = profile_version(data)
+    if version == 1 and len(data) >= V1_HEAD.size:
+        count = V1_HEAD.unpack_from(data)[2]
+        if len(data) != V1_HEAD.size + V1_ENTRY.itemsize * count:
+            raise ValueError("critical-difference profile v1 of the wrong length")
+        packed = np.frombuffer(data, dtype=V1_ENTRY, count=count, offset=V1_HEAD.size)
+        out = (packed["context"].astype(np.uint64) << np.uint64(16)) | packed["fill"].astype(np.uint64)
+        out.sort()
+        return _project(out, HASH_BITS, to_bits)
+    if version in codec.VERSIONS:
+        status, entries, record_bits = codec.decode(np.frombuffer(data, dtype=np.uint8), NO_FIGURE)
+        if status != codec.OK:
+            raise ValueError(f"critical-difference profile v{version}: {DECODE_ERRORS[status]}")
+        return _project(entries, int(record_bits), to_bits) if len(entries) else entries
+    raise ValueError("not a neardup v1-v4 critical-difference profile")
+
+
+# ---------------------------------------------------------------------------------------------
+# the lexicon compiled for the kernel
+# ---------------------------------------------------------------------------------------------
+
+def _base_char_table() -> npt.NDArray[np.uint8]:
+    """Flags of every code point that do not depend on the lexicon: KEEP (a word character, what
+    the reference's ``[\\W_]+`` keeps), DIGIT, AZ09, AZ. Cached on disk by Unicode version."""
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        keep = np.fromiter((chr(c).isalnum() for c in range(kprof.CP_RANGE)), dtype=np.bool_, count=kprof.CP_RANGE)
+        table = np.where(keep, kprof.KEEP, 0).astype(np.uint8)
+        for c in "0123456789":
+            table[ord(c)] |= kprof.DIGIT | kprof.AZ09
+        for c in "abcdefghijklmnopqrstuvwxyz":
+            table[ord(c)] |= kprof.AZ09 | kprof.AZ
+        return {"table": table}
+
+    return cached_arrays(f"profile-chars-{unicodedata.unidata_version}-1", build)["table"].astype(np.uint8)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelTables:
+    """The lexicon as the profile kernel reads it (see ``neardup.kernels.profile``)."""
+
+    ctab: npt.NDArray[np.uint8]
+    edge_keys: npt.NDArray[np.uint64]
+    edge_vals: npt.NDArray[np.int32]
+    node_kind: npt.NDArray[np.int8]
+    node_code: npt.NDArray[np.int32]
+    word_keys: npt.NDArray[np.uint64]
+    word_vals: npt.NDArray[np.int32]
+    word_cps: npt.NDArray[np.uint32]
+    word_off: npt.NDArray[np.int64]
+    word_neg: npt.NDArray[np.bool_]
+    word_pol: npt.NDArray[np.int32]
+    digit_keys: bool
+    cs_bytes: npt.NDArray[np.uint8]
+    cs_off: npt.NDArray[np.int64]
+    aux: npt.NDArray[np.bool_]
+    zh_marks: npt.NDArray[np.uint32]
+    cw_cps: npt.NDArray[np.uint32]
+    cw_off: npt.NDArray[np.int64]
+
+
+def _cps(words: Sequence[str]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Concatenated code points of ``words`` and their offsets."""
+    off = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum([len(w) for w in words], out=off[1:])
+    cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+    return cps, off
+
+
+def _trie(terms: Sequence[str], kind_of: dict[str, tuple[int, int]]) -> tuple[
+        npt.NDArray[np.uint64], npt.NDArray[np.int32], npt.NDArray[np.int8], npt.NDArray[np.int32]]:
+    """The Chinese terms as a trie: (edge keys, edge values, node kinds, node codes)."""
+    children: dict[tuple[int, int], int] = {}
+    kinds = [0]
+    codes = [-1]
+    for term in terms:
+        node = 0
+        for ch in term:
+            nxt = children.get((node, ord(ch)))
+            if nxt is None:
+                nxt = children[(node, ord(ch))] = len(kinds)
+                kinds.append(0)
+                codes.append(-1)
+            node = nxt
+        kinds[node], codes[node] = kind_of[term]
+    parents = np.array([p for p, _ in children], dtype=np.int64)
+    cps = np.array([c for _, c in children], dtype=np.int64)
+    keys, vals = kprof.build_edge_table(parents, cps, np.array(list(children.values()), dtype=np.int32))
+    return keys, vals, np.array(kinds, dtype=np.int8), np.array(codes, dtype=np.int32)
+
+
+class AnchorProfiler:
+    """Profiles of documents under one lexicon: :meth:`profile_batch` for a window (the kernel),
+    :meth:`profile` for one text (the Python reference)."""
+
+    def __init__(self, lexicon: Lexicon | None = None, context_bits: int = CONTEXT_BITS) -> None:
+        """Compile ``lexicon`` (default: the bundled one); contexts keep ``context_bits`` bits."""
+        lex = lexicon or load_lexicon()
+        if not 1 <= context_bits <= HASH_BITS:
+            raise ValueError(f"context bits must be 1 to {HASH_BITS}, not {context_bits}")
+        self.lexicon = lex
+        self.context_bits = context_bits
+        self.polarity = lex.polarity
+        self.neg_zh = set(lex.negators_zh)
+        self.neg_en = set(lex.negators_en)
+        self.aff_zh = set(lex.affirmators_zh)
+        zh_terms = sorted({w for w in lex.polarity if not w.isascii()} | self.neg_zh | self.aff_zh,
+                          key=len, reverse=True)
+        for word in [*zh_terms, *lex.polarity, *self.neg_en]:
+            if not word:
+                raise ValueError("the lexicon lists an empty polarity word, negator or affirmator")
+        # longest first: 不予批准 -> 不予 + 批准, 无效 stays one word. The lookahead on the first
+        # characters lets the scan skip most positions at once (re tries every alternative otherwise)
+        starts = "".join(sorted({w[0] for w in zh_terms})) + "0-9" + ZH_NUMERALS
+        terms = f"(?=[{starts}])(?:" + "|".join(map(re.escape, zh_terms))
+        # v4: a space before the % sign belongs to the figure (28.90&nbsp;% of a crawled page)
+        self.zh_re = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?(?: ?%)?|[{ZH_NUMERALS}]{{2,}})")
+        self.zh_re_v3 = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}})")
+        classes = sorted({cls for cls, _ in lex.polarity.values()})
+        self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
+        self.en_class_word = {cls: "<" + cls + ">" for cls in classes}
+        self.names = sorted({cls + sign for cls, sign in lex.polarity.values()})
+        self.tables = self._compile(zh_terms, class_free=True)
+        self.classed_tables = self._compile(zh_terms, class_free=False)  # for v2 and v3 profiles
+
+    def _mark(self, cls: str, version: int) -> str:
+        return POLARITY_MARK if version >= CLASS_FREE_SINCE else self.class_mark[cls]
+
+    def _class_word(self, cls: str, version: int) -> str:
+        return POLARITY_WORD if version >= CLASS_FREE_SINCE else self.en_class_word[cls]
+
+    def _compile(self, zh_terms: list[str], class_free: bool) -> KernelTables:
+        lex = self.lexicon
+        pairs = sorted(set(lex.polarity.values()), key=lambda p: p[0] + p[1])
+        code_of = {p: i for i, p in enumerate(pairs)}
+        for cls, sign in pairs:
+            if (cls + sign).startswith("#") or cls + sign == "N" or is_sentence_fill(cls + sign):
+                raise ValueError(f"polarity class {cls!r} with sign {sign!r} reads as a figure, a bare negation "
+                                 "or a sentence")
+        kind_of: dict[str, tuple[int, int]] = {}
+        for term in zh_terms:
+            if term in self.aff_zh:
+                kind_of[term] = (kprof.NODE_AFFIRMATOR, -1)
+            elif term in self.neg_zh:
+                kind_of[term] = (kprof.NODE_NEGATOR, -1)
+            else:
+                kind_of[term] = (kprof.NODE_POLARITY, code_of[lex.polarity[term]])
+        edge_keys, edge_vals, node_kind, node_code = _trie(zh_terms, kind_of)
+        ctab = _base_char_table().copy()
+        for term in zh_terms:
+            ctab[ord(term[0])] |= kprof.TERM
+        for ch in ZH_NUMERALS:
+            ctab[ord(ch)] |= kprof.NUMERAL
+        for ch in SENTENCE_ENDS:
+            ctab[ord(ch)] |= kprof.SENTENCE_END
+        words = sorted(set(lex.polarity) | self.neg_en)
+        word_cps, word_off = _cps(words)
+        word_keys, word_vals = kprof.build_word_table(word_cps, word_off)
+        names = [cls + sign for cls, sign in pairs]
+        hashed = [sign if class_free else cls + sign for cls, sign in pairs]  # what a fill hash reads
+        cs_bytes = np.frombuffer("".join(hashed).encode("utf-8"), dtype=np.uint8).copy()
+        cs_off = np.zeros(len(hashed) + 1, dtype=np.int64)
+        np.cumsum([len(n.encode("utf-8")) for n in hashed], out=cs_off[1:])
+        version = CLASS_FREE_SINCE if class_free else ONE_SIDED_SINCE
+        cw_cps, cw_off = _cps([self._class_word(cls, version) for cls, _ in pairs])
+        return KernelTables(
+            ctab=ctab, edge_keys=edge_keys, edge_vals=edge_vals, node_kind=node_kind, node_code=node_code,
+            word_keys=word_keys, word_vals=word_vals, word_cps=word_cps, word_off=word_off,
+            word_neg=np.array([w in self.neg_en for w in words], dtype=np.bool_),
+            word_pol=np.array([code_of[lex.polarity[w]] if w in lex.polarity else -1 for w in words], dtype=np.int32),
+            digit_keys=any(w.isascii() and w[0].isdigit() for w in lex.polarity),
+            cs_bytes=cs_bytes, cs_off=cs_off,
+            aux=np.array([n.lstrip("N ").startswith("auxiliary") for n in names], dtype=np.bool_),
+            zh_marks=np.array([ord(self._mark(cls, version)) for cls, _ in pairs], dtype=np.uint32),
+            cw_cps=cw_cps, cw_off=cw_off,
+        )
+
+    # ----------------------------------------------------------------------------- the kernel
+    def profile_batch(self, texts: Sequence[str], langs: Sequence[str],
+                      version: int = PROFILE_VERSION) -> list[Profile]:
+        """The profiles of a window (``langs[i]`` "zh" reads ``texts[i]`` as Chinese, anything
+        else as English), each with its record already encoded; equal to :meth:`profile`.
+        ``version`` 2 or 3 makes them the way those records were made (v2: one context over both
+        sides; v3: one per side, classes in contexts and fills, the first of two negators alone)."""
+        if version not in codec.VERSIONS:
+            raise ValueError(f"profiles are made as v{codec.VERSIONS[0]}-v{codec.VERSIONS[-1]}, not v{version}")
+        if len(texts) != len(langs):
+            raise ValueError(f"{len(texts)} texts but {len(langs)} languages")
+        if not texts:
+            return []
+        t = self.tables if version >= CLASS_FREE_SINCE else self.classed_tables
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in texts], out=offsets[1:])
+        cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+        is_zh = np.array([lang == "zh" for lang in langs], dtype=np.bool_)
+        entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = kprof.profile_batch(
+            cps, offsets, is_zh, t.ctab, t.edge_keys, t.edge_vals, t.node_kind, t.node_code, t.word_keys,
+            t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
+            t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
+            version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
+            version >= AFFIX_SINCE)
+        data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE, version)
+        raw = data.tobytes()
+        bounds = doc_off.tolist()
+        byte_bounds = data_off.tolist()
+        out = []
+        for d, text in enumerate(texts):
+            a, b = bounds[d], bounds[d + 1]
+            fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text)
+            out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
+                               self.context_bits, version, self._remade(text, langs[d], version)))
+        return out
+
+    def _remade(self, text: str, lang: str, version: int) -> Callable[[int], Profile] | None:
+        """How to make ``text``'s profile of an older version (compared with records of it)."""
+        if version <= codec.VERSIONS[0]:
+            return None
+        return lambda older: self.profile_batch([text], [lang], version=older)[0]
+
+    # ----------------------------------------------------------------------------- the reference
+    def _zh(self, text: str, version: int = PROFILE_VERSION) -> tuple[str, list[tuple[int, str, int]], Sentences]:
+        """Frame string (one character a unit), anchors (frame offset, fill, text offset) and
+        sentences (frame start, frame end, negators, text offset)."""
+        pieces: list[str] = []
+        anchors: list[tuple[int, str, int]] = []
+        sentences = _SentenceRun(ZH_SENTENCE)
+        length = 0
+        pos = 0
+        negated_at = -1  # frame length when the last negator ended
+        run = 0  # negators in a row ending there (v4 counts them)
+        counted = version >= CLASS_FREE_SINCE
+        polarity = self.polarity
+        zh_re = self.zh_re if counted else self.zh_re_v3
+
+        def gap(a: int, b: int) -> int:
+            """Frame length after the text between tokens, closing a sentence at each end mark."""
+            n = length
+            for piece in SENTENCE_PIECE.finditer(text, a, b):
+                if piece.group(1) is None:
+                    kept = NON_ALNUM.sub("", piece.group())
+                    pieces.append(kept)
+                    n += len(kept)
+                else:
+                    sentences.close(n, piece.end())
+            return n
+
+        for m in zh_re.finditer(text):
+            length = gap(pos, m.start())
+            pos = m.end()
+            tok = m.group()
+            if tok in self.aff_zh:
+                continue  # 给予 批准 reads as 批准: out of the frame, nothing in the fill
+            neg = run if negated_at == length else 0
+            if tok in self.neg_zh:
+                sentences.negators += 1
+                if neg and not counted:  # v1-v3: two negators in a row, the first stands alone
+                    anchors.append((length, "N", m.start()))
+                run = neg + 1 if counted else 1
+                negated_at = length
+                continue
+            negated_at = -1
+            hit = polarity.get(tok)
+            if hit is not None:
+                anchors.append((length, "N " * neg + hit[0] + hit[1], m.start()))
+                pieces.append(self._mark(hit[0], version))
+            else:
+                if not (counted and _article_number(text, m.start(), m.end())):
+                    anchors.append((length, ("N " if neg else "") + "#" + tok.replace(" ", ""), m.start()))
+                pieces.append(FIGURE_MARK)
+            length += 1
+        length = gap(pos, len(text))
+        sentences.close(length, len(text))
+        return "".join(pieces), anchors, sentences.found
+
+    def _en(self, text: str, version: int = PROFILE_VERSION) -> tuple[list[str], list[tuple[int, str, int]],
+                                                                     Sentences, set[int]]:
+        """Units, anchors, sentences, and the units that are do-support (a do, does or did that a
+        negator follows: "do not like" negates "like"), which sentence frames leave out."""
+        units: list[str] = []
+        anchors: list[tuple[int, str, int]] = []
+        sentences = _SentenceRun(EN_SENTENCE)
+        support: set[int] = set()
+        last_do = False
+        pending_neg = False
+        polarity = self.polarity
+        pos = 0
+        for m in EN_WORD.finditer(text):
+            for end in SENTENCE_END.finditer(text, pos, m.start()):
+                sentences.close(len(units), end.end())
+            pos = m.end()
+            raw = m.group()
+            words = EN_CONTRACTIONS.get(raw)
+            if words is None:
+                words = [raw[:-3], "not"] if raw.endswith("n't") and len(raw) > 3 else [raw]
+            for w in words:
+                if w in self.neg_en:
+                    sentences.negators += 1
+                    if last_do:
+                        support.add(len(units) - 1)
+                    last = anchors[-1] if anchors else None
+                    if last is not None and last[0] == len(units) - 1 and last[1].lstrip("N ").startswith("auxiliary"):
+                        anchors[-1] = (last[0], "N " + last[1], last[2])  # was not, was not not
+                    else:
+                        pending_neg = True
+                    continue
+                hit = polarity.get(w)
+                cut = negative_prefix(w) if version >= AFFIX_SINCE and not w[0].isdigit() else 0
+                if hit is None and cut and w[cut:] in polarity:  # disapproved: approved, negated
+                    hit = polarity[w[cut:]]
+                    pending_neg = True
+                    sentences.negators += 1
+                if hit is not None:
+                    anchors.append((len(units), ("N " if pending_neg else "") + hit[0] + hit[1], m.start()))
+                    units.append(self._class_word(hit[0], version))
+                elif w[0].isdigit():
+                    anchors.append((len(units), ("N " if pending_neg else "") + "#" + w, m.start()))
+                    units.append("#")
+                else:
+                    if pending_neg:
+                        anchors.append((len(units), "N", m.start()))
+                    sentences.negators += 1 if cut else 0
+                    units.append(w[cut:])
+                last_do = w in DO_SUPPORT
+                pending_neg = False
+        for end in SENTENCE_END.finditer(text, pos):
+            sentences.close(len(units), end.end())
+        sentences.close(len(units), len(text))
+        return units, anchors, sentences.found, support
+
+    def profile(self, text: str, lang: str, version: int = PROFILE_VERSION) -> Profile:
+        """The profile of one text, in plain Python: the reference :meth:`profile_batch` is tested against."""
+        one_sided = version >= ONE_SIDED_SINCE
+        # units[a:b] as context text: characters (Chinese) or words joined by spaces
+        support: set[int] = set()
+        if lang == "zh":
+            units, found, sentences = self._zh(text, version)
+            k = ZH_CONTEXT
+            sep = ""
+        else:
+            units, found, sentences, support = self._en(text, version)  # type: ignore[assignment]
+            k = EN_CONTEXT
+            sep = " "
+        contexts: list[tuple[str, str, int]] = []  # (context, fill, text offset)
+        for i, fill, at in found:
+            if one_sided and not _figure_or_bare(fill):
+                # each side with the anchor's own unit (its class mark): one class's context
+                contexts += [(sep.join(units[max(0, i - k) : i + 1]) + "<", fill, at),
+                             (">" + sep.join(units[i : i + 1 + k]), fill, at)]
+            else:
+                after = units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k]
+                contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at))
+        if version >= CLASS_FREE_SINCE:
+            most = kprof.MAX_SENTENCE_NEGATORS
+            contexts += [(SENTENCE_MARK + sep.join(units[u] for u in range(a, b) if u not in support),
+                          SENTENCE_FILL + str(min(n, most)), at) for a, b, n, at in sentences]
+        shift = HASH_BITS - self.context_bits
+        hashed = class_free if version >= CLASS_FREE_SINCE else str
+        keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(hashed(f)) for c, f, _ in contexts),
+                           dtype=np.uint64, count=len(contexts))
+        order = np.argsort(keys, kind="stable").tolist()
+        older = (lambda v: self.profile(text, lang, version=v)) if version > codec.VERSIONS[0] else None
+        return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,
+                       bits=self.context_bits, version=version, remade=older)
+
+
+ARTICLE_UNITS = "条章节款项编"  # 第十八条, 第三章, ...: what a law's numbered parts are called
+
+
+def _article_number(text: str, start: int, end: int) -> bool:
+    """Whether the figure text[start:end] numbers a law's part (第十八条): v4 makes it no anchor.
+    A reordered or deleted article puts another number before the same words (第十八条 / 第十九条
+    放射性药品的…), which read as a changed figure; versions are told apart by their marks."""
+    return text[start - 1 : start] == "第" and end < len(text) and text[end] in ARTICLE_UNITS
+
+
+def negative_prefix(word: str) -> int:
+    """Letters of a negative prefix on an English word (v5): un, in, im, il, ir before a stem of
+    at least four letters, dis or non before one of at least four; else 0."""
+    if len(word) >= 6 and (word[:2] == "un" or (word[0] == "i" and word[1] in "nmlr")):
+        return 2
+    if len(word) >= 7 and word[:3] in ("dis", "non"):
+        return 3
+    return 0
+
+
+def is_sentence_fill(fill: str) -> bool:
+    """Whether ``fill`` is a sentence's ("S0" ... "S9")."""
+    return len(fill) == 2 and fill[0] == SENTENCE_FILL and fill[1].isdigit()
+
+
+# a sentence fill's hash -> its count, to name the other side of a sentence's difference
+SENTENCE_COUNT_OF = {fill_hash(f"{SENTENCE_FILL}{n}"): str(n) for n in range(kprof.MAX_SENTENCE_NEGATORS + 1)}
+
+
+def _figure_or_bare(fill: str) -> bool:
+    """Whether a fill is a figure's ("#12", "N #12") or a lone negator's ("N"): one context over both sides."""
+    return fill == "N" or fill.lstrip("N ").startswith("#")
+
+
+@lru_cache(maxsize=4)
+def profiler(lexicon_path: str | None = None) -> AnchorProfiler:
+    """The profiler of the lexicon at ``lexicon_path`` (default: the bundled one), built once."""
+    return AnchorProfiler(load_lexicon(lexicon_path))

@@ -1,0 +1,321 @@
+"""The decision policy: the hybrid rule, the veto chain, and the pure decision of a window.
+
+A candidate pair is *similar* when any of these holds (first match names the rule):
+
+1. ``jaccard``:     J >= jaccard_high
+2. ``simhash``:     Hamming <= hamming_high  and  J >= jaccard_low / 2
+3. ``hybrid``:      J >= jaccard_low  and  Hamming <= hamming_low
+4. ``containment``: C >= containment_high  and  J >= jaccard_low / 2
+
+(J, Hamming, C: :mod:`neardup.sketch.similarity`.) Containment catches truncations and excerpts, the
+SimHash rules catch edits that move many shingles but few weighted words (synonyms). SimHash and
+containment never decide alone: each needs half the low Jaccard, so a shared template cannot make
+two different documents duplicates.
+
+A similar pair is a duplicate unless a veto of the chain below stops it; the chain runs over a
+document's similar candidates from the most similar down. Of the candidates that pass every veto,
+the document joins the cluster most of them belong to, through its most similar member there
+(*most carried*): a copy of the part two versions share (a truncated reprint of a story whose
+other copy flipped a word further on) goes with the version more copies carry, not with whichever
+sketch came out a hair more similar. The vetoes:
+
+1. *short text*: either text is shorter than ``short_text_chars`` normalised characters and the
+   contents differ (a 40-character notice has too few shingles for an estimate): skip it;
+2. *critical difference* (:mod:`neardup.rules.differences`): the pair shares a clause whose polarity or
+   figure was replaced (不予批准 / 给予批准, a changed amount): skip it, and remember it;
+   Two versions of one regulation (different version marks, :mod:`neardup.rules.versions`) count as a
+   critical difference too;
+3. *reversal nearer*: a skipped critical candidate is nearer than this one by more than
+   ``reversal_margin``: stop. The nearest document says the opposite; a much looser match must not
+   pull this reversal into that document's cluster through a third one. Nearness is the larger of
+   J and C: a truncated copy holds about half the shingles of its original (J near 0.5) but lies
+   all inside it, and is as near as a flip of the original; by J alone an original whose flip came
+   before it could never join its own cut copy;
+4. *cluster conflict*: this candidate belongs to the cluster of a critical candidate (it is that
+   candidate, its cluster's original, or a member of the same cluster) that is more similar by
+   more than ``cluster_margin`` (default -1: any critical candidate, however similar): skip it.
+   Joining it would put this document in one cluster with a document it contradicts, through a
+   third document that shares neither side of the contradiction (a truncated reprint, an
+   excerpt). A record names its cluster's original, not the document it matched, so a chain
+   (a flip, a truncated copy that joined it, a sentence-deleted copy that joined that) is one
+   cluster to this test.
+
+:func:`decide_window` applies all of it to a whole window at once. It is a pure function of the
+window's sketches, its candidates and the thresholds: no I/O, testable without a store.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.config.settings import ThresholdSettings
+from neardup.decision import CriticalEvidence, Reason, Rule, Status
+from neardup.rules.differences import Profile
+from neardup.rules.versions import different_versions
+from neardup.sketch.similarity import PairSimilarities, Similarity, Sketch, SketchTable, similarities
+
+RULES: tuple[Rule | None, ...] = (None, Rule.JACCARD, Rule.SIMHASH, Rule.HYBRID, Rule.CONTAINMENT)
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The rule's thresholds in force for one window; ``version`` names the shared adaptive state
+    they came from (0: the configured values)."""
+
+    jaccard_high: float
+    jaccard_low: float
+    hamming_high: int
+    hamming_low: int
+    containment_high: float
+    short_text_chars: int
+    reversal_margin: float
+    cluster_margin: float = -1.0
+    version: int = 0
+
+    @classmethod
+    def from_settings(cls, t: ThresholdSettings) -> Thresholds:
+        """The configured thresholds (version 0)."""
+        return cls(t.jaccard_high, t.jaccard_low, t.hamming_high, t.hamming_low, t.containment_high,
+                   t.short_text_chars, t.reversal_margin, t.cluster_margin)
+
+    def as_evidence(self) -> dict[str, float | int]:
+        """The thresholds as every decision's evidence shows them."""
+        return {
+            "jaccard_high": round(self.jaccard_high, 4),
+            "jaccard_low": self.jaccard_low,
+            "hamming_high": self.hamming_high,
+            "hamming_low": self.hamming_low,
+            "containment_high": self.containment_high,
+            "short_text_chars": self.short_text_chars,
+        }
+
+
+def rule_codes(j: npt.NDArray[np.float64], h: npt.NDArray[np.int64], c: npt.NDArray[np.float64],
+               t: Thresholds) -> npt.NDArray[np.int8]:
+    """Index into :data:`RULES` of the first rule each pair meets (0: none), vectorised."""
+    half_low = t.jaccard_low / 2
+    out = np.zeros(j.shape[0], dtype=np.int8)
+    cases = (
+        (4, (c >= t.containment_high) & (j >= half_low)),
+        (3, (j >= t.jaccard_low) & (h <= t.hamming_low)),
+        (2, (h <= t.hamming_high) & (j >= half_low)),
+        (1, j >= t.jaccard_high),
+    )
+    for code, hit in cases:  # last assignment wins: the first rule in the docstring's order
+        out[hit] = code
+    return out
+
+
+def rule(sim: Similarity, t: Thresholds) -> Rule | None:
+    """The rule one pair meets (the same code path as the window's)."""
+    code = rule_codes(np.array([sim.jaccard]), np.array([sim.hamming]), np.array([sim.containment]), t)
+    return RULES[int(code[0])]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The pure core's answer for one document (the engine adds window, worker and time)."""
+
+    status: Status
+    reason: Reason
+    rule: Rule | None = None
+    matched: str | None = None
+    similarity: Similarity | None = None
+    candidates: int = 0
+    critical: CriticalEvidence | None = None
+    race: bool = False  # set by the engine's race re-check, never by the pure core
+    cluster: str | None = None  # the original of the cluster joined: the match's own original, or the match
+    cosine: float | None = None  # set by the engine's translation check, never by the pure core
+
+
+@dataclass(slots=True)
+class WindowCase:
+    """Everything :func:`decide_window` needs.
+
+    Rows ``0 .. n-1`` of ``table`` are the window's documents in decision order (earlier
+    ``published_at`` first: the earlier one is the original); the other rows are candidates from
+    the hot tier and the store. ``pairs`` are (window row, candidate row); a window row may be the
+    candidate of a later window row. ``stored_owner[i]``: the id that holds row i's content hash in
+    the store, if the engine looked it up.
+    """
+
+    table: SketchTable
+    n: int
+    profiles: Sequence[Profile]
+    pairs: npt.NDArray[np.int64]  # (k, 2)
+    stored_owner: Sequence[str | None]
+    counters: dict[str, int] = field(default_factory=dict)  # vetoes applied, by name (metrics)
+
+
+def decide_window(case: WindowCase, thresholds: Thresholds | Sequence[Thresholds]) -> list[Verdict]:
+    """Decide every document of a window: exact copies first, then near-duplicates, vetoes applied.
+
+    ``thresholds``: one for the whole window, or one per window row (by its content type).
+    """
+    per_row = [thresholds] * case.n if isinstance(thresholds, Thresholds) else list(thresholds)
+    exact_of = _exact_owners(case)
+    pairs = case.pairs
+    if pairs.shape[0]:
+        # an exact copy is decided already, and is nobody's original
+        keep = np.array([exact_of[a] is None and (b >= case.n or exact_of[b] is None) for a, b in pairs.tolist()],
+                        dtype=bool)
+        pairs = pairs[keep]
+    sims = similarities(case.table, pairs[:, 0], pairs[:, 1])
+    codes = _codes_per_row(sims, per_row)
+    _count(case, "language", int((~sims.comparable).sum()))
+    by_row = _group(pairs[:, 0], case.n)
+    verdicts: list[Verdict] = []
+    for i in range(case.n):
+        owner = exact_of[i]
+        if owner is not None:
+            verdicts.append(Verdict(Status.DUPLICATE, Reason.EXACT, Rule.EXACT, owner, Similarity(1.0, 0, 1.0), 1))
+            continue
+        idx = by_row[i]
+        v = _near(case, i, idx, sims, codes, per_row[i]) if idx.size else Verdict(Status.UNIQUE, Reason.UNIQUE)
+        if v.status is Status.DUPLICATE and v.matched:
+            case.table.sketches[i].original = v.cluster or v.matched  # a later row of this window sees its cluster
+        verdicts.append(v)
+    return verdicts
+
+
+def _codes_per_row(sims: PairSimilarities, per_row: Sequence[Thresholds]) -> npt.NDArray[np.int8]:
+    """Rule codes of every pair under the thresholds of its deciding row; 0 for incomparable pairs."""
+    codes = np.zeros(sims.left.shape[0], dtype=np.int8)
+    distinct = {t: None for t in per_row}
+    rows_thr = np.array([list(distinct).index(t) for t in per_row], dtype=np.int64) if len(distinct) > 1 else None
+    for n, t in enumerate(distinct):
+        mask = slice(None) if rows_thr is None else rows_thr[sims.left] == n
+        codes[mask] = rule_codes(sims.jaccard[mask], sims.hamming[mask], sims.containment[mask], t)
+    codes[~sims.comparable] = 0
+    return codes
+
+
+def _exact_owners(case: WindowCase) -> list[str | None]:
+    """Per window row: the id it exactly copies (stored owner, else the first earlier row with the
+    same content), or None when it is the first of its content."""
+    sketches = case.table.sketches
+    first_row: dict[bytes, int] = {}
+    out: list[str | None] = []
+    for i in range(case.n):
+        s = sketches[i]
+        owner = case.stored_owner[i]
+        if owner is not None and owner != s.doc_id:
+            out.append(owner)
+            continue
+        earlier = first_row.setdefault(s.content_hash, i)
+        out.append(sketches[earlier].doc_id if earlier != i else None)
+    return out
+
+
+def _group(rows: npt.NDArray[np.int64], n: int) -> list[npt.NDArray[np.int64]]:
+    """Pair indices per window row."""
+    order = np.argsort(rows, kind="stable")
+    bounds = np.searchsorted(rows[order], np.arange(n + 1))
+    return [order[bounds[i]:bounds[i + 1]] for i in range(n)]
+
+
+def _count(case: WindowCase, name: str, k: int = 1) -> None:
+    if k:
+        case.counters[name] = case.counters.get(name, 0) + k
+
+
+def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimilarities,
+          codes: npt.NDArray[np.int8], t: Thresholds) -> Verdict:
+    """The veto chain over row ``i``'s similar candidates, most similar first."""
+    sketches = case.table.sketches
+    me = sketches[i]
+    comparable = idx[sims.comparable[idx]]
+    similar = comparable[codes[comparable] > 0]
+    _count(case, "similarity", int(comparable.size - similar.size))
+    order = sorted(similar.tolist(), key=lambda p: (-sims.jaccard[p], sims.hamming[p], sketches[sims.right[p]].doc_id))
+    conflicts: dict[int, CriticalEvidence] = {}
+    for p in order:
+        cand = sketches[int(sims.right[p])]
+        found = _conflict(case, i, cand, sims.at(p))
+        if found is not None:
+            _count(case, "critical" if found.kind != "version" else "version")
+            conflicts[p] = found
+    # the clusters a conflicting candidate belongs to: this document must not join them either
+    conflicting = {c for p in conflicts for c in _cluster(sketches[int(sims.right[p])])}
+    first = next(iter(conflicts), None)
+    nearness = np.maximum(sims.jaccard, sims.containment)
+    passed: list[int] = []
+    for p in order:
+        cand = sketches[int(sims.right[p])]
+        if min(me.length, cand.length) < t.short_text_chars and cand.content_hash != me.content_hash:
+            _count(case, "short_text")
+            continue
+        if p in conflicts:
+            continue
+        if first is not None and nearness[first] - nearness[p] > t.reversal_margin:
+            _count(case, "reversal_nearer")
+            break
+        if conflicting & set(_cluster(cand)) and sims.jaccard[first] - sims.jaccard[p] > t.cluster_margin:
+            _count(case, "cluster_conflict")
+            continue
+        passed.append(p)
+    if passed:
+        p = _most_carried([sketches[int(sims.right[q])] for q in passed], passed)
+        cand = sketches[int(sims.right[p])]
+        return Verdict(Status.DUPLICATE, Reason.NEAR, RULES[int(codes[p])], cand.doc_id, sims.at(p), int(idx.size),
+                       cluster=cand.original or cand.doc_id)
+    best = None
+    if comparable.size:
+        b = int(comparable[np.argmax(sims.jaccard[comparable])])
+        best = (sketches[int(sims.right[b])].doc_id, sims.at(b))
+    return Verdict(Status.UNIQUE, Reason.CRITICAL if conflicts else Reason.UNIQUE, None,
+                   best[0] if best else None, best[1] if best else None, int(idx.size),
+                   conflicts[first] if first is not None else None)
+
+
+def _most_carried(cands: list[Sketch], passed: list[int]) -> int:
+    """Of the candidates that passed the vetoes (most similar first), the most similar one of the
+    cluster that most of them belong to (a cluster is named by its original)."""
+    roots = [c.original or c.doc_id for c in cands]
+    votes = Counter(roots)
+    return passed[max(range(len(cands)), key=lambda k: votes[roots[k]])]  # max keeps the first of the most
+
+
+def _cluster(s: Sketch) -> tuple[str, ...]:
+    """The ids that name a candidate's cluster: itself and the original it joined."""
+    return (s.doc_id, s.original) if s.original else (s.doc_id,)
+
+
+def _conflict(case: WindowCase, i: int, cand: Sketch, sim: Similarity) -> CriticalEvidence | None:
+    """A critical difference between row ``i`` and ``cand``: a replaced polarity or figure in a
+    shared clause, or another version of the same regulation (different version marks)."""
+    me = case.table.sketches[i]
+    if different_versions(me.marks, cand.marks):
+        return CriticalEvidence("version", "", "version marks differ", cand.doc_id, sim.jaccard, sim.hamming)
+    diff = case.profiles[i].critical_against(cand.profile, cand.profile_version)
+    if diff is None:
+        return None
+    ev = diff.as_evidence()
+    return CriticalEvidence(str(ev["kind"]), str(ev["passage"]), str(ev["term"]), cand.doc_id, sim.jaccard,
+                            sim.hamming)
+
+
+def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], profile: Profile,
+                       t: Thresholds) -> list[tuple[int, Similarity, Rule]]:
+    """Candidate rows similar to ``row`` with no critical difference, most similar first (the race
+    re-check after a store insert applies the same rule and the same critical-difference veto)."""
+    if not candidates:
+        return []
+    right = np.asarray(candidates, dtype=np.int64)
+    sims = similarities(table, np.full(right.shape[0], row, dtype=np.int64), right)
+    codes = _codes_per_row(sims, [t])
+    out = []
+    for p in np.argsort(-sims.jaccard, kind="stable").tolist():
+        cand = table.sketches[int(right[p])]
+        if codes[p] and profile.critical_against(cand.profile, cand.profile_version) is None:
+            out.append((int(right[p]), sims.at(p), RULES[int(codes[p])] or Rule.JACCARD))
+    return out
+
+
+__all__ = ["RULES", "Thresholds", "Verdict", "WindowCase", "decide_window", "rule", "rule_codes",
+           "similar_candidates"]

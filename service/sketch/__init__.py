@@ -1,0 +1,1 @@
+"""Sketches: fingerprints over the kernels, index maths, similarity, the hot tier and the window."""

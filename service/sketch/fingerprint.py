@@ -1,0 +1,351 @@
+"""Typed wrappers around the kernels: a window of normalised texts in, fingerprints out.
+
+Byte formats (all big-endian, versioned; the store keeps them opaque):
+- SimHash: 8 bytes (64-bit) or 16 bytes (128-bit), most significant word first.
+- MinHash signature v2: b"NM" + version (1 B) + shingle kind (b"c" chars / b"w" words) + shingle
+  size (1 B) + num_perm (2 B) + seed (4 B) + bits (1 B: 4, 8, 16 or 32) + num_perm values of the
+  low ``bits`` bits (b-bit MinHash: two different minima agree by chance with probability 2^-bits,
+  which the Jaccard estimate corrects for). 4-bit values are packed two to a byte, the first in
+  the high nibble, the last byte's low nibble 0 when num_perm is odd. v1 is the same without the
+  bits byte, 32-bit values. v3 adds, after the bits byte, the MinHash family (1 B: 0 k
+  permutations, 1 one permutation hashing; :mod:`neardup.kernels.minhash`); v1 and v2 are k
+  permutations.
+  The header pins the hash family, so a signature made with other parameters is refused instead
+  of compared. The shingle kind is also the language's (``neardup.text.language.shingle_kind``: b"c"
+  Chinese, b"w" English, b"j" Japanese, ...): signatures of different kinds are never compared.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
+from typing import Literal, NamedTuple
+
+import mmh3
+import numpy as np
+import numpy.typing as npt
+
+from neardup.kernels import minhash as kmin
+from neardup.kernels import simhash as ksim
+from neardup.kernels import text as ktext
+from neardup.kernels.hashing import hash_spans
+from neardup.text.language import (
+    KNOWN_LANGS,
+    LanguageDetector,
+    Tokenizer,
+    resolve,
+    rule_is_certain,
+    shingle_kind,
+    tokenizer_of,
+)
+from neardup.text.lexicon import TOKEN_SEED, Lexicon, WeightTable, weight_table, weight_table_of
+from neardup.text.normalize import NormalizedBatch, normalize_batch, strip_html, tables
+from neardup.text.segment import segmenter
+
+MASK64 = (1 << 64) - 1
+P31 = (1 << 31) - 1
+SIG_MAGIC = b"NM"
+SIG_VERSION = 3
+SIG_HEADER_V1 = struct.Struct(">2sBcBHI")
+SIG_HEADER_V2 = struct.Struct(">2sBcBHIB")
+SIG_HEADER = struct.Struct(">2sBcBHIBB")
+MinHashFamily = Literal["one_permutation", "permutations"]
+FAMILY_CODES: dict[str, int] = {"permutations": 0, "one_permutation": 1}
+FAMILIES = {code: name for name, code in FAMILY_CODES.items()}
+SIG_DTYPES = {8: ">u1", 16: ">u2", 32: ">u4"}
+SIG_BITS = (4, 8, 16, 32)
+SHINGLE_SEED = 0x5EED
+RULE_CODES = ("zh", "en", "other")  # the classes of kernel detect_lang, in its order
+
+
+def splitmix64(state: int) -> tuple[int, int]:
+    """(next state, output) of splitmix64; pinned so permutations never depend on numpy's RNG."""
+    state = (state + 0x9E3779B97F4A7C15) & MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return state, z ^ (z >> 31)
+
+
+@lru_cache(maxsize=8)
+def permutations(num_perm: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    state = seed
+    a = np.empty(num_perm, dtype=np.uint64)
+    b = np.empty(num_perm, dtype=np.uint64)
+    for i in range(num_perm):
+        state, r1 = splitmix64(state)
+        state, r2 = splitmix64(state)
+        a[i] = 1 + r1 % (P31 - 1)
+        b[i] = r2 % P31
+    return a, b
+
+
+def truncate_signature(sig: npt.NDArray[np.uint32], bits: int) -> npt.NDArray[np.uint32]:
+    return sig if bits >= 32 else sig & np.uint32((1 << bits) - 1)
+
+
+def _pack_nibbles(values: npt.NDArray[np.uint32]) -> bytes:
+    """4-bit values, two to a byte, first value in the high nibble (a zero nibble pads an odd count)."""
+    nib = (values & np.uint32(0xF)).astype(np.uint8)
+    if nib.shape[0] % 2:
+        nib = np.append(nib, np.uint8(0))
+    return ((nib[0::2] << np.uint8(4)) | nib[1::2]).tobytes()
+
+
+def _unpack_nibbles(data: bytes, offset: int, count: int) -> npt.NDArray[np.uint32]:
+    """Inverse of :func:`_pack_nibbles`; ValueError when ``data`` holds fewer than ``count`` values."""
+    body = np.frombuffer(data, dtype=np.uint8, offset=offset, count=(count + 1) // 2)
+    out = np.empty(body.shape[0] * 2, dtype=np.uint32)
+    out[0::2] = body >> np.uint8(4)
+    out[1::2] = body & np.uint8(0xF)
+    return out[:count]
+
+
+class Signature(NamedTuple):
+    """A decoded MinHash signature and the header that says how it was made."""
+
+    values: npt.NDArray[np.uint32]
+    kind: bytes
+    size: int
+    seed: int
+    bits: int
+    family: str  # a key of FAMILY_CODES
+
+
+def encode_signature(sig: npt.NDArray[np.uint32], kind: bytes, size: int, seed: int, bits: int = 32,
+                     family: str = "one_permutation") -> bytes:
+    """The stored bytes (format v3, module docstring) of a signature of ``family``."""
+    if bits not in SIG_BITS:
+        raise ValueError(f"signature bits must be one of {list(SIG_BITS)}, not {bits}")
+    head = SIG_HEADER.pack(SIG_MAGIC, SIG_VERSION, kind, size, sig.shape[0], seed, bits, FAMILY_CODES[family])
+    if bits == 4:
+        return head + _pack_nibbles(sig)
+    return head + truncate_signature(sig, bits).astype(SIG_DTYPES[bits]).tobytes()
+
+
+def decode_signature(data: bytes) -> Signature:
+    """The signature in ``data`` (formats v1-v3); raises ValueError on an unknown format."""
+    magic, version = data[:2], data[2] if len(data) > 2 else 0
+    if magic != SIG_MAGIC or version not in (1, 2, 3):
+        raise ValueError("not a neardup v1-v3 MinHash signature")
+    family = 0
+    if version == 1:
+        _, _, kind, size, num_perm, seed = SIG_HEADER_V1.unpack_from(data)
+        bits, offset = 32, SIG_HEADER_V1.size
+    elif version == 2:
+        _, _, kind, size, num_perm, seed, bits = SIG_HEADER_V2.unpack_from(data)
+        offset = SIG_HEADER_V2.size
+    else:
+        _, _, kind, size, num_perm, seed, bits, family = SIG_HEADER.unpack_from(data)
+        offset = SIG_HEADER.size
+    if bits not in SIG_BITS:
+        raise ValueError(f"signature with {bits}-bit values")
+    if family not in FAMILIES:
+        raise ValueError(f"signature of unknown MinHash family {family}")
+    if bits == 4:
+        values = _unpack_nibbles(data, offset, num_perm)
+    else:
+        values = np.frombuffer(data, dtype=SIG_DTYPES[bits], offset=offset, count=num_perm).astype(np.uint32)
+    return Signature(values, kind, size, seed, bits, FAMILIES[family])
+
+
+def corrected_jaccard(raw: float, bits: int) -> float:
+    """Unbiased Jaccard from the share of equal b-bit values (Li & König, b-bit MinHash)."""
+    if bits >= 32:
+        return raw
+    chance = 2.0 ** -bits
+    return max(0.0, (raw - chance) / (1.0 - chance))
+
+
+def encode_simhash(words: npt.NDArray[np.uint64]) -> bytes:
+    return words.astype(">u8").tobytes()
+
+
+def decode_simhash(data: bytes) -> npt.NDArray[np.uint64]:
+    return np.frombuffer(data, dtype=">u8").astype(np.uint64)
+
+
+def content_hash(norm_text: str) -> bytes:
+    """Stable 128-bit hash of the normalised text (MurmurHash3 x64 128, seed 0)."""
+    return mmh3.hash_bytes(norm_text.encode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True, slots=True)
+class FingerprintConfig:
+    simhash_bits: int = 64
+    num_perm: int = 128
+    zh_shingle: int = 5
+    en_shingle: int = 3
+    seed: int = 1
+    t2s: bool = True
+    strip_html: bool = True
+    idf_path: str | None = None
+    lexicon_path: str | None = None
+    segment_hmm: bool = False
+    signature_bits: int = 8
+    minhash_family: MinHashFamily = "one_permutation"
+
+
+@dataclass(slots=True)
+class Fingerprints:
+    """Fingerprints of a window, row i for document i."""
+
+    texts: list[str]  # normalised
+    langs: list[str]  # codes of neardup.text.language.KNOWN_LANGS
+    content_hashes: list[bytes]
+    simhash: npt.NDArray[np.uint64]  # (n, words)
+    signatures: npt.NDArray[np.uint32]  # (n, num_perm)
+    shingle_counts: npt.NDArray[np.int64]
+    shingle_kind: list[bytes]  # per document, its language's (neardup.text.language.shingle_kind)
+    lengths: list[int]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def _take(batch: NormalizedBatch, idx: list[int]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """Contiguous code points of the documents ``idx`` (in that order) and their offsets."""
+    off = batch.offsets
+    lengths = np.array([off[i + 1] - off[i] for i in idx], dtype=np.int64)
+    offsets = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if not idx:
+        return np.zeros(0, dtype=np.uint32), offsets
+    cps = np.concatenate([batch.cps[off[i] : off[i + 1]] for i in idx])
+    return cps, offsets
+
+
+def rule_languages(batch: NormalizedBatch, classes: npt.NDArray[np.uint8]) -> list[str]:
+    """The first version's language rule (zh / en / other) for each text of a normalised window."""
+    return [RULE_CODES[int(c)] for c in ktext.detect_lang(batch.cps, batch.offsets, classes)]
+
+
+def detect_languages(detector: LanguageDetector, batch: NormalizedBatch, classes: npt.NDArray[np.uint8],
+                     given: list[str | None] | None, raw: list[str], html_strip: bool) -> list[str]:
+    """The language of each text of a normalised window: its ``given`` code when that is one of
+    ``KNOWN_LANGS`` (a document's own ``lang`` field), else the first version's rule, refined by
+    ``detector`` where the rule is not certain (see :mod:`neardup.text.language`). The detector reads
+    the ``raw`` texts, only stripped of HTML when ``html_strip`` (normalisation's traditional-to-
+    simplified folding would make Japanese kanji read as Chinese)."""
+    rules = rule_languages(batch, classes)
+    marks = ktext.kana_hangul_counts(batch.cps, batch.offsets)
+    out = []
+    for i, rule in enumerate(rules):
+        code = given[i] if given else None
+        if code is not None and code in KNOWN_LANGS:
+            out.append(code)
+        elif rule_is_certain(rule, int(marks[i, 0]), int(marks[i, 1]), batch.texts[i]):
+            out.append(rule)
+        else:
+            out.append(resolve(rule, detector.guess(strip_html(raw[i]) if html_strip else raw[i])))
+    return out
+
+
+def _zh_token_spans(texts: list[str], offsets: npt.NDArray[np.int64], hmm: bool = False) -> tuple[
+        npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Token spans of jieba-dictionary words, positions in the window's concatenated code points.
+
+    The segmenter's tokens cover each text exactly, so one pass over all token lengths of the
+    window gives every span (no per-document numpy calls)."""
+    import rjieba  # only here: its import loads its dictionary (0.07 s of every start-up)
+
+    toks = [rjieba.cut(text, hmm) for text in texts]
+    doc_off = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, toks), dtype=np.int64, count=len(toks)), out=doc_off[1:])
+    lengths = np.fromiter(map(len, chain.from_iterable(toks)), dtype=np.int64, count=int(doc_off[-1]))
+    ends = np.cumsum(lengths)
+    if len(ends) and ends[-1] != offsets[-1]:
+        raise RuntimeError("segmenter output does not cover the text")  # an invariant, not input
+    return ends - lengths, ends, doc_off
+
+
+class Fingerprinter:
+    """Normalise, tokenise, SimHash and MinHash a window in a few kernel calls."""
+
+    def __init__(self, config: FingerprintConfig) -> None:
+        self.config = config
+        self.table, self.classes = tables(config.t2s)
+        self.weights: WeightTable = weight_table(config.idf_path, config.lexicon_path)
+        self.slots = ksim.build_hash_table(self.weights.keys, self.weights.weights, self.weights.flags)
+        self.segmenter = segmenter()
+        self.detector = LanguageDetector()
+        self.a, self.b = permutations(config.num_perm, config.seed)
+        self.words = 2 if config.simhash_bits == 128 else 1
+
+    def use_lexicon(self, lexicon: Lexicon) -> None:
+        """SimHash weights from ``lexicon`` (a learned model's words) over the configured IDF table."""
+        self.weights = weight_table_of(lexicon, self.config.idf_path)
+        self.slots = ksim.build_hash_table(self.weights.keys, self.weights.weights, self.weights.flags)
+
+    def fingerprint(self, texts: list[str], langs: list[str | None] | None = None) -> Fingerprints:
+        cfg = self.config
+        batch = normalize_batch(texts, t2s=cfg.t2s, html_strip=cfg.strip_html)
+        n = len(texts)
+        lang_list = detect_languages(self.detector, batch, self.classes, langs, texts, cfg.strip_html)
+        simhash = np.zeros((n, self.words), dtype=np.uint64)
+        sigs = np.full((n, cfg.num_perm), kmin.EMPTY, dtype=np.uint32)
+        counts = np.zeros(n, dtype=np.int64)
+        tokenizers = [tokenizer_of(lang) for lang in lang_list]
+        for tokenizer in Tokenizer:
+            idx = [i for i in range(n) if tokenizers[i] is tokenizer]
+            if not idx:
+                continue
+            cps, offsets = _take(batch, idx)
+            starts, ends, tok_off = self._token_spans(tokenizer, cps, offsets, [batch.texts[i] for i in idx])
+            tok_hashes = hash_spans(cps, starts, ends, TOKEN_SEED)
+            slot_keys, slot_weights, slot_flags, slot_used = self.slots
+            fh, fw, f_off = ksim.feature_weights(
+                tok_hashes, tok_off, slot_keys, slot_weights, slot_flags, slot_used,
+                self.weights.default_weight, self.weights.negation_weight,
+            )
+            sh = ksim.simhash_batch(fh, fw, f_off, self.words)
+            if tokenizer is Tokenizer.WORDS:
+                shingles, s_off = ktext.word_shingle_hashes(tok_hashes, tok_off, cfg.en_shingle, SHINGLE_SEED)
+            else:
+                shingles, s_off = ktext.char_shingle_hashes(cps, offsets, self.classes, cfg.zh_shingle, SHINGLE_SEED)
+            # MinHash is a function of the shingle *set*: hash each distinct shingle once
+            shingles, s_off = ktext.distinct_per_doc(shingles, s_off)
+            sg = self.minhash(shingles, s_off)
+            ct = s_off[1:] - s_off[:-1]
+            rows = np.asarray(idx, dtype=np.int64)
+            simhash[rows] = sh
+            sigs[rows] = sg
+            counts[rows] = ct
+        return Fingerprints(
+            texts=batch.texts,
+            langs=lang_list,
+            content_hashes=[content_hash(t) for t in batch.texts],
+            simhash=simhash,
+            signatures=sigs,
+            shingle_counts=counts,
+            shingle_kind=[shingle_kind(lang) for lang in lang_list],
+            lengths=[len(t) for t in batch.texts],
+        )
+
+    def minhash(self, shingles: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.uint32]:
+        """Signatures (one row per document) of distinct shingle hashes, in the configured family."""
+        if self.config.minhash_family == "permutations":
+            return kmin.minhash_batch(shingles, offsets, self.a, self.b)
+        return kmin.one_permutation_batch(shingles, offsets, self.config.num_perm, self.config.seed)
+
+    def _token_spans(self, tokenizer: Tokenizer, cps: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64],
+                     texts: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(starts, ends, doc offsets) of the SimHash tokens of a group of texts of one tokeniser."""
+        if tokenizer is Tokenizer.WORDS:
+            return ktext.word_spans(cps, offsets, self.classes)
+        if tokenizer is Tokenizer.CHARACTERS:
+            return ktext.char_bigram_spans(cps, offsets, self.classes)
+        if self.config.segment_hmm:  # jieba's HMM for unknown words needs the Rust segmenter
+            starts, ends, tok_off = _zh_token_spans(texts, offsets, True)
+        else:  # jieba's dictionary cut, in a kernel: the same tokens, no Python object per token
+            starts, ends, tok_off = self.segmenter.spans(cps, offsets)
+        return ktext.keep_word_spans(cps, starts, ends, tok_off, self.classes)
+
+    def encode_signature(self, fps: Fingerprints, i: int) -> bytes:
+        """Row ``i``'s signature in the stored format (its language's shingle kind and size)."""
+        cfg = self.config
+        size = cfg.en_shingle if tokenizer_of(fps.langs[i]) is Tokenizer.WORDS else cfg.zh_shingle
+        return encode_signature(fps.signatures[i], fps.shingle_kind[i], size, cfg.seed, cfg.signature_bits,
+                                cfg.minhash_family)

@@ -1,0 +1,1 @@
+"""Text: validation helpers, normalisation, language, segmentation, lexicon and IDF, timestamps."""

@@ -1,0 +1,196 @@
+"""Text normalisation: HTML, NFKC, width, case, punctuation, whitespace, traditional -> simplified.
+
+The per-character work runs in one Numba kernel over a window of documents, driven by a
+code-point table built here once (and cached on disk): NFKC of each single code point, lowered,
+punctuation folded to ASCII, traditional characters mapped to simplified. Code points whose NFKC
+is not a single character, or that compose with neighbours (combining marks, conjoining jamo),
+are flagged and their documents take the full ``unicodedata.normalize`` path first, so the result
+always equals NFKC + the folds (a property test checks it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.kernels import text as ktext
+from neardup.text.cache import cached_arrays
+
+DATA = Path(__file__).resolve().parent / "data"
+TABLE_SIZE = 0x30000  # BMP + SMP + SIP; above that code points pass through unchanged
+TABLE_VERSION = 4
+
+# folded after NFKC: CJK and typographic punctuation -> ASCII
+PUNCT_FOLD = {
+    "。": ".", "｡": ".", "、": ",", "，": ",", "；": ";", "：": ":", "？": "?", "！": "!",
+    "“": '"', "”": '"', "„": '"', "‟": '"', "「": '"', "」": '"', "『": '"', "』": '"',
+    "‘": "'", "’": "'", "‚": "'", "‛": "'", "`": "'", "´": "'",
+    "《": "<", "》": ">", "〈": "<", "〉": ">", "【": "[", "】": "]", "〔": "[", "〕": "]",
+    "（": "(", "）": ")", "〖": "[", "〗": "]",
+    "—": "-", "–": "-", "―": "-", "‐": "-", "‑": "-", "‒": "-", "−": "-", "～": "~", "〜": "~",
+    "…": ".", "‥": ".", "·": "·", "・": "·", "•": "·",
+}
+DROP_CHARS = "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"
+
+TAG_RE = re.compile(r"<[^>]{0,2000}>")
+SCRIPT_RE = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+BREAK_TAG_RE = re.compile(r"<\s*(br|/p|p|/div|div|li|/li|tr|/tr|h[1-6]|/h[1-6])\b[^>]*>", re.IGNORECASE)
+
+
+def _load_t2s() -> dict[int, int]:
+    table: dict[int, int] = {}
+    for line in (DATA / "t2s_chars.tsv").read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        t, s = line.split("\t")
+        table[ord(t)] = ord(s)
+    return table
+
+
+def _build_tables(t2s: bool) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+    table = np.arange(TABLE_SIZE, dtype=np.int32)
+    classes = np.zeros(TABLE_SIZE, dtype=np.uint8)
+    t2s_map = _load_t2s() if t2s else {}
+    for cp in range(TABLE_SIZE):
+        if 0xD800 <= cp <= 0xDFFF:
+            table[cp] = ktext.DROP
+            continue
+        ch = chr(cp)
+        cat = unicodedata.category(ch)
+        if ch.isspace():
+            table[cp] = 32
+            classes[cp] = ktext.SPACE
+            continue
+        if ch in DROP_CHARS or cat == "Cc" or cat == "Cf":
+            table[cp] = ktext.DROP
+            continue
+        composes = cat.startswith("M") or 0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F or (
+            unicodedata.combining(ch) != 0
+        )
+        norm = unicodedata.normalize("NFKC", ch)
+        # a single-character result can still compose with its neighbours: half-width katakana
+        # voiced marks (U+FF9E -> U+3099) and half-width / circled Hangul letters (-> conjoining jamo)
+        composes = composes or any(
+            unicodedata.combining(c) != 0 or unicodedata.category(c).startswith("M")
+            or 0x1100 <= ord(c) <= 0x11FF
+            for c in norm
+        )
+        norm = PUNCT_FOLD.get(norm, norm)
+        low = norm.lower()
+        if len(low) == 1:
+            norm = low
+        if composes or len(norm) != 1:
+            table[cp] = ktext.SLOW
+            continue
+        m = ord(norm)
+        m = t2s_map.get(m, m)
+        table[cp] = m
+    # classes are of the mapped (output) characters
+    for cp in range(TABLE_SIZE):
+        if classes[cp]:
+            continue
+        ch = chr(cp) if not 0xD800 <= cp <= 0xDFFF else " "
+        c = 0
+        if ch.isalnum():
+            c |= ktext.ALNUM
+        if ch.isdigit():
+            c |= ktext.DIGIT
+        if (0x3400 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp < TABLE_SIZE) and ch.isalpha():
+            c |= ktext.CJK
+        if ch == "〇":
+            c |= ktext.CJK | ktext.ALNUM
+        classes[cp] = c
+    return table, classes
+
+
+@lru_cache(maxsize=2)
+def tables(t2s: bool = True) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+    """The code-point table and class table, cached on disk by content version."""
+    key = hashlib.sha1(
+        f"{TABLE_VERSION}|{unicodedata.unidata_version}|{t2s}|{sorted(PUNCT_FOLD.items())}".encode()
+        + (DATA / "t2s_chars.tsv").read_bytes()
+    ).hexdigest()[:16]
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        table, classes = _build_tables(t2s)
+        return {"table": table, "classes": classes}
+
+    arrays = cached_arrays(f"normtable-{key}", build)
+    return arrays["table"].astype(np.int32, copy=False), arrays["classes"].astype(np.uint8, copy=False)
+
+
+def strip_html(text: str) -> str:
+    """Tags and entities out; block tags become line breaks. Cheap when there is no markup."""
+    if "<" in text:
+        text = SCRIPT_RE.sub(" ", text)
+        text = BREAK_TAG_RE.sub("\n", text)
+        text = TAG_RE.sub(" ", text)
+    if "&" in text:
+        text = html.unescape(text)
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizedBatch:
+    """Normalised code points of a window: doc d is cps[offsets[d]:offsets[d+1]]."""
+
+    cps: npt.NDArray[np.uint32]
+    offsets: npt.NDArray[np.int64]
+    texts: list[str]
+
+
+def _to_cps(texts: list[str]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    raw = "".join(texts).encode("utf-32-le", "surrogatepass")
+    return np.frombuffer(raw, dtype="<u4").astype(np.uint32, copy=False), offsets
+
+
+def _splice(out: npt.NDArray[np.uint32], out_off: npt.NDArray[np.int64], redo: list[int],
+            f_out: npt.NDArray[np.uint32], f_off: npt.NDArray[np.int64]) -> tuple[
+            npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """The batch ``out`` with documents ``redo`` (ascending) replaced by the rows of ``f_out``."""
+    lengths = np.diff(out_off)
+    lengths[redo] = np.diff(f_off)
+    new_off = np.zeros(out_off.shape[0], dtype=np.int64)
+    np.cumsum(lengths, out=new_off[1:])
+    pieces = []
+    done = 0  # documents before this one are in pieces
+    for k, d in enumerate(redo):
+        pieces += [out[out_off[done] : out_off[d]], f_out[f_off[k] : f_off[k + 1]]]
+        done = d + 1
+    pieces.append(out[out_off[done] : out_off[-1]])
+    return np.concatenate(pieces), new_off
+
+
+def normalize_batch(texts: list[str], t2s: bool = True, html_strip: bool = True) -> NormalizedBatch:
+    """Normalise a batch of texts in one kernel call (see the module docstring for what is folded)."""
+    table, classes = tables(t2s)
+    if html_strip:
+        texts = [strip_html(t) for t in texts]
+    cps, offsets = _to_cps(texts)
+    out, out_off, slow = ktext.normalize_batch(cps, offsets, table, classes)
+    if slow.any():
+        # full NFKC for the few documents that need composition or expansion, then the table; the
+        # kernel normalises each document on its own, so only those documents run again
+        redo = np.flatnonzero(slow).tolist()
+        f_cps, f_offsets = _to_cps([unicodedata.normalize("NFKC", texts[d]) for d in redo])
+        f_out, f_out_off, _ = ktext.normalize_batch(f_cps, f_offsets, table, classes)
+        out, out_off = _splice(out, out_off, redo, f_out, f_out_off)
+    raw = out.tobytes()
+    norm_texts = [raw[4 * a : 4 * b].decode("utf-32-le", "surrogatepass") for a, b in
+                  zip(out_off[:-1].tolist(), out_off[1:].tolist(), strict=True)]
+    return NormalizedBatch(out, out_off, norm_texts)
+
+
+def normalize_text(text: str, t2s: bool = True, html_strip: bool = True) -> str:
+    """One text through :func:`normalize_batch`."""
+    return normalize_batch([text], t2s=t2s, html_strip=html_strip).texts[0]

@@ -1,0 +1,1 @@
+"""The fingerprint store on Redis and Redis Cluster: the store, its key layout and its ACL."""

@@ -1,0 +1,1025 @@
+"""``redis://``, ``rediss://`` and ``rediscluster://``: the fingerprint store on Redis, a window at a time.
+
+Uses redis-py's own asyncio clients (``redis.asyncio.Redis``, ``redis.asyncio.cluster.RedisCluster``).
+Key layout and expiry policy: :mod:`neardup.storage.redis.keys`. Observable semantics are those of
+:class:`neardup.storage.memory.MemoryFingerprintStore` (tests/contract proves it).
+
+One store call is one Lua script call per node that holds any of its keys, sent to all nodes at
+once: the client's cost does not grow with a command per document, and the round trips do not
+grow with the window. The scripts declare ``allow-cross-slot-keys`` (Redis >= 7.0): a script may
+touch keys of many slots as long as the node serves them all, which the grouping by node
+guarantees. Index lookups and insertions travel as one packed binary argument per node (shard,
+check, ref), and the script builds the bucket key names itself, so that the client encodes three
+arguments per node instead of one per index key.
+
+* ``lookup``: per node, GET of the decisions, claims, states and generation markers on it, and
+  ZRANGE BYLEX over every live bucket of every index key on it.
+* ``commit``: per node, claims (GET, then SET NX-like in the script: atomic per key), then, once
+  the owners are known, the records of the winners and their index entries (ZADD, one EXPIREAT per
+  bucket key). Records are written before index entries in the same script, so whoever finds an
+  entry can read its record.
+* Retries: one redis-py ``Retry`` (exponential backoff, capped) around each call, for connection
+  loss, CLUSTERDOWN, TRYAGAIN, MOVED/ASK (the slot map is re-read), READONLY and timeouts, for up
+  to about ``retry_seconds``. Every script is idempotent, so repeating one that did run is
+  harmless. Authentication and ACL refusals raise :class:`StoreAuthError` at once; undecodable
+  values :class:`StoreCorruptError`; retries running out :class:`StoreUnavailableError`.
+* Generation markers: a store is stamped with a random generation at first use, under 64 keys
+  spread over the slots; every lookup reads the markers on each node it visits, so a node (or the
+  whole cluster) restarted empty is detected (:class:`StoreLostDataError`) instead of deciding
+  against a store that forgot everything.
+
+Passwords come from the keyword options or the URL and never appear in logs or errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import math
+import secrets
+import struct
+import time
+import zlib
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import numpy as np
+import numpy.typing as npt
+import redis.asyncio as aioredis
+from redis import exceptions as rex
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.cluster import key_slot
+
+from neardup.storage.base import (
+    REF_BYTES,
+    Candidates,
+    Claim,
+    CommitAnswer,
+    DecisionRecord,
+    FingerprintRecord,
+    IndexKeys,
+    StateValue,
+    TTLPolicy,
+    WindowAnswer,
+    WindowQuery,
+)
+from neardup.storage.errors import (
+    StoreAuthError,
+    StoreCorruptError,
+    StoreError,
+    StoreLostDataError,
+    StoreUnavailableError,
+)
+from neardup.storage.redact import redact_url
+from neardup.storage.redis.keys import NEVER, KeyLayout, doc_digest
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+RECORD_VERSION = 3
+DECISION_VERSION = 3
+GENERATION_MARKERS = 64
+
+_F64 = struct.Struct(">d")
+_HIT = np.dtype([("row", ">u4"), ("ref", f"S{REF_BYTES}")])
+
+# Errors that mean "the cluster is moving or a node is away", not "the request is wrong".
+RETRYABLE: tuple[type[BaseException], ...] = (
+    rex.ConnectionError,  # includes MaxConnectionsError, BusyLoadingError
+    rex.TimeoutError,
+    rex.ClusterDownError,  # includes MasterDownError
+    rex.TryAgainError,
+    rex.AskError,  # includes MovedError
+    rex.ReadOnlyError,
+    rex.RedisClusterException,  # includes SlotNotCoveredError; "no reachable node" while one restarts
+    OSError,
+    asyncio.TimeoutError,
+)
+AUTH_ERRORS: tuple[type[BaseException], ...] = (
+    rex.AuthenticationError,
+    rex.AuthenticationWrongNumberOfArgsError,
+    rex.NoPermissionError,
+)
+
+# Redis refuses declared keys of several slots (CROSSSLOT) even with allow-cross-slot-keys; the flag
+# lets a script touch keys of several slots of its node that it was not given as KEYS. So the
+# scripts below take no KEYS: ARGV[1] is a count n, ARGV[2..n+1] the keys (K), the rest the
+# arguments (A). The grouping by node makes every key local to the node a script runs on.
+_HEAD = b"""#!lua flags=allow-cross-slot-keys
+local nk = tonumber(ARGV[1])
+local K = {}
+for i = 1, nk do K[i] = ARGV[1 + i] end
+local A = {}
+for i = nk + 2, #ARGV do A[#A + 1] = ARGV[i] end
+"""
+
+# The live members (expiry after ``now``) filed under the 5-byte ``check`` in shard ``key``, each
+# appended to ``hits`` as row u32 + ref (8 B): the lookup and the write script's recheck.
+_LIVE_HITS = b"""
+local top = string.rep('\\255', 12)
+local function live_hits(key, check, row, now, hits)
+  local got = redis.call('ZRANGE', key, '[' .. check, '[' .. check .. top, 'BYLEX')
+  for j = 1, #got do
+    local m = got[j]
+    if #m == 17 and struct.unpack('>I4', m, 6) > now then
+      hits[#hits + 1] = struct.pack('>I4', row) .. string.sub(m, 10)
+    end
+  end
+end
+"""
+
+# K: plain keys to GET. A[1]: key prefix; A[2]: now (epoch seconds); A[3]: lookups, 13 bytes
+# each, big-endian: row u32, shard u32, check (5 B). Returns the GETs, then one blob of hits:
+# row u32 + ref (8 B) per live member found.
+_LOOKUP_LUA = _HEAD + _LIVE_HITS + b"""
+local out = {}
+for i = 1, #K do out[i] = redis.call('GET', K[i]) end
+local prefix = A[1]
+local now = tonumber(A[2])
+local blob = A[3]
+local hits = {}
+for off = 1, #blob, 13 do
+  local row, shard, check = struct.unpack('>I4I4c5', blob, off)
+  live_hits(prefix .. '{i' .. string.format('%x', shard) .. '}', check, row, now, hits)
+end
+out[#K + 1] = table.concat(hits)
+return out
+"""
+
+# K: claim keys. A: "id" then ttl (0 = none) per key. Returns the owner per key.
+_CLAIM_LUA = _HEAD + b"""
+local out = {}
+for i = 1, #K do
+  local held = redis.call('GET', K[i])
+  if held then
+    out[i] = held
+  else
+    local ttl = tonumber(A[2 * i])
+    if ttl > 0 then redis.call('SET', K[i], A[2 * i - 1], 'EX', ttl)
+    else redis.call('SET', K[i], A[2 * i - 1]) end
+    out[i] = A[2 * i - 1]
+  end
+end
+return out
+"""
+
+# K: keys to SET. A[1]: key prefix; A[2]: now; A[3]: index entries, 25 bytes each, big-endian:
+# shard u32, member (check 5 B, expiry u32, ref 8 B), recheck row u32 (NO_RECHECK: none);
+# A[4]: the sampling turn (below); A[5..]: value then ttl (0 = none) per key. Values are
+# written before the index entries. An entry with a recheck row is first looked up as the lookup
+# script does (the race check, folded in: the members already under its check, whoever wrote
+# them); the script returns those hits, row u32 + ref (8 B) each. Shard keys
+# never expire as a whole, so dead members are removed as the shards are written: one touched
+# shard in CLEAN_EVERY (those whose place in the iteration, modulo CLEAN_EVERY, is the turn the
+# client drew at random) samples 3 x CLEAN_EVERY members and drops the expired ones. That removes
+# as many as sampling 3 in every shard, with a quarter of the calls (the sampling was a fifth of
+# the scripts' time, INFO commandstats).
+CLEAN_EVERY = 4
+NO_RECHECK = 0xFFFFFFFF
+_WRITE_LUA = _HEAD + _LIVE_HITS + b"""
+for i = 1, #K do
+  local ttl = tonumber(A[4 + 2 * i])
+  if ttl > 0 then redis.call('SET', K[i], A[3 + 2 * i], 'EX', ttl)
+  else redis.call('SET', K[i], A[3 + 2 * i]) end
+end
+local prefix = A[1]
+local now = tonumber(A[2])
+local blob = A[3]
+local turn = tonumber(A[4])
+local touched = {}
+local hits = {}
+for off = 1, #blob, 25 do
+  local shard, member, row = struct.unpack('>I4c17I4', blob, off)
+  local key = prefix .. '{i' .. string.format('%x', shard) .. '}'
+  if row ~= """ + str(NO_RECHECK).encode() + b""" then
+    live_hits(key, string.sub(member, 1, 5), row, now, hits)
+  end
+  redis.call('ZADD', key, 0, member)
+  touched[key] = true
+end
+local n = 0
+for key, _ in pairs(touched) do
+  if n % """ + str(CLEAN_EVERY).encode() + b""" == turn then
+    local sample = redis.call('ZRANDMEMBER', key, """ + str(3 * CLEAN_EVERY).encode() + b""")
+    for j = 1, #sample do
+      local m = sample[j]
+      if #m ~= 17 or struct.unpack('>I4', m, 6) <= now then redis.call('ZREM', key, m) end
+    end
+  end
+  n = n + 1
+end
+return table.concat(hits)
+"""
+
+# KEYS[1]: a state key; ARGV[1]: expected version (0: absent), ARGV[2]: the new value. 1 if written.
+_CAS_LUA = b"""
+local held = redis.call('GET', KEYS[1])
+local version = 0
+if held then version = tonumber(string.sub(held, 1, 20)) end
+if version ~= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"""
+
+_SCRIPTS = {hashlib.sha1(body).hexdigest(): body for body in (_LOOKUP_LUA, _CLAIM_LUA, _WRITE_LUA, _CAS_LUA)}
+_LOOKUP_SHA = hashlib.sha1(_LOOKUP_LUA).hexdigest()
+_CLAIM_SHA = hashlib.sha1(_CLAIM_LUA).hexdigest()
+_WRITE_SHA = hashlib.sha1(_WRITE_LUA).hexdigest()
+_CAS_SHA = hashlib.sha1(_CAS_LUA).hexdigest()
+
+
+# -- compact binary values ---------------------------------------------------------------------
+def _count_hits(blob: bytes, found: list[Candidates]) -> None:
+    """Add a script's hits (row u32 + ref 8 B each, ``_LIVE_HITS``) to the candidates of their rows."""
+    hits = np.frombuffer(blob, dtype=_HIT)
+    for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
+        ref = ref.ljust(REF_BYTES, b"\0")  # S8 drops trailing zero bytes
+        found[row][ref] = found[row].get(ref, 0) + 1
+
+
+def _put_uvarint(out: bytearray, n: int) -> None:
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _put_int(out: bytearray, n: int) -> None:
+    _put_uvarint(out, n << 1 if n >= 0 else (-n << 1) - 1)  # zigzag, for ints of any size
+
+
+def _put_bytes(out: bytearray, data: bytes) -> None:
+    _put_uvarint(out, len(data))
+    out += data
+
+
+# Strings that values repeat (statuses, content types), stored as their position + 1; 0: text
+# follows. Append only: a word's position is its stored code.
+_WORDS = ("unique", "duplicate", "default", "news", "announcement", "blog")
+_WORD_CODES = {w: i + 1 for i, w in enumerate(_WORDS)}
+_NUMBER_F64 = 0xFF
+_MAX_DECIMALS = 6
+
+
+def _put_word(out: bytearray, text: str) -> None:
+    code = _WORD_CODES.get(text, 0)
+    out.append(code)
+    if not code:
+        _put_bytes(out, text.encode("utf-8", "surrogatepass"))
+
+
+def _put_number(out: bytearray, x: float) -> None:
+    """A float as the shortest decimal that reads back as it (repr, what JSON writes): with at
+    most 6 decimals and no exponent, a byte of decimals and the digits as a zigzag varint (a time
+    in whole seconds: 6 bytes); else 0xFF and the double (-0.0, infinities, NaN, exponents)."""
+    text = repr(x)
+    if text.endswith(".0"):  # a whole number: no decimals
+        text = text[:-2] + "."
+    point = text.find(".")
+    decimals = len(text) - point - 1
+    if point > 0 and decimals <= _MAX_DECIMALS and "e" not in text and text != "-0.":
+        out.append(decimals)
+        _put_int(out, int(text[:point] + text[point + 1 :]))
+    else:
+        out.append(_NUMBER_F64)
+        out += _F64.pack(x)
+
+
+class _Reader:
+    __slots__ = ("buf", "pos")
+
+    def __init__(self, buf: bytes) -> None:
+        self.buf = buf
+        self.pos = 0
+
+    def uvarint(self) -> int:
+        shift = n = 0
+        while True:
+            b = self.buf[self.pos]
+            self.pos += 1
+            n |= (b & 0x7F) << shift
+            if b < 0x80:
+                return n
+            shift += 7
+
+    def zigzag(self) -> int:
+        z = self.uvarint()
+        return (z >> 1) ^ -(z & 1)
+
+    def blob(self) -> bytes:
+        n = self.uvarint()
+        end = self.pos + n
+        if end > len(self.buf):
+            raise IndexError("truncated")
+        out = self.buf[self.pos : end]
+        self.pos = end
+        return out
+
+    def text(self) -> str:
+        return self.blob().decode("utf-8", "surrogatepass")
+
+    def f64(self) -> float:
+        (x,) = _F64.unpack_from(self.buf, self.pos)
+        self.pos += 8
+        return float(x)
+
+    def word(self) -> str:
+        code = self.buf[self.pos]
+        self.pos += 1
+        return _WORDS[code - 1] if code else self.text()
+
+    def number(self) -> float:
+        decimals = self.buf[self.pos]
+        self.pos += 1
+        if decimals == _NUMBER_F64:
+            return self.f64()
+        if decimals > _MAX_DECIMALS:
+            raise ValueError("bad number")
+        return self.zigzag() / 10**decimals
+
+
+def encode_record(rec: FingerprintRecord) -> bytes:
+    """Version byte, the id, then the re-check fields (index keys are not kept: never read back).
+
+    v3: the content type as a word (:data:`_WORDS`), published_at as a number (6 bytes for whole
+    seconds instead of 8); v2 had both as text and a double."""
+    out = bytearray((RECORD_VERSION,))
+    _put_bytes(out, rec.doc_id.encode("utf-8", "surrogatepass"))
+    _put_word(out, rec.content_type)
+    _put_number(out, rec.published_at)
+    _put_int(out, rec.shingles)
+    _put_int(out, rec.length)
+    for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile, rec.meta):
+        _put_bytes(out, part)
+    return bytes(out)
+
+
+def decode_record(data: bytes) -> FingerprintRecord:
+    """Inverse of :func:`encode_record`, and reads version 2; :class:`StoreCorruptError` for anything else."""
+    try:
+        r = _Reader(data)
+        version = r.uvarint()
+        if version == 2:
+            doc_id, content_type, published_at = r.text(), r.text(), r.f64()
+        elif version == RECORD_VERSION:
+            doc_id, content_type, published_at = r.text(), r.word(), r.number()
+        else:
+            raise StoreCorruptError("stored record has an unknown format version")
+        shingles, length = r.zigzag(), r.zigzag()
+        content_hash, simhash, signature, profile = r.blob(), r.blob(), r.blob(), r.blob()
+        meta = r.blob() if r.pos < len(data) else b""
+    except (IndexError, ValueError, struct.error) as exc:  # UnicodeDecodeError is a ValueError
+        raise StoreCorruptError(f"stored record is corrupt: {type(exc).__name__}") from exc
+    return FingerprintRecord(doc_id, content_type, published_at, content_hash, simhash, signature, profile,
+                             shingles, length, (), meta)
+
+
+# -- decisions -----------------------------------------------------------------------------------
+# Decision v3 keeps its evidence (JSON text) deflated (raw deflate, zlib) against a preset
+# dictionary: the evidence the engine writes, with its keys, rules and default thresholds, plus
+# the decision's duplicate_of (the evidence names it again). About 50 bytes instead of about 400,
+# byte for byte the same text back. _EVIDENCE_DICT is part of the format: a new one is a new version.
+_EVIDENCE_DICT = (
+    b'"critical": {"kind": "figure", "passage": "", "term": "", "against": "", "jaccard": 0.'
+    b', "race": true, "replay": true, "id_reused": true, "model_version": 1, '
+    b'"critical": {"kind": "polarity", "passage": "'
+    b'{"reason": "critical", "rule": null, "matched_id": "'
+    b'{"reason": "exact", "rule": "exact", "matched_id": "", "jaccard": 1.0, "hamming": 0, "containment": 1.0, '
+    b'"candidates": 1, '
+    b'{"reason": "near", "rule": "containment", "rule": "hybrid", "rule": "simhash", "rule": "jaccard", '
+    b'"matched_id": "", "jaccard": 0.9, "hamming": 1, "containment": 1.0, "candidates": 1, '
+    b'{"reason": "unique", "rule": null, "matched_id": null, "jaccard": null, "hamming": null, "containment": null, '
+    b'"candidates": 0, "thresholds": {"jaccard_high": 0.7, "jaccard_low": 0.45, "hamming_high": 3, '
+    b'"hamming_low": 12, "containment_high": 0.73, "short_text_chars": 50}, "threshold_version": 0, '
+    b'"window_id": "", "worker_id": "", "decided_at": 17'
+)
+
+
+def _evidence_dict(duplicate_of: str | None) -> bytes:
+    return _EVIDENCE_DICT + (duplicate_of or "").encode("utf-8", "surrogatepass")
+
+
+def _deflate(text: str, zdict: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict)
+    return packer.compress(text.encode("utf-8", "surrogatepass")) + packer.flush()
+
+
+def _inflate(data: bytes, zdict: bytes) -> str:
+    unpacker = zlib.decompressobj(-15, zdict=zdict)
+    text = unpacker.decompress(data) + unpacker.flush()
+    if not unpacker.eof:
+        raise ValueError("truncated evidence")
+    return text.decode("utf-8", "surrogatepass")
+
+
+def encode_decision(d: DecisionRecord) -> bytes:
+    """Version byte, id, status, duplicate_of, content type, content hash, deflated evidence."""
+    out = bytearray((DECISION_VERSION,))
+    _put_bytes(out, d.doc_id.encode("utf-8", "surrogatepass"))
+    _put_word(out, d.status)
+    if d.duplicate_of is None:
+        out.append(0)
+    else:
+        out.append(1)
+        _put_bytes(out, d.duplicate_of.encode("utf-8", "surrogatepass"))
+    _put_word(out, d.content_type)
+    _put_bytes(out, d.content_hash)
+    out += _deflate(d.evidence, _evidence_dict(d.duplicate_of))
+    return bytes(out)
+
+
+def decode_decision(data: bytes) -> DecisionRecord:
+    """Inverse of :func:`encode_decision`, and reads version 2 (evidence as text);
+    :class:`StoreCorruptError` for anything else."""
+    try:
+        r = _Reader(data)
+        version = r.uvarint()
+        if version == 2:
+            doc_id, status = r.text(), r.text()
+            duplicate_of = r.text() if r.uvarint() else None
+            return DecisionRecord(doc_id, status, duplicate_of, r.text(), r.text(), r.blob())
+        if version != DECISION_VERSION:
+            raise StoreCorruptError("stored decision has an unknown format version")
+        doc_id, status = r.text(), r.word()
+        duplicate_of = r.text() if r.uvarint() else None
+        content_type, content_hash = r.word(), r.blob()
+        evidence = _inflate(data[r.pos :], _evidence_dict(duplicate_of))
+    except (IndexError, ValueError, zlib.error) as exc:
+        raise StoreCorruptError(f"stored decision is corrupt: {type(exc).__name__}") from exc
+    return DecisionRecord(doc_id, status, duplicate_of, evidence, content_type, content_hash)
+
+
+def encode_state(value: StateValue) -> bytes:
+    """The version as 20 decimal digits, then the payload (the CAS script reads the version)."""
+    return b"%020d" % value.version + value.payload
+
+
+def decode_state(data: bytes) -> StateValue:
+    """Inverse of :func:`encode_state`."""
+    try:
+        return StateValue(int(data[:20]), data[20:])
+    except ValueError as exc:
+        raise StoreCorruptError("stored state is corrupt") from exc
+
+
+# -- connection options ------------------------------------------------------------------------
+def _secret(value: Any) -> str | None:
+    """Accept a plain string or a pydantic SecretStr without importing pydantic."""
+    if value is None:
+        return None
+    getter = getattr(value, "get_secret_value", None)
+    return str(getter() if callable(getter) else value)
+
+
+def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], str | None, str | None]:
+    """``rediscluster://[user:pass@]H:P[,H:P...][?password=..]`` -> (startup nodes, username, password)."""
+    rest = url.split("://", 1)[1]
+    rest, _, query = rest.partition("?")
+    username = password = None
+    if "@" in rest:
+        creds, rest = rest.rsplit("@", 1)
+        user, _, pw = creds.partition(":")
+        username, password = unquote(user) or None, unquote(pw) or None
+    params = parse_qs(query)
+    password = password or next(iter(params.get("password", [])), None)
+    username = username or next(iter(params.get("username", [])), None)
+    rest = rest.split("/", 1)[0]
+    nodes: list[tuple[str, int]] = []
+    for part in rest.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        parsed = urlsplit("//" + part)
+        if not parsed.hostname:
+            raise ValueError(f"bad node {part!r} in {redact_url(url)}")
+        nodes.append((parsed.hostname, parsed.port or 6379))
+    if not nodes:
+        raise ValueError(f"{redact_url(url)}: no HOST:PORT given")
+    return nodes, username, password
+
+
+def _auth_cause(exc: BaseException | None) -> BaseException | None:
+    """The authentication or ACL refusal behind ``exc`` (the cluster client wraps it), if any."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, AUTH_ERRORS) or (isinstance(exc, rex.ResponseError)
+                                            and (str(exc).startswith(("WRONGPASS", "NOPERM", "NOAUTH"))
+                                                 or "can't run this command" in str(exc))):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+# replies of a node that is moving, failing over, loading or running a long script: worth the same
+# call again later. BUSY (a script past busy-reply-threshold) is safe to retry because every script
+# here is idempotent: a claim held by the same id reads as won, a write sets the same values.
+_TRANSIENT_REPLIES = ("MOVED", "ASK", "non local", "CROSSSLOT", "cluster is down", "CLUSTERDOWN", "TRYAGAIN",
+                      "READONLY", "LOADING", "MASTERDOWN", "BUSY ")
+
+
+class _Retryable(Exception):
+    """A node asked us to come back (moved slots, a script it lacks): retried with backoff."""
+
+
+@dataclass(slots=True)
+class _NodeWork:
+    """What one script call carries to one node."""
+
+    keys: list[bytes] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)  # caller's index per key
+    argv: list[bytes | str | int] = field(default_factory=list)
+    blob: list[npt.NDArray[Any]] = field(default_factory=list)
+
+
+class RedisFingerprintStore:
+    """Fingerprint store on one Redis server or a Redis Cluster (see the module docstring)."""
+
+    def __init__(
+        self,
+        url: str,
+        ttl: TTLPolicy | None = None,
+        *,
+        password: Any = None,
+        username: str | None = None,
+        tls: bool = False,
+        tls_ca_file: str | None = None,
+        max_connections: int = 64,
+        key_prefix: str = "nd",
+        index_shards: int | None = None,
+        retry_seconds: float = 30.0,
+        socket_timeout: float = 5.0,
+        **unknown: Any,
+    ) -> None:
+        """Options as in ``RedisSettings``; the password may also come in the URL."""
+        if unknown:
+            raise TypeError(f"unknown Redis store options: {sorted(unknown)}")
+        scheme = url.split("://", 1)[0]
+        if scheme not in {"redis", "rediss", "rediscluster"}:
+            raise ValueError(f"not a Redis URL: {redact_url(url)}")
+        self.url = redact_url(url)
+        self._raw_url = url
+        self.cluster = scheme == "rediscluster"
+        self.ttl = ttl or TTLPolicy(by_type={})
+        self.layout = KeyLayout(prefix=key_prefix, index_shards=index_shards or KeyLayout().index_shards)
+        self._password = _secret(password)
+        self._username = username
+        self._tls = tls or scheme == "rediss"
+        self._tls_ca_file = tls_ca_file
+        self._max_connections = max_connections
+        self._socket_timeout = socket_timeout
+        # one policy for every call: exponential backoff from 50 ms, capped at 1 s, about
+        # retry_seconds in all
+        self._retry_seconds = retry_seconds
+        self._retry_backoff = ExponentialBackoff(cap=1.0, base=0.05)
+        self._retry = Retry(self._retry_backoff, max(1, math.ceil(retry_seconds / 1.0) + 5),
+                            supported_errors=(*RETRYABLE, _Retryable))  # type: ignore[arg-type]
+        self._client: Any = None
+        self._prefix = key_prefix.encode("utf-8") + b":"
+        self._generation: bytes | None = None
+        self._markers = self.layout.marker_keys(GENERATION_MARKERS)
+        self._marker_slots = [key_slot(k) for k in self._markers]
+        self._nodes_by_slot: list[Any] | None = None
+        self._node_list: list[Any] | None = None
+        self._node_index: npt.NDArray[np.int64] | None = None  # slot -> position in _node_list
+
+    def __repr__(self) -> str:
+        """The redacted URL only."""
+        return f"RedisFingerprintStore({self.url!r})"
+
+    @property
+    def client(self) -> Any:
+        """The redis-py client (for tests and diagnostics)."""
+        if self._client is None:
+            raise StoreError("store is not open")
+        return self._client
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    async def open(self) -> None:
+        """Connect, load the scripts, read (or stamp) the store's generation."""
+        if self._client is not None:
+            return
+        common: dict[str, Any] = {
+            "socket_timeout": self._socket_timeout,
+            "socket_connect_timeout": self._socket_timeout,
+        }
+        if self._tls and self._tls_ca_file:
+            common["ssl_ca_certs"] = self._tls_ca_file
+        if self.cluster:
+            nodes, user, pw = parse_cluster_url(self._raw_url)
+            self._client = RedisCluster(
+                startup_nodes=[ClusterNode(h, p) for h, p in nodes],
+                username=user or self._username,
+                password=pw or self._password,
+                max_connections=self._max_connections,
+                ssl=self._tls,
+                **common,
+            )
+        else:
+            base, _, query = self._raw_url.partition("?")
+            params = parse_qs(query)
+            password = self._password or next(iter(params.pop("password", [])), None)
+            if password is not None:
+                common["password"] = password
+            if self._username is not None:
+                common["username"] = self._username
+            if self._tls:
+                common["connection_class"] = aioredis.SSLConnection
+            rest = "&".join(f"{k}={v}" for k, vs in params.items() for v in vs)
+            pool = aioredis.BlockingConnectionPool.from_url(
+                base + ("?" + rest if rest else ""), max_connections=self._max_connections,
+                timeout=self._socket_timeout, **common)
+            self._client = aioredis.Redis(connection_pool=pool)
+        try:
+            await self._call("open", self._open)
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _open(self) -> None:
+        if self.cluster:
+            await self.client.initialize()
+            self._nodes_by_slot = self._node_index = None
+        for node in self._primaries():
+            for body in _SCRIPTS.values():
+                await self._on(node, "SCRIPT", "LOAD", body)
+        await self._stamp_generation()
+
+    async def _stamp_generation(self) -> None:
+        """Read the markers; stamp a new generation on an empty store; refuse a half-empty one."""
+        held = await self._get_all(self._markers)
+        found = {v for v in held if v is not None}
+        if not found:
+            # workers starting at once agree on the token that wins the first marker, then copy it
+            first = self._group(self._markers[:1], self._marker_slots[:1])
+            won = await self._call_nodes(_CLAIM_SHA, first, lambda w: [secrets.token_hex(8).encode(), 0])
+            token = next(iter(won.values()))[0]
+            await self._call_nodes(_CLAIM_SHA, self._group(self._markers, self._marker_slots),
+                                   lambda w: [x for _ in w.keys for x in (token, 0)])
+            held = await self._get_all(self._markers)
+            found = {v for v in held if v is not None}
+        if len(found) != 1:
+            raise StoreLostDataError(f"{self.url}: the store's generation markers differ: part of the store lost "
+                                     "its data")
+        if None in held:
+            # part of the markers unreadable while the rest agree: a failover in progress looks like this
+            # for a moment (a replica being promoted), so it is retried; running workers still see a
+            # real loss at their next lookup (_check_generation)
+            raise StoreUnavailableError(f"{self.url}: {held.count(None)} of {len(held)} generation markers are "
+                                        "missing on part of the store: a failover in progress, or that part "
+                                        "lost its data")
+        self._generation = found.pop()
+
+    async def close(self) -> None:
+        """Release the connections."""
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.aclose()
+            except (rex.RedisError, OSError) as exc:  # closing a half-dead connection is not news
+                log.debug("closing %s: %s", self.url, type(exc).__name__)
+
+    # -- routing -------------------------------------------------------------------------------
+    def _primaries(self) -> list[Any]:
+        return list(self.client.get_primaries()) if self.cluster else [None]
+
+    def _node_of_slot(self, slot: int) -> Any:
+        if not self.cluster:
+            return None
+        if self._nodes_by_slot is None:
+            mgr = self.client.nodes_manager
+            self._nodes_by_slot = [mgr.slots_cache[s][0] if s in mgr.slots_cache else None for s in range(16384)]
+            names = {n.name: n for n in self._nodes_by_slot if n is not None}
+            self._node_list = list(names.values())
+            position = {name: i for i, name in enumerate(names)}
+            self._node_index = np.array([position[n.name] if n is not None else -1 for n in self._nodes_by_slot],
+                                        dtype=np.int64)
+        node = self._nodes_by_slot[slot]
+        if node is None:
+            raise rex.SlotNotCoveredError(f"slot {slot} is not covered")
+        return node
+
+    def _spread(self, work: dict[Any, _NodeWork], slots: npt.NDArray[np.int64], rows: npt.NDArray[Any]) -> None:
+        """Add packed ``rows`` to the work of the node serving each row's slot (vectorised)."""
+        if not self.cluster:
+            work[None].blob.append(rows)
+            return
+        if self._node_index is None:
+            self._node_of_slot(0)  # builds the slot table
+        assert self._node_index is not None and self._node_list is not None
+        owner = self._node_index[slots]
+        if (owner < 0).any():
+            raise rex.SlotNotCoveredError("a slot is not covered")
+        for i in np.unique(owner).tolist():
+            work[self._node_list[i]].blob.append(rows[owner == i])
+
+    def _group(self, keys: Sequence[bytes], slots: Sequence[int] | None = None) -> dict[Any, _NodeWork]:
+        work: dict[Any, _NodeWork] = defaultdict(_NodeWork)
+        for i, key in enumerate(keys):
+            w = work[self._node_of_slot(key_slot(key) if slots is None else slots[i])]
+            w.keys.append(key)
+            w.rows.append(i)
+        return work
+
+    async def _on(self, node: Any, *args: Any) -> Any:
+        if node is None:
+            return await self.client.execute_command(*args)
+        return await self.client.execute_command(*args, target_nodes=node)
+
+    async def _script(self, node: Any, sha: str, keys: Sequence[bytes], argv: Sequence[Any]) -> Any:
+        try:
+            return await self._on(node, "EVALSHA", sha, 0, len(keys), *keys, *argv)
+        except rex.NoScriptError:  # a node that never saw it (new, promoted, restarted)
+            return await self._on(node, "EVAL", _SCRIPTS[sha], 0, len(keys), *keys, *argv)
+        except rex.ResponseError as exc:
+            if _auth_cause(exc) is None and any(s in str(exc) for s in _TRANSIENT_REPLIES):
+                raise _Retryable(str(exc)) from exc  # the slot map changed under us, or a failover runs
+            raise
+
+    async def _call_nodes(self, sha: str, work: dict[Any, _NodeWork],
+                          argv: Callable[[_NodeWork], list[Any]]) -> dict[Any, Any]:
+        nodes = list(work)
+        results = await asyncio.gather(*(self._script(n, sha, work[n].keys, argv(work[n])) for n in nodes))
+        return dict(zip(nodes, results, strict=True))
+
+    async def _call(self, op: str, call: Callable[[], Awaitable[T]]) -> T:
+        """Run ``call`` under the retry policy; sort failures into the store's error classes."""
+
+        deadline = time.monotonic() + self._retry_seconds
+
+        async def on_failure(exc: BaseException, failures: int) -> None:
+            if time.monotonic() >= deadline:  # a hung node times out per attempt: bound the total too
+                raise exc
+            # INFO: the CLI's one-line error stays one line; a worker's log (INFO) shows each retry
+            log.info("%s: %s: %s; retrying in %.2fs", self.url, op, type(exc).__name__,
+                     self._retry_backoff.compute(failures))
+            if self.cluster and self._client is not None:
+                self._nodes_by_slot = self._node_index = None
+                with contextlib.suppress(rex.RedisError, OSError):
+                    await self.client.nodes_manager.initialize()
+
+        try:
+            # an authentication or ACL refusal is never retried: it surfaces as StoreAuthError
+            return await self._retry.call_with_retry(call, on_failure, is_retryable=lambda e: _auth_cause(e) is None,
+                                                     with_failure_count=True)
+        except StoreError:
+            raise
+        except BaseException as exc:
+            cause = _auth_cause(exc)
+            if cause is not None:
+                raise StoreAuthError(f"{self.url}: the server refused user {self._user()!r}: {cause}",
+                                     hint="check redis.username / redis.password (or the URL's) and the user's "
+                                          "ACL (storage/redis/acl.py)") from exc
+            if isinstance(exc, (*RETRYABLE, _Retryable)):
+                raise StoreUnavailableError(f"{self.url}: {op}: gave up after retrying: {type(exc).__name__}: {exc}"
+                                            ) from exc
+            if isinstance(exc, rex.RedisError):
+                raise StoreError(f"{self.url}: {op} failed: {type(exc).__name__}: {exc}") from exc
+            raise
+
+    def _user(self) -> str:
+        if self.cluster:
+            return parse_cluster_url(self._raw_url)[1] or self._username or "default"
+        return unquote(urlsplit(self._raw_url).username or "") or self._username or "default"
+
+    async def _get_all(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        """GET many keys of any slots: one lookup script per node."""
+        out: list[bytes | None] = [None] * len(keys)
+        work = self._group(keys)
+        for node, res in (await self._call_nodes(_LOOKUP_SHA, work, lambda w: [self._prefix, 0, b""])).items():
+            for i, v in zip(work[node].rows, res, strict=False):
+                out[i] = v
+        return out
+
+    # -- index packing -------------------------------------------------------------------------
+    def _index_lookups(self, index_keys: IndexKeys) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
+        """(slot per lookup, packed lookups: row, shard, check) for every nonzero key of every row."""
+        rows, cols = np.nonzero(index_keys)
+        shard, check = self.layout.index_slots(index_keys[rows, cols])
+        packed = np.empty(rows.shape[0], dtype=[("row", ">u4"), ("shard", ">u4"), ("check", ">u8")])
+        packed["row"] = rows
+        packed["shard"] = shard
+        packed["check"] = check << np.uint64(24)  # its 5 bytes first
+        return self.layout.shard_slots()[shard], packed.view(np.uint8).reshape(-1, 16)[:, :13]
+
+    async def _lookup_nodes(self, keys: Sequence[bytes], index_keys: IndexKeys) -> tuple[list[bytes | None],
+                                                                                         list[Candidates]]:
+        """GETs of ``keys`` and index lookups of ``index_keys``, one script per node."""
+        n_rows = index_keys.shape[0]
+        work = self._group(keys)
+        if index_keys.size:
+            slots, raw = self._index_lookups(index_keys)
+            self._spread(work, slots, raw)
+        now = int(time.time())
+        gets: list[bytes | None] = [None] * len(keys)
+        found: list[Candidates] = [{} for _ in range(n_rows)]
+
+        def argv(w: _NodeWork) -> list[Any]:
+            return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b""]
+
+        for node, res in (await self._call_nodes(_LOOKUP_SHA, work, argv)).items():
+            w = work[node]
+            for i, v in zip(w.rows, res, strict=False):
+                gets[i] = v
+            _count_hits(res[-1], found)
+        return gets, found
+
+    # -- protocol ------------------------------------------------------------------------------
+    def _ttl_arg(self, content_type: str) -> int:
+        ttl = self.ttl.ttl(content_type)
+        return 0 if ttl is None else ttl
+
+    async def lookup(self, query: WindowQuery) -> WindowAnswer:
+        """See :meth:`neardup.storage.base.FingerprintStore.lookup`."""
+        ids = list(dict.fromkeys(query.doc_ids))
+        keys = ([self.layout.decision_key(doc_digest(i)) for i in ids]
+                + [self.layout.claim_key(h) for h in query.exact_hashes]
+                + [self.layout.state_key(n) for n in query.state_names] + self._markers)
+
+        async def call() -> tuple[list[bytes | None], list[Candidates]]:
+            return await self._lookup_nodes(keys, query.index_keys)
+
+        gets, found = await self._call("lookup", call)
+        self._check_generation(gets[-len(self._markers):])
+        decisions: dict[str, DecisionRecord] = {}
+        for doc_id, raw in zip(ids, gets, strict=False):
+            if raw is not None:
+                d = decode_decision(raw)
+                if d.doc_id == doc_id:  # a different id here is a digest collision: not ours
+                    decisions[doc_id] = d
+        k = len(ids)
+        owners = [None if v is None else v.decode("utf-8", "surrogatepass")
+                  for v in gets[k : k + len(query.exact_hashes)]]
+        k += len(query.exact_hashes)
+        states = {n: decode_state(v) for n, v in zip(query.state_names, gets[k:], strict=False) if v is not None}
+        return WindowAnswer(decisions, owners, found, states)
+
+    def _check_generation(self, held: Sequence[bytes | None]) -> None:
+        if any(v != self._generation for v in held):
+            missing = sum(v is None for v in held)
+            raise StoreLostDataError(f"{self.url}: {missing} of {len(held)} generation markers are gone or changed "
+                                     "since this worker opened the store: it lost its data")
+
+    async def candidates(self, index_keys: IndexKeys) -> list[Candidates]:
+        """See :meth:`neardup.storage.base.FingerprintStore.candidates`."""
+
+        async def call() -> list[Candidates]:
+            return (await self._lookup_nodes([], index_keys))[1]
+
+        return await self._call("candidates", call)
+
+    async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:
+        """See :meth:`neardup.storage.base.FingerprintStore.fetch`."""
+        refs = list(dict.fromkeys(refs))
+        keys = [self.layout.record_key(r) for r in refs]
+        raw = await self._call("fetch", lambda: self._get_all(keys))
+        found: dict[bytes, FingerprintRecord] = {}
+        for ref, data in zip(refs, raw, strict=True):
+            if data is not None:
+                rec = decode_record(data)
+                if doc_digest(rec.doc_id) == ref:
+                    found[ref] = rec
+        return found
+
+    async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
+        """See :meth:`neardup.storage.base.FingerprintStore.get_decisions`."""
+        ids = list(dict.fromkeys(doc_ids))
+        raw = await self._call("get_decisions", lambda: self._get_all(
+            [self.layout.decision_key(doc_digest(i)) for i in ids]))
+        out: dict[str, DecisionRecord] = {}
+        for doc_id, data in zip(ids, raw, strict=True):
+            if data is not None:
+                d = decode_decision(data)
+                if d.doc_id == doc_id:
+                    out[doc_id] = d
+        return out
+
+    async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
+                     recheck: Collection[str] = ()) -> CommitAnswer:
+        """See :meth:`neardup.storage.base.FingerprintStore.commit`."""
+        owners: list[str] = []
+        if claims:
+            keys = [self.layout.claim_key(c.content_hash) for c in claims]
+
+            def argv(w: _NodeWork) -> list[Any]:
+                c = [claims[i] for i in w.rows]
+                return [x for cl in c for x in (cl.doc_id.encode("utf-8", "surrogatepass"),
+                                                self._ttl_arg(cl.content_type))]
+
+            async def call() -> list[str]:
+                work = self._group(keys)  # inside the retry: a failover moves slots
+                held: list[str] = [""] * len(claims)
+                for node, res in (await self._call_nodes(_CLAIM_SHA, work, argv)).items():
+                    for i, v in zip(work[node].rows, res, strict=True):
+                        held[i] = v.decode("utf-8", "surrogatepass")
+                return held
+
+            owners = await self._call("commit", call)
+        lost = {c.doc_id for c, o in zip(claims, owners, strict=True) if o != c.doc_id}
+        stored = [r for r in records if r.doc_id not in lost]
+        found = await self._write_records(stored, [r.doc_id in recheck for r in stored])
+        return CommitAnswer(owners, {r.doc_id: found[i] for i, r in enumerate(stored) if r.doc_id in recheck})
+
+    async def _write_records(self, records: Sequence[FingerprintRecord], recheck: Sequence[bool]) -> list[Candidates]:
+        """Store and file ``records``; the candidates found as each record with ``recheck`` was filed."""
+        found: list[Candidates] = [{} for _ in records]
+        if not records:
+            return found
+        now = int(time.time())
+        refs = [doc_digest(r.doc_id) for r in records]
+        keys = [self.layout.record_key(ref) for ref in refs]
+        ttls = [self._ttl_arg(r.content_type) for r in records]
+        doc_rows = np.repeat(np.arange(len(records)), [len(r.index_keys) for r in records])
+        flat = np.fromiter((k for r in records for k in r.index_keys), dtype=np.uint64, count=doc_rows.shape[0])
+        raw = np.zeros((0, 21), dtype=np.uint8)
+        slots = np.zeros(0, dtype=np.int64)
+        if flat.size:
+            shard, check = self.layout.index_slots(flat)
+            expiry = np.array([NEVER if t == 0 else min(now + t, NEVER - 1) for t in ttls], dtype=np.uint64)
+            entries = np.empty(flat.shape[0], dtype=[("shard", ">u4"), ("check", ">u8"), ("expiry", ">u4"),
+                                                     ("ref", f"S{REF_BYTES}"), ("row", ">u4")])
+            entries["shard"] = shard
+            entries["check"] = check << np.uint64(24)
+            entries["expiry"] = expiry[doc_rows]
+            entries["ref"] = np.array(refs, dtype=f"S{REF_BYTES}")[doc_rows]
+            entries["row"] = np.where(np.asarray(recheck, dtype=np.bool_)[doc_rows], doc_rows, NO_RECHECK)
+            raw = entries.view(np.uint8).reshape(-1, 28)
+            raw = np.hstack([raw[:, :9], raw[:, 12:]])  # shard, the check's 5 bytes, expiry, ref, row
+            slots = self.layout.shard_slots()[shard]
+
+        def argv(w: _NodeWork) -> list[Any]:
+            values = [x for i in w.rows for x in (encode_record(records[i]), ttls[i])]
+            return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b"",
+                    secrets.randbelow(CLEAN_EVERY), *values]
+
+        async def call() -> list[bytes]:
+            work = self._group(keys)  # inside the retry: a failover moves slots
+            if raw.shape[0]:
+                self._spread(work, slots, raw)
+            return list((await self._call_nodes(_WRITE_SHA, work, argv)).values())
+
+        for reply in await self._call("commit", call):
+            _count_hits(reply, found)
+        return found
+
+    async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
+        """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""
+        if not decisions:
+            return
+        keys = [self.layout.decision_key(doc_digest(d.doc_id)) for d in decisions]
+
+        def argv(w: _NodeWork) -> list[Any]:
+            values = [x for i in w.rows for x in (encode_decision(decisions[i]),
+                                                  self._ttl_arg(decisions[i].content_type))]
+            return [self._prefix, 0, b"", 0, *values]
+
+        await self._call("put_decisions", lambda: self._call_nodes(_WRITE_SHA, self._group(keys), argv))
+
+    async def write_state(self, name: str, value: StateValue) -> bool:
+        """See :meth:`neardup.storage.base.FingerprintStore.write_state`."""
+        key = self.layout.state_key(name)
+
+        async def call() -> Any:
+            node = self._node_of_slot(key_slot(key)) if self.cluster else None
+            try:
+                return await self._on(node, "EVALSHA", _CAS_SHA, 1, key, value.version - 1, encode_state(value))
+            except rex.NoScriptError:
+                return await self._on(node, "EVAL", _CAS_LUA, 1, key, value.version - 1, encode_state(value))
+
+        return bool(await self._call("write_state", call))
+
+    async def expire(self, now: float | None = None) -> int:
+        """Redis expires keys itself: nothing to sweep."""
+        return 0
+
+    async def stats(self) -> dict[str, int]:
+        """Keys and used memory over the masters."""
+
+        async def call() -> dict[str, int]:
+            keys = memory = 0
+            primaries = self._primaries()
+            for node in primaries:
+                keys += int(await self._on(node, "DBSIZE"))
+                info = await self._on(node, "INFO", "memory")
+                memory += int(info["used_memory"])
+            return {"keys": keys, "used_memory": memory, "masters": len(primaries)}
+
+        return await self._call("stats", call)
+
+
+__all__ = [
+    "RedisFingerprintStore",
+    "decode_decision",
+    "decode_record",
+    "encode_decision",
+    "encode_record",
+    "parse_cluster_url",
+    "redact_url",
+]
