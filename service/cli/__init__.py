@@ -210,6 +210,15 @@ class DedupOutputs:
         for w in self.opened:
             w.close()
 
+    def close_rejects_only(self) -> None:
+        """A run that decided nothing: only the rejects file (the failure's account) is put in place;
+        the decisions files from earlier runs stay as they were."""
+        for w in self.opened:
+            if w is self.rejects:
+                w.close()
+            else:
+                w.abort()
+
     def abort(self) -> None:
         """Drop what this run wrote; files from earlier runs stay as they were."""
         for w in self.opened:
@@ -233,6 +242,11 @@ class DedupRun:
         self.limits = settings.normalize
         self.counts: Counter[str] = Counter()
         self.decided = 0
+
+    @property
+    def failed(self) -> bool:
+        """Every record was rejected and none decided: the run fails and writes no decisions file."""
+        return self.counts["rejected"] > 0 and self.decided == 0
 
     async def add(self, rec: InputRecord) -> None:
         """Validate one record; reject it or add it to the window (deciding the window once it closes)."""
@@ -342,7 +356,10 @@ async def _dedup(settings: Settings, source: str, fmt: Format, fields: FieldMap,
     finally:
         if bar is not None:
             bar.close()
-    outputs.close()
+    if run.failed:
+        outputs.close_rejects_only()
+    else:
+        outputs.close()
     return run.summary(time.perf_counter() - started)
 
 
@@ -391,7 +408,8 @@ def dedup(source: str, output: str, unique: str | None, duplicates: str | None, 
     if summary["rejected"] and not summary["unique"] + summary["duplicate"]:
         raise InputError(f"all {summary['rejected']} input records were rejected, none decided "
                          f"({', '.join(f'{k}: {v}' for k, v in summary['rejected_by_reason'].items())})",
-                         hint="see --rejects FILE for each record's reason; check --format, --id-field, --text-field")
+                         hint="nothing was written but --rejects; see --rejects FILE for each record's reason; "
+                              "check --format, --id-field, --text-field")
 
 
 def _store_files(settings: Settings) -> list[Named]:

@@ -252,3 +252,26 @@ def test_a_file_that_is_not_a_store_is_one_line(tmp_path: Path) -> None:
     other.write_text("[1, 2]")
     res = neardup("dedup", str(SAMPLE), "-q", "-o", os.devnull, "--store", f"file://{other}")
     assert res.returncode == 1 and "not a neardup-store v" in one_error_line(res)
+
+
+@pytest.mark.parametrize("case", ["wrong_id_field", "binary_input"])
+def test_a_run_that_rejects_everything_overwrites_no_decisions_file(tmp_path: Path, case: str) -> None:
+    if case == "binary_input":
+        src = tmp_path / "in.jsonl"
+        src.write_bytes(bytes(range(256)) * 40)
+        extra: list[str] = []
+    else:
+        src, extra = SAMPLE, ["--id-field", "no_such_field"]
+    earlier = {name: f'{{"earlier": "{name}"}}\n' for name in ("all.jsonl", "u.jsonl", "d.jsonl")}
+    for name, text in earlier.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    rej = tmp_path / "r.jsonl"
+    res = neardup("dedup", str(src), *extra, "-q", "-o", str(tmp_path / "all.jsonl"),
+                  "--unique", str(tmp_path / "u.jsonl"), "--duplicates", str(tmp_path / "d.jsonl"),
+                  "--rejects", str(rej))  # fmt: skip
+    assert res.returncode == 1
+    assert "were rejected, none decided" in res.stderr.decode().strip().splitlines()[-1]
+    for name, text in earlier.items():
+        assert (tmp_path / name).read_text(encoding="utf-8") == text, name
+    assert read_jsonl(rej), "the rejects file is the run's account of the failure"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
