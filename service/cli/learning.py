@@ -11,8 +11,26 @@ from typing import Any
 import click
 
 from neardup.cli import config_option, load_cli_settings, require_store_extra, store_option
-from neardup.errors import InputError
+from neardup.errors import ConfigError, InputError
 from neardup.learning.model import Model, learn, read_model, write_model
+
+# stores that outlive the command: the model written to any other (memory://) is thrown away
+PERSISTENT_SCHEMES = frozenset({"file", "redis", "rediss", "rediscluster"})
+
+
+def require_persistent_store(settings: Any, command: str, *, must_exist: bool = False) -> None:
+    """Refuse a store that does not persist (``memory://``, the default when no ``--store`` is given)
+    before anything is read: the model would be learned or rolled back, reported, and lost. With
+    ``must_exist``, a ``file://`` store that does not exist is refused too (reading it would create it).
+    """
+    scheme, _, path = settings.store_url.partition("://")
+    if scheme not in PERSISTENT_SCHEMES:
+        raise ConfigError(f"{command} needs a store that keeps the model, not {scheme}:// (forgotten when the "
+                          "command ends)",
+                          hint="give --store file://PATH or redis://HOST:PORT (or NEARDUP_STORE_URL)")  # fmt: skip
+    if must_exist and scheme == "file" and not Path(path).is_file():
+        raise ConfigError(f"no such store file: {path}",
+                          hint="check --store; neardup feedback --store file://PATH creates one")  # fmt: skip
 
 
 def _documents(path: str) -> dict[str, Any]:
@@ -77,6 +95,7 @@ def feedback_command(feedback_path: str, docs_path: str, target_precision: float
     on the labels the store's model already holds.
     """
     settings = load_cli_settings(config_path, store_url=store_url)
+    require_persistent_store(settings, "neardup feedback")
     require_store_extra(settings)
     result = asyncio.run(_feedback(settings, feedback_path, docs_path, target_precision))
     click.echo(json.dumps(result, ensure_ascii=False, indent=1))
@@ -106,6 +125,7 @@ async def _show(settings: Any, history: bool) -> Any:
 def model_show(store_url: str | None, config_path: str | None) -> None:
     """The model in force (version 0: nothing learned)."""
     settings = load_cli_settings(config_path, store_url=store_url)
+    require_persistent_store(settings, "neardup model show", must_exist=True)
     require_store_extra(settings)
     click.echo(json.dumps(asyncio.run(_show(settings, False)), ensure_ascii=False, indent=1))
 
@@ -116,6 +136,7 @@ def model_show(store_url: str | None, config_path: str | None) -> None:
 def model_history(store_url: str | None, config_path: str | None) -> None:
     """Every version written, oldest first."""
     settings = load_cli_settings(config_path, store_url=store_url)
+    require_persistent_store(settings, "neardup model history", must_exist=True)
     require_store_extra(settings)
     click.echo(json.dumps(asyncio.run(_show(settings, True)), ensure_ascii=False, indent=1))
 
@@ -147,6 +168,7 @@ async def _rollback(settings: Any, to: int) -> Model:
 def model_rollback(to: int, store_url: str | None, config_path: str | None) -> None:
     """Make an earlier version current again (written as a new version: history is kept)."""
     settings = load_cli_settings(config_path, store_url=store_url)
+    require_persistent_store(settings, "neardup model rollback", must_exist=True)
     require_store_extra(settings)
     new = asyncio.run(_rollback(settings, to))
     click.echo(json.dumps(new.summary(), ensure_ascii=False, indent=1))

@@ -127,3 +127,32 @@ def test_feedback_and_model_commands_on_a_file_store(tmp_path: Path) -> None:
     assert json.loads(_cli("model", "show", "--store", store).stdout)["polarity_pairs"] == []
     missing = _cli("model", "rollback", "--to", "7", "--store", store)
     assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "no model version 7" in missing.stderr
+
+
+def _one_error_line(run: subprocess.CompletedProcess[str]) -> str:
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("neardup: error: "), run.stderr
+    return lines[0]
+
+
+def test_feedback_and_rollback_refuse_a_store_that_does_not_persist(tmp_path: Path) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"id": "t", "text": TRAIN}, ensure_ascii=False) + "\n"
+                    + json.dumps({"id": "f", "text": FLIP}, ensure_ascii=False) + "\n")
+    fb = tmp_path / "feedback.jsonl"
+    fb.write_text('{"a": "t", "b": "f", "is_duplicate": false}\n')
+    for args in (("feedback", str(fb), "--docs", str(docs)), ("model", "rollback", "--to", "0"),
+                 ("feedback", str(fb), "--docs", str(docs), "--store", "memory://")):
+        run = _cli(*args)
+        assert run.returncode == 1 and "accepted" not in run.stdout, (args, run.stdout)
+        line = _one_error_line(run)
+        assert "memory://" in line and "--store file://PATH" in line, line
+
+
+def test_model_show_refuses_a_missing_file_store_and_creates_nothing(tmp_path: Path) -> None:
+    store = tmp_path / "typo.db"
+    for args in (("model", "show"), ("model", "history"), ("model", "rollback", "--to", "0")):
+        run = _cli(*args, "--store", f"file://{store}")
+        assert run.returncode == 1, run.stdout
+        assert "no such store file" in _one_error_line(run) and str(store) in run.stderr
+    assert list(tmp_path.iterdir()) == []
