@@ -2,9 +2,10 @@
 
 The public API (each name is imported on first use, so ``import neardup`` stays light)::
 
-    from neardup import Deduplicator, Decision, Evidence, Status, Reason, Settings, open_store
+    from neardup import Deduplicator, AsyncDeduplicator, Decision, Evidence, Status, Reason, Settings, open_store
 
-:class:`Deduplicator` decides documents (unique, or duplicate of which earlier one, and why);
+:class:`Deduplicator` decides documents (unique, or duplicate of which earlier one, and why), and
+:class:`AsyncDeduplicator` does the same from async code (Jupyter, an async service);
 :class:`Decision` and :class:`Evidence` are what it returns, :class:`Status` and :class:`Reason`
 their string-valued enums; :class:`Settings` is the one settings object; :func:`open_store` opens
 a fingerprint store by URL. ``neardup.engine.Engine`` is the async engine underneath.
@@ -23,6 +24,7 @@ except PackageNotFoundError:  # a checkout that was never installed
 
 _EXPORTS = {
     "Deduplicator": "neardup.api",
+    "AsyncDeduplicator": "neardup.api",
     "Decision": "neardup.decision",
     "Evidence": "neardup.decision",
     "Status": "neardup.decision",
@@ -32,7 +34,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from neardup.api import Deduplicator
+    from neardup.api import AsyncDeduplicator, Deduplicator
     from neardup.config import Settings
     from neardup.decision import Decision, Evidence, Reason, Status
     from neardup.storage import open_store
@@ -52,4 +54,14 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
 
-__all__ = ["Decision", "Deduplicator", "Evidence", "Reason", "Settings", "Status", "__version__", "open_store"]
+__all__ = [
+    "AsyncDeduplicator",
+    "Decision",
+    "Deduplicator",
+    "Evidence",
+    "Reason",
+    "Settings",
+    "Status",
+    "__version__",
+    "open_store",
+]

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 import neardup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +22,8 @@ def test_the_readme_example_runs() -> None:
 
 
 def test_exports_are_typed_and_documented() -> None:
-    names = {"Deduplicator", "Decision", "Evidence", "Status", "Reason", "Settings", "open_store", "__version__"}
+    names = {"AsyncDeduplicator", "Deduplicator", "Decision", "Evidence", "Status", "Reason", "Settings",
+             "open_store", "__version__"}
     assert set(neardup.__all__) == names
     for name in names - {"__version__"}:
         obj = getattr(neardup, name)
@@ -42,3 +45,45 @@ def test_decisions_serialise_to_the_rows_dedup_writes(tmp_path: Path) -> None:
         assert dedup.check({"id": "z", "text": text}).duplicate_of == "x"
     with neardup.Deduplicator(store=f"file://{tmp_path / 's.db'}") as again:  # the file store kept them
         assert again.decide({"id": "x", "text": text}).evidence.replay
+
+
+TEXT = "一段足够长的测试文字，用来检查异步接口与同步接口给出完全相同的判定，在事件循环里也能直接使用。"
+
+
+async def test_the_async_deduplicator_decides_inside_a_running_loop(tmp_path: Path) -> None:
+    async def stream():  # type: ignore[no-untyped-def]
+        for i in range(3):
+            yield {"id": f"s{i}", "text": TEXT}
+
+    async with neardup.AsyncDeduplicator(store=f"file://{tmp_path / 's.db'}") as dedup:
+        first = await dedup.decide({"id": "a", "text": TEXT})
+        assert first.status is neardup.Status.UNIQUE
+        many = await dedup.decide_many([{"id": "b", "text": TEXT}, {"id": "c", "text": TEXT}])
+        assert isinstance(many, list) and [d.duplicate_of for d in many] == ["a", "a"]
+        streamed = await dedup.decide_many(stream())
+        assert [(d.id, d.status) for d in streamed] == [(f"s{i}", neardup.Status.DUPLICATE) for i in range(3)]
+        assert (await dedup.check({"id": "z", "text": TEXT})).duplicate_of == "a"
+    again = neardup.AsyncDeduplicator(store=f"file://{tmp_path / 's.db'}")
+    try:
+        assert (await again.decide({"id": "a", "text": TEXT})).evidence.replay  # closed: the file store kept it
+    finally:
+        await again.close()
+
+
+async def test_the_sync_deduplicator_inside_a_running_loop_names_the_async_one() -> None:
+    from neardup.api import EventLoopRunningError
+
+    dedup = neardup.Deduplicator()
+    for call in (lambda: dedup.decide({"id": "a", "text": TEXT}), lambda: dedup.decide_many([]), dedup.open):
+        with pytest.raises(EventLoopRunningError, match="running an event loop") as caught:
+            call()
+        assert "AsyncDeduplicator" in caught.value.one_line()
+    dedup.close()
+
+
+def test_decide_many_is_eager_and_returns_a_list(tmp_path: Path) -> None:
+    with neardup.Deduplicator(store=f"file://{tmp_path / 's.db'}") as dedup:
+        out = dedup.decide_many([{"id": "a", "text": TEXT}, {"id": "b", "text": TEXT}])  # never iterated
+        assert isinstance(out, list) and [d.status for d in out] == [neardup.Status.UNIQUE, neardup.Status.DUPLICATE]
+    with neardup.Deduplicator(store=f"file://{tmp_path / 's.db'}") as again:
+        assert again.check({"id": "c", "text": TEXT}).duplicate_of == "a"  # decided and stored without iterating
