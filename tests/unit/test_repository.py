@@ -9,7 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # a path into one of the repository's folders, as comments, docstrings and documents cite them
-FOLDERS = "service|storage|agents|config|tests|bench|scripts|deploy|samples|\\.ci"
+# ("docs/s" is a rate, documents a second, not a path)
+FOLDERS = "service|storage|agents|config|tests|bench|scripts|deploy|samples|docs(?!/s\\b)|\\.ci"
 PLACEHOLDER = re.compile(r"\b(?:NAME|DATE|KIND|N)\b")  # a file name's template: bench/results/NAME-DATE.json
 CITED = re.compile(rf"(?<![\w./-])((?:{FOLDERS})/[\w./-]*\w)")
 TEXT_SUFFIXES = (".py", ".md", ".toml", ".yml", ".yaml", ".sh", ".json", ".cfg")
