@@ -490,8 +490,9 @@ EVAL_REPORT_FILES = ("metrics.json", "similarity_histograms.png", "roc.png", "co
 
 
 @cli.command("eval")
-@click.option("--docs", required=True, metavar="FILE", help="JSONL documents.")
-@click.option("--pairs", required=True, metavar="FILE", help="JSONL labelled pairs.")
+@click.option("--docs", required=True, metavar="FILE", help="Documents (id, text): JSONL, CSV or Parquet.")
+@click.option("--pairs", required=True, metavar="FILE",
+              help='Labelled pairs, JSONL, CSV or Parquet: {"a": ID, "b": ID, "label": 0 or 1, "kind": optional}.')
 @click.option("--report", metavar="DIR", help="Folder for the plots (PNG) and metrics.json.")
 @click.option("--json", "json_path", metavar="FILE", help="Write the metrics JSON here.")
 @click.option("--target-precision", type=float, default=0.99, show_default=True,
@@ -537,7 +538,7 @@ def idf() -> None:
 @click.option("-o", "--output", default="idf.txt", show_default=True, metavar="FILE", help="Where to write the table.")
 @click.option("--min-df", type=int, default=2, show_default=True, help="Ignore words in fewer documents.")
 def idf_build(corpus: str, output: str, min_df: int) -> None:
-    """Learn an IDF table (word, idf per line) from a JSONL corpus."""
+    """Learn an IDF table (word, idf per line) from a corpus (JSONL, CSV or Parquet)."""
     from neardup.text.idf import build_idf
 
     check_readable(corpus)

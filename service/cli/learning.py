@@ -33,20 +33,10 @@ def require_persistent_store(settings: Any, command: str, *, must_exist: bool = 
                           hint="check --store; neardup feedback --store file://PATH creates one")  # fmt: skip
 
 
-def _documents(path: str) -> dict[str, Any]:
-    from neardup.document import InvalidDocument, parse_document
+def _documents(path: str, settings: Any) -> dict[str, Any]:
+    from neardup.files.records import read_documents
 
-    docs = {}
-    with Path(path).open("rb") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                doc = parse_document(line)
-            except InvalidDocument as exc:
-                raise InputError(f"{path}:{n}: {exc}", hint="fix the documents file (--docs)") from exc
-            docs[doc.id] = doc
-    return docs
+    return {doc.id: doc for doc in read_documents(path, settings.normalize)}
 
 
 async def _open_store(settings: Any) -> Any:
@@ -63,7 +53,7 @@ async def _feedback(settings: Any, feedback_path: str, docs_path: str, target_pr
     from neardup.learning.model import labels_from_feedback
 
     records = list(read_feedback(feedback_path))
-    docs = _documents(docs_path)
+    docs = _documents(docs_path, settings)
     store = await _open_store(settings)
     try:
         model, history = await read_model(store)

@@ -25,13 +25,13 @@ import decimal
 import io
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from neardup.document import loads_strict
+from neardup.document import Document, loads_strict
 from neardup.errors import InputError
 from neardup.files.outputs import STDIO, OutputFile
 from neardup.storage.extras import require_extra
@@ -258,6 +258,140 @@ def to_json_value(value: Any) -> Any:
         # pyarrow gives maps as lists of (key, value) pairs
         return [to_json_value(v) for v in value]
     return value
+
+
+# --------------------------------------------------------------------------- strict readers
+# What every command but ``dedup`` reads (documents, labelled pairs, feedback, decisions): any
+# format ``dedup`` reads, and a record that cannot be used stops the command with one line naming
+# the file, the line (a Parquet file: the row) and the problem. ``dedup`` rejects such a record instead.
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One record of a file read strictly: its fields, where it is, and whether its values are text."""
+
+    where: str  # "PATH line N" (JSONL, CSV) or "PATH row N" (Parquet), for messages
+    position: int  # that N
+    data: dict[str, Any]
+    text_cells: bool = False  # a CSV row: every value is text (numbers and flags are read by the caller)
+
+
+def read_rows(path: str | Path, fmt: Format | None = None, *, error: type[InputError] = InputError,
+              hint: str | None = None) -> Iterator[Row]:
+    """Every non-blank record of ``path`` (JSONL, CSV or Parquet, by ``fmt`` or the extension) as a
+    :class:`Row`; a file that is missing or unreadable, or a record that is not an object, raises
+    ``error`` (an :class:`InputError` class) in one line with ``hint``."""
+    name = str(path)
+    if name != "-" and not Path(name).is_file():
+        raise error(f"{name}: no such file", hint=hint or "check the path")
+    fmt = format_for(name, fmt)
+    unit = "row" if fmt is Format.PARQUET else "line"
+    try:
+        for rec in read_records(name, fmt):
+            where = f"{name} {unit} {rec.position}"
+            if rec.problem is not None:
+                raise error(f"{where}: {rec.problem[1]}", hint=hint)
+            obj = rec.data if isinstance(rec.data, dict) else _json_object(rec.data, where, error, hint)
+            yield Row(where, rec.position, obj, fmt is Format.CSV)
+    except InputError as exc:
+        if isinstance(exc, error):
+            raise
+        raise error(str(exc), hint=exc.hint if exc.hint is not None else hint) from exc
+
+
+def _json_object(raw: bytes, where: str, error: type[InputError], hint: str | None) -> dict[str, Any]:
+    try:
+        obj = loads_strict(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise error(f"{where}: not UTF-8 text at byte {exc.start}", hint=hint) from None
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}: not JSON: {exc.msg} at column {exc.colno}", hint=hint) from None
+    except (ValueError, RecursionError) as exc:  # NaN, Infinity, nesting beyond the parser's depth
+        raise error(f"{where}: not strict JSON: {exc}", hint=hint) from None
+    if not isinstance(obj, dict):
+        raise error(f"{where}: expected a JSON object, got {type(obj).__name__}", hint=hint)
+    return obj
+
+
+def text_flag(value: Any) -> Any:
+    """A CSV cell meant as a flag: ``true`` / ``false`` / ``1`` / ``0`` (any case) as a bool; other values unchanged."""
+    if isinstance(value, str):
+        flags = {"true": True, "false": False, "1": True, "0": False}
+        return flags.get(value.strip().lower(), value)
+    return value
+
+
+def text_id(value: Any) -> str | None:
+    """A document id as ``parse_document`` reads it (a string, or an integer as its decimal text), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value if isinstance(value, str) and value else None
+
+
+def read_documents(path: str | Path, limits: Any = None, *, option: str = "--docs") -> list[Document]:
+    """The documents of ``path``, validated as ``dedup`` validates them (``limits``: the
+    ``normalize`` settings); a bad record, a repeated id or no document at all is an
+    :class:`InputError` naming the file and line."""
+    from neardup.document import InvalidDocument, parse_document
+
+    hint = f"fix or remove that record of {option} (each needs an id and a text)"
+    options: dict[str, Any] = {}
+    if limits is not None:
+        options = {"max_bytes": limits.max_bytes, "max_id_length": limits.max_id_length,
+                   "naive_time_zone": limits.naive_time_zone}  # fmt: skip
+    docs: list[Document] = []
+    first: dict[str, str] = {}
+    for row in read_rows(path, hint=hint):
+        try:
+            doc = parse_document(row.data, **options)
+        except InvalidDocument as exc:
+            raise InputError(f"{row.where}: {exc}", hint=hint) from None
+        if doc.id in first:
+            raise InputError(f"{row.where}: id {doc.id!r} appears twice (first: {first[doc.id]})",
+                             hint=f"give each document of {option} one id")  # fmt: skip
+        first[doc.id] = row.where
+        docs.append(doc)
+    if not docs:
+        raise InputError(f"{path} holds no documents", hint=f"give {option} a file of documents (id, text)")
+    return docs
+
+
+PAIR_HINT = 'each pair: {"a": ID, "b": ID, "label": 0 or 1, "kind": optional} (CSV: columns a, b, label, kind)'
+
+
+def read_pairs(path: str | Path, ids: Collection[str], *, option: str = "--pairs") -> list[dict[str, Any]]:
+    """Labelled pairs ``{"a", "b", "label": 0|1, "kind"}`` of ``path``, each naming two different
+    documents of ``ids``; anything else is an :class:`InputError` naming the file and line."""
+    pairs = [_pair(row, ids) for row in read_rows(path, hint=PAIR_HINT)]
+    if not pairs:
+        raise InputError(f"{path} holds no pairs", hint=f"give {option} a file of labelled pairs")
+    return pairs
+
+
+def _pair(row: Row, ids: Collection[str]) -> dict[str, Any]:
+    def bad(what: str) -> InputError:
+        return InputError(f"{row.where}: {what}", hint=PAIR_HINT)
+
+    obj = row.data
+    ends = []
+    for key in ("a", "b"):
+        v = text_id(obj.get(key))
+        if v is None:
+            raise bad(f"{key!r} must be a document id, got {obj.get(key)!r}")
+        if v not in ids:
+            raise bad(f"id {v!r} is not in --docs")
+        ends.append(v)
+    if ends[0] == ends[1]:
+        raise bad("a pair of a document with itself")
+    if "label" not in obj:
+        raise bad("no 'label' (0: not duplicates, 1: duplicates)")
+    label = obj["label"]
+    if row.text_cells and isinstance(label, str) and label.strip() in ("0", "1"):
+        label = int(label)
+    if label not in (0, 1) or isinstance(label, float):
+        raise bad(f"'label' must be 0 or 1, got {label!r}")
+    kind = obj.get("kind", "")
+    return {"a": ends[0], "b": ends[1], "label": int(label), "kind": kind if isinstance(kind, str) else str(kind)}
 
 
 # --------------------------------------------------------------------------- writers

@@ -42,10 +42,10 @@ import numpy.typing as npt
 
 from neardup.cli import config_option, load_cli_settings
 from neardup.config.settings import Settings, ThresholdSettings
-from neardup.document import Document, InvalidDocument, loads_strict, parse_document
+from neardup.document import Document
 from neardup.errors import InputError
 from neardup.files.outputs import Named, OutputFile, check_paths
-from neardup.files.records import check_readable
+from neardup.files.records import check_readable, read_documents, read_pairs
 from neardup.learning.scoring import Scores, UnionFind, score
 from neardup.rules.policy import Thresholds, rule_codes
 from neardup.storage.extras import require_extra
@@ -329,70 +329,17 @@ def two_fold(pairs: LabelledPairs, base: Thresholds, target: float) -> tuple[npt
 
 # --------------------------------------------------------------------------- input
 def load_docs(path: Path, settings: Settings) -> list[Document]:
-    """The documents of a JSONL file, validated as ``dedup`` validates them; a bad line or a
-    repeated id is an :class:`InputError` naming the line."""
-    n = settings.normalize
-    docs: list[Document] = []
-    seen: set[str] = set()
-    with path.open("rb") as fh:
-        for no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                doc = parse_document(line, max_bytes=n.max_bytes, max_id_length=n.max_id_length,
-                                     naive_time_zone=n.naive_time_zone)
-            except InvalidDocument as exc:
-                raise InputError(f"{path} line {no}: {exc}", hint="fix or remove the line") from exc
-            if doc.id in seen:
-                raise InputError(f"{path} line {no}: id {doc.id!r} appears twice", hint="give each document one id")
-            seen.add(doc.id)
-            docs.append(doc)
-    if not docs:
-        raise InputError(f"{path} holds no documents", hint="give a JSONL file of documents")
-    return docs
+    """The documents of a JSONL, CSV or Parquet file, validated as ``dedup`` validates them; a bad
+    record or a repeated id is an :class:`InputError` naming the line
+    (:func:`neardup.files.records.read_documents`)."""
+    return read_documents(path, settings.normalize)
 
 
 def load_pairs(path: Path, ids: set[str]) -> list[Mapping[str, Any]]:
-    """Labelled pairs ``{"a", "b", "label": 0|1, "kind"?}`` of a JSONL file, each naming two
-    different documents of ``ids``; anything else is an :class:`InputError` naming the line."""
-    pairs: list[Mapping[str, Any]] = []
-    with path.open("rb") as fh:
-        for no, line in enumerate(fh, 1):
-            if line.strip():
-                pairs.append(_pair(line, path, no, ids))
-    if not pairs:
-        raise InputError(f"{path} holds no pairs", hint="give a JSONL file of labelled pairs")
-    return pairs
-
-
-def _pair(line: bytes, path: Path, no: int, ids: set[str]) -> dict[str, Any]:
-    def bad(what: str) -> InputError:
-        return InputError(f"{path} line {no}: {what}",
-                          hint='each line: {"a": ID, "b": ID, "label": 0 or 1, "kind": optional}')
-
-    try:
-        obj = loads_strict(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise bad("not a JSON object") from exc
-    if not isinstance(obj, dict):
-        raise bad("not a JSON object")
-    ends = []
-    for key in ("a", "b"):
-        v = obj.get(key)
-        if isinstance(v, int) and not isinstance(v, bool):
-            v = str(v)  # as parse_document reads an integer id
-        if not isinstance(v, str):
-            raise bad(f"{key!r} must be a document id")
-        if v not in ids:
-            raise bad(f"id {v!r} is not in --docs")
-        ends.append(v)
-    if ends[0] == ends[1]:
-        raise bad("a pair of a document with itself")
-    label = obj.get("label")
-    if label not in (0, 1) or isinstance(label, float):
-        raise bad("'label' must be 0 or 1")
-    kind = obj.get("kind", "")
-    return {"a": ends[0], "b": ends[1], "label": int(label), "kind": kind if isinstance(kind, str) else str(kind)}
+    """Labelled pairs ``{"a", "b", "label": 0|1, "kind"?}`` of a JSONL, CSV or Parquet file, each
+    naming two different documents of ``ids``; anything else is an :class:`InputError` naming the
+    line (:func:`neardup.files.records.read_pairs`)."""
+    return list(read_pairs(path, ids))
 
 
 # --------------------------------------------------------------------------- the settings file
@@ -609,9 +556,9 @@ def header_lines(c: Calibration, docs: str, pairs: str) -> list[str]:
 
 # --------------------------------------------------------------------------- the command
 @click.command("calibrate")
-@click.option("--docs", required=True, metavar="DOCS", help="JSONL documents.")
+@click.option("--docs", required=True, metavar="DOCS", help="Documents (id, text): JSONL, CSV or Parquet.")
 @click.option("--pairs", required=True, metavar="PAIRS",
-              help='JSONL labelled pairs: {"a": ID, "b": ID, "label": 0 or 1, "kind": optional}.')
+              help='Labelled pairs, JSONL, CSV or Parquet: {"a": ID, "b": ID, "label": 0 or 1, "kind": optional}.')
 @click.option("--target-precision", type=click.FloatRange(0.0, 1.0, min_open=True), metavar="P",
               help="Pair precision to reach (default: setting thresholds.target_precision, 0.99).")
 @click.option("-o", "--output", required=True, metavar="CONFIG.toml",

@@ -12,17 +12,12 @@ from typing import Any
 import numpy as np
 
 from neardup.config.settings import Settings
-from neardup.document import parse_document
 from neardup.engine import Engine, decide_all
+from neardup.files.records import read_documents, read_pairs
 from neardup.learning.scoring import UnionFind, score
 from neardup.rules.policy import Thresholds, rule_codes
 from neardup.rules.versions import different_versions
 from neardup.sketch.similarity import SketchTable, similarities
-
-
-def _load_jsonl(path: Path) -> list[Mapping[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
 
 
 def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]]) -> dict[str, np.ndarray]:
@@ -130,9 +125,11 @@ def plots(report: Path, feats: dict[str, np.ndarray], merged: np.ndarray, scores
 
 async def run_eval(settings: Settings, docs_path: Path, pairs_path: Path, report: Path | None,
                    target_precision: float = 0.99) -> dict[str, Any]:
-    raw_docs = _load_jsonl(docs_path)
-    pairs = _load_jsonl(pairs_path)
-    docs = [parse_document(d, max_bytes=settings.normalize.max_bytes) for d in raw_docs]
+    """Decide the documents of ``docs_path`` and score the decisions against the labelled pairs of
+    ``pairs_path`` (each JSONL, CSV or Parquet; a bad record is a one-line :class:`InputError`);
+    plots and ``metrics.json`` into ``report`` when given."""
+    docs = read_documents(docs_path, settings.normalize)
+    pairs = read_pairs(pairs_path, {d.id for d in docs})
     engine = await Engine.open(settings)
     try:
         started = time.perf_counter()

@@ -141,20 +141,28 @@ def parse_feedback(line: str | bytes | Mapping[str, Any]) -> FeedbackRecord:
     raise FeedbackError("expected a pair {a, b, is_duplicate} or a decision {id, correct}")
 
 
-def read_feedback(path: str | Path) -> Iterator[FeedbackRecord]:
-    """Every record of a JSONL file, in order; blank lines are skipped.
+FEEDBACK_FORMAT = ('one record a line (JSONL; or CSV / Parquet with these columns): {"a": ID, "b": ID, '
+                   '"is_duplicate": true|false} or {"id": ID, "correct": true|false}, optional "reviewer", '
+                   '"note", "at" (ISO-8601 with a zone offset)')
 
-    A bad line stops the reading with :class:`FeedbackError` ``"PATH:LINE: reason"``: feedback
+
+def read_feedback(path: str | Path) -> Iterator[FeedbackRecord]:
+    """Every record of a JSONL, CSV or Parquet file (:func:`neardup.files.records.read_rows`), in
+    order; blank lines are skipped.
+
+    A bad record stops the reading with :class:`FeedbackError` ``"PATH line N: reason"``: feedback
     is never skipped silently.
     """
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                yield parse_feedback(raw)
-            except FeedbackError as exc:
-                raise FeedbackError(f"{path}:{n}: {exc}") from None
+    from neardup.files.records import read_rows, text_flag
+
+    for row in read_rows(path, error=FeedbackError, hint=FEEDBACK_FORMAT):
+        obj = row.data
+        if row.text_cells:  # CSV: the flags are text
+            obj = {k: text_flag(v) if k in ("is_duplicate", "correct") else v for k, v in obj.items()}
+        try:
+            yield parse_feedback(obj)
+        except FeedbackError as exc:
+            raise FeedbackError(f"{row.where}: {exc}", hint=FEEDBACK_FORMAT) from None
 
 
 def _decode(line: str | bytes) -> Any:

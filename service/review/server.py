@@ -42,8 +42,10 @@ import click
 
 from neardup.cli import broker_option, config_option, load_cli_settings
 from neardup.config.settings import Settings
+from neardup.decision import Status
 from neardup.errors import ConfigError, InputError
 from neardup.files.outputs import Named, check_paths
+from neardup.files.records import Row, read_rows
 from neardup.learning.feedback import (
     DecisionFeedback,
     FeedbackRecord,
@@ -114,19 +116,12 @@ class ReviewItem:
 # --------------------------------------------------------------------------- inputs
 
 
-def _json_lines(path: Path) -> Iterable[tuple[int, Any]]:
-    if not path.is_file():
-        raise ReviewInputError(f"{path}: no such file")
-    with open(path, "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                yield n, json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise ReviewInputError(f"{path}:{n}: not UTF-8 at byte {exc.start}") from None
-            except json.JSONDecodeError as exc:
-                raise ReviewInputError(f"{path}:{n}: not JSON: {exc.msg} at column {exc.colno}") from None
+DECISIONS_HINT = "give the decisions file neardup dedup -o wrote (JSONL, CSV or Parquet)"
+DOCUMENTS_HINT = "give --docs the documents dedup read (id, text; JSONL, CSV or Parquet)"
+
+
+def _rows(path: Path, hint: str) -> Iterable[Row]:
+    return read_rows(path, error=ReviewInputError, hint=hint)
 
 
 def _id_field(row: Mapping[str, Any], name: str, where: str) -> str:
@@ -158,31 +153,41 @@ def load_decisions(path: Path, *, near_threshold: bool = False, near_margin: flo
     raises :class:`ReviewInputError` naming the line."""
     items: list[ReviewItem] = []
     rows = 0
-    for n, row in _json_lines(path):
-        where = f"{path}:{n}"
-        if not isinstance(row, dict):
-            raise ReviewInputError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    for row in _rows(path, DECISIONS_HINT):
+        where, data = row.where, row.data
         rows += 1
-        doc_id = _id_field(row, "id", where)
-        status, evidence = row.get("status"), row.get("evidence")
+        doc_id = _id_field(data, "id", where)
+        status, evidence = data.get("status"), _evidence(data.get("evidence"))
         if status is None:
             raise ReviewInputError(f"{where}: no 'status': is this a decisions file (neardup dedup -o)?")
         if not isinstance(evidence, dict):
             raise ReviewInputError(f"{where}: field 'evidence' must be an object, got {evidence!r}")
-        if status == "duplicate":
-            other = _id_field(row, "duplicate_of", where)
+        try:
+            decided = Status(status)
+        except ValueError:
+            raise ReviewInputError(f"{where}: status must be 'unique' or 'duplicate', got {status!r}") from None
+        if decided is Status.DUPLICATE:
+            other = _id_field(data, "duplicate_of", where)
             kind = Kind.DUPLICATE
-        elif status == "unique":
+        else:
             near = _near_match(evidence, near_margin, default_jaccard_low) if near_threshold else None
             if near is None or near == doc_id:
                 continue
             other, kind = near, Kind.NEAR
-        else:
-            raise ReviewInputError(f"{where}: status must be 'unique' or 'duplicate', got {status!r}")
-        items.append(ReviewItem(len(items), doc_id, other, kind, evidence, n))
+        items.append(ReviewItem(len(items), doc_id, other, kind, evidence, row.position))
     if rows == 0:
         raise ReviewInputError(f"{path}: holds no decisions")
     return items
+
+
+def _evidence(value: Any) -> Any:
+    """The evidence of a decision: an object (JSONL), or its JSON text (CSV and Parquet decisions files)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
 
 
 def load_documents(path: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
@@ -191,15 +196,12 @@ def load_documents(path: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
     Every line must be an object with an ``id``; a wanted document needs a string ``text``; a
     wanted id missing from the file is an error."""
     docs: dict[str, dict[str, Any]] = {}
-    for n, row in _json_lines(path):
-        where = f"{path}:{n}"
-        if not isinstance(row, dict):
-            raise ReviewInputError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        doc_id = _id_field(row, "id", where)
+    for row in _rows(path, DOCUMENTS_HINT):
+        doc_id = _id_field(row.data, "id", row.where)
         if doc_id in wanted and doc_id not in docs:
-            if not isinstance(row.get("text"), str):
-                raise ReviewInputError(f"{where}: document {doc_id!r} has no string 'text'")
-            docs[doc_id] = row
+            if not isinstance(row.data.get("text"), str):
+                raise ReviewInputError(f"{row.where}: document {doc_id!r} has no string 'text'")
+            docs[doc_id] = {**row.data, "id": doc_id}
     missing = sorted(wanted - docs.keys())
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
@@ -612,7 +614,7 @@ def _open_sink(feedback: Path | None, settings: Settings) -> FeedbackSink:
 @click.command("review")
 @click.argument("decisions", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--docs", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The documents' texts (JSONL with id and text).")
+              help="The documents' texts (id and text; JSONL, CSV or Parquet).")
 @click.option("--feedback", "feedback_path", type=click.Path(dir_okay=False, path_type=Path), metavar="OUT.jsonl",
               help="Append feedback records to this JSONL file (verdicts already in it are shown).")
 @broker_option

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
@@ -15,7 +14,9 @@ EN_WORD = re.compile(r"[a-z0-9]+")
 
 
 def build_idf(corpus: Path, output: Path, min_df: int = 2, window: int = 1000) -> int:
-    """Count document frequencies over a JSONL corpus and write ``word idf`` lines; returns the number of words.
+    """Count document frequencies over a corpus (JSONL, CSV or Parquet; a record that is not an
+    object stops it with a one-line :class:`neardup.errors.InputError`) and write ``word idf``
+    lines; returns the number of words. Records without a text are skipped.
 
     Words in fewer than ``min_df`` documents are left out; ``window`` documents are normalised at once.
     """
@@ -33,15 +34,13 @@ def build_idf(corpus: Path, output: Path, min_df: int = 2, window: int = 1000) -
             n_docs += 1
         batch.clear()
 
-    with corpus.open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            obj = json.loads(line)
-            if isinstance(obj, dict) and isinstance(obj.get("text"), str):
-                batch.append(obj["text"])
-            if len(batch) >= window:
-                flush()
+    from neardup.files.records import read_rows
+
+    for row in read_rows(corpus, hint="CORPUS holds documents with a text field (JSONL, CSV or Parquet)"):
+        if isinstance(row.data.get("text"), str):
+            batch.append(row.data["text"])
+        if len(batch) >= window:
+            flush()
     if batch:
         flush()
     rows = [(w, math.log((n_docs + 1) / (c + 1)) + 1.0) for w, c in df.items() if c >= min_df]

@@ -275,3 +275,57 @@ def test_a_run_that_rejects_everything_overwrites_no_decisions_file(tmp_path: Pa
         assert (tmp_path / name).read_text(encoding="utf-8") == text, name
     assert read_jsonl(rej), "the rejects file is the run's account of the failure"
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_eval_reads_csv_documents_and_parquet_pairs(tmp_path: Path) -> None:
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    docs = tmp_path / "docs.csv"
+    with docs.open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "text"])
+        w.writerows([d["id"], d["text"]] for d in read_jsonl(SAMPLE))
+    pairs = tmp_path / "pairs.parquet"
+    pq.write_table(pa.Table.from_pylist(read_jsonl(PAIRS)), pairs)
+    res = neardup("eval", "--docs", str(docs), "--pairs", str(pairs), "--json", str(tmp_path / "m.json"))
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    base = neardup("eval", "--docs", str(SAMPLE), "--pairs", str(PAIRS), "--json", str(tmp_path / "b.json"))
+    assert base.returncode == 0, base.stderr.decode()[-2000:]
+    got, want = (json.loads((tmp_path / n).read_text()) for n in ("m.json", "b.json"))
+    assert (got["precision"], got["recall"], got["pairs"]) == (want["precision"], want["recall"], want["pairs"])
+
+
+@pytest.mark.parametrize(("pair", "message"), [
+    ('{"a": "%s", "b": "not-in-docs", "label": 1}', "line 2: id 'not-in-docs' is not in --docs"),
+    ('{"a": "%s", "b": "%s"}', "line 2: no 'label'"),
+    ('{"a": "%s", "b": ', "line 2: not JSON"),
+])  # fmt: skip
+def test_eval_bad_pairs_are_one_line_naming_the_file_and_line(tmp_path: Path, pair: str, message: str) -> None:
+    ids = [str(d["id"]) for d in read_jsonl(SAMPLE)[:2]]
+    pairs = tmp_path / "pairs.jsonl"
+    first = PAIRS.read_text(encoding="utf-8").splitlines()[0]
+    pairs.write_text(first + "\n" + pair % tuple(ids[: pair.count("%s")]) + "\n", encoding="utf-8")
+    res = neardup("eval", "--docs", str(SAMPLE), "--pairs", str(pairs))
+    assert res.returncode == 1
+    line = one_error_line(res)
+    assert f"{pairs} {message}" in line and "unexpected" not in line, line
+
+
+def test_idf_build_reads_csv_and_names_a_bad_line(tmp_path: Path) -> None:
+    import csv
+
+    corpus = tmp_path / "corpus.csv"
+    with corpus.open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "text"])
+        w.writerows([d["id"], d["text"]] for d in read_jsonl(SAMPLE))
+    res = neardup("idf", "build", str(corpus), "-o", str(tmp_path / "idf.txt"))
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    assert len((tmp_path / "idf.txt").read_text(encoding="utf-8").splitlines()) > 100
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "x"}\nnot json\n', encoding="utf-8")
+    res = neardup("idf", "build", str(bad), "-o", str(tmp_path / "idf.txt"))
+    assert res.returncode == 1 and f"{bad} line 2: not JSON" in one_error_line(res)

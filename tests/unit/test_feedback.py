@@ -97,7 +97,7 @@ def test_read_feedback_names_the_bad_line(tmp_path: Path) -> None:
     path.write_text('{"id": "a", "correct": true}\n\n{"a": "a", "b": "b", "is_duplicate": false}\n'
                     '{"id": "c"}\n{"id": "d", "correct": true}\n', encoding="utf-8")  # fmt: skip
     got = []
-    with pytest.raises(FeedbackError, match=r"fb\.jsonl:4: field 'correct' is missing$"):
+    with pytest.raises(FeedbackError, match=r"fb\.jsonl line 4: field 'correct' is missing$"):
         got.extend(read_feedback(path))
     assert got == [DecisionFeedback(id="a", correct=True), PairFeedback(a="a", b="b", is_duplicate=False)]
 
@@ -159,3 +159,19 @@ def test_a_written_record_survives_the_writer_being_killed(tmp_path: Path) -> No
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, check=False)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert [r.key() for r in read_feedback(path)] == [f"d{i}" for i in range(5)]
+
+
+def test_read_feedback_takes_csv_and_parquet_as_dedup_does(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "fb.csv"
+    path.write_text("a,b,is_duplicate,id,correct,reviewer\nx,y,true,,,ann\n,,,z,FALSE,\n", encoding="utf-8")
+    assert list(read_feedback(path)) == [PairFeedback(a="x", b="y", is_duplicate=True, reviewer="ann"),
+                                         DecisionFeedback(id="z", correct=False)]
+    path.write_text("a,b,is_duplicate\nx,y,maybe\n", encoding="utf-8")
+    with pytest.raises(FeedbackError, match=r"fb\.csv line 2: field 'is_duplicate' must be true or false"):
+        list(read_feedback(path))
+    pq_path = tmp_path / "fb.parquet"
+    pq.write_table(pa.Table.from_pylist([{"a": "x", "b": "y", "is_duplicate": False}]), pq_path)
+    assert list(read_feedback(pq_path)) == [PairFeedback(a="x", b="y", is_duplicate=False)]

@@ -100,3 +100,58 @@ def test_tabular_output_refuses_a_field_the_first_record_lacks(tmp_path: Path, s
     w.write(RECORDS[0])
     with pytest.raises(InputError, match="'extra'"):
         w.write({**RECORDS[1], "extra": 1})
+
+
+# --------------------------------------------------------------------------- strict readers (every command but dedup)
+def test_strict_readers_take_csv_and_parquet_too(tmp_path: Path) -> None:
+    from neardup.files.records import read_documents, read_pairs, read_rows
+
+    docs_csv = tmp_path / "docs.csv"
+    docs_csv.write_text("id,text,title\n1,first text,\n2,second text,T\n", encoding="utf-8")
+    assert [(d.id, d.text) for d in read_documents(docs_csv)] == [("1", "first text"), ("2", "second text")]
+    pairs_pq = tmp_path / "pairs.parquet"
+    pq.write_table(pa.Table.from_pylist([{"a": "1", "b": "2", "label": 1, "kind": "reprint"}]), pairs_pq)
+    assert read_pairs(pairs_pq, {"1", "2"}) == [{"a": "1", "b": "2", "label": 1, "kind": "reprint"}]
+    pairs_csv = tmp_path / "pairs.csv"
+    pairs_csv.write_text("a,b,label\n1,2,0\n", encoding="utf-8")
+    assert read_pairs(pairs_csv, {"1", "2"}) == [{"a": "1", "b": "2", "label": 0, "kind": ""}]
+    (row,) = read_rows(pairs_csv)
+    assert row.where == f"{pairs_csv} line 2" and row.position == 2 and row.text_cells
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("pairs.jsonl", '{"a": "1", "b": "2", "label": 1}\n{"a": "1", "b": "2"}\n', "line 2: no 'label'"),
+    ("pairs.jsonl", '{"a": "1", "b": "9", "label": 1}\n', "line 1: id '9' is not in --docs"),
+    ("pairs.jsonl", '{"a": "1", "b": "2", "label": 1}\n{oops\n', "line 2: not JSON: Expecting property name"),
+    ("pairs.jsonl", "[1, 2]\n", "line 1: expected a JSON object, got list"),
+    ("pairs.jsonl", b'{"a": "\xff"}\n', "line 1: not UTF-8 text at byte"),
+    ("pairs.csv", "a,b,label\n1,2,yes\n", "line 2: 'label' must be 0 or 1, got 'yes'"),
+    ("pairs.csv", "a,b,label\n1,2,1,surplus\n", "line 2: row has 4 cells, the header 3"),
+])  # fmt: skip
+def test_strict_readers_name_the_file_line_and_problem(tmp_path: Path, name: str, content: str | bytes,
+                                                         message: str) -> None:
+    from neardup.files.records import read_pairs
+
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(InputError) as err:
+        read_pairs(path, {"1", "2"})
+    text = err.value.one_line()
+    assert f"{path} {message}" in text and "\n" not in text, text
+
+
+def test_read_documents_refuses_a_bad_record_a_repeated_id_and_an_empty_file(tmp_path: Path) -> None:
+    from neardup.files.records import read_documents
+
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"id": "a", "text": "x"}\n{"id": "b"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"docs\.jsonl line 2: missing_text|docs\.jsonl line 2: .*text"):
+        read_documents(path)
+    path.write_text('{"id": "a", "text": "x"}\n\n{"id": "a", "text": "y"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 3: id 'a' appears twice \(first: .*docs\.jsonl line 1\)"):
+        read_documents(path)
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(InputError, match="holds no documents"):
+        read_documents(path)
+    with pytest.raises(InputError, match=r"none\.jsonl: no such file"):
+        read_documents(tmp_path / "none.jsonl")

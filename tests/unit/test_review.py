@@ -71,10 +71,10 @@ def test_duplicates_are_reviewed_and_near_uniques_only_on_request(decisions: Pat
 
 
 @pytest.mark.parametrize(("lines", "message"), [
-    (['{"id": "a", "text": "a document"}'], "decisions.jsonl:1: no 'status': is this a decisions file"),
-    (['{"id": "a", "status": "unique", "evidence": {}}', "{oops"], "decisions.jsonl:2: not JSON"),
-    (["[1]"], "decisions.jsonl:1: expected a JSON object, got list"),
-    (['{"id": "b", "status": "duplicate", "evidence": {}}'], "decisions.jsonl:1: field 'duplicate_of' must be"),
+    (['{"id": "a", "text": "a document"}'], "decisions.jsonl line 1: no 'status': is this a decisions file"),
+    (['{"id": "a", "status": "unique", "evidence": {}}', "{oops"], "decisions.jsonl line 2: not JSON"),
+    (["[1]"], "decisions.jsonl line 1: expected a JSON object, got list"),
+    (['{"id": "b", "status": "duplicate", "evidence": {}}'], "decisions.jsonl line 1: field 'duplicate_of' must be"),
     (['{"id": "b", "status": "maybe", "evidence": {}}'], "status must be 'unique' or 'duplicate', got 'maybe'"),
     (['{"id": "b", "status": "unique", "evidence": null}'], "field 'evidence' must be an object"),
     (['{"status": "unique", "evidence": {}}'], "field 'id' must be a document id"),
@@ -95,7 +95,7 @@ def test_missing_files_and_documents_are_named(tmp_path: Path, decisions: Path) 
     with pytest.raises(ReviewInputError, match=r"docs.jsonl: document 'b' and 1 more named by the decisions"):
         load_documents(docs, {"a", "b", "c"})
     _write(docs, [{"id": "a", "text": 5}])
-    with pytest.raises(ReviewInputError, match=r"docs.jsonl:1: document 'a' has no string 'text'"):
+    with pytest.raises(ReviewInputError, match=r"docs.jsonl line 1: document 'a' has no string 'text'"):
         load_documents(docs, {"a"})
     _write(docs, [{"id": "a", "text": "first"}, {"id": 7, "text": "int id"}, {"id": "a", "text": "again"}])
     assert {k: v["text"] for k, v in load_documents(docs, {"a", "7"}).items()} == {"a": "first", "7": "int id"}
@@ -216,3 +216,22 @@ def test_pages_only_for_loopback_host_names_and_with_a_strict_policy(server: Rev
     assert _request(server, "GET", "/", headers={"Host": f"rebound.example:{port}"})[0] == 403
     assert _request(server, "GET", "/?page=2")[0] == 404
     assert _request(server, "GET", "/api/explain/5")[0] == 404
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_decisions_and_documents_in_the_formats_dedup_writes(tmp_path: Path, decisions: Path, suffix: str) -> None:
+    from neardup.files.records import open_writer
+
+    rows = [json.loads(line) for line in decisions.read_text(encoding="utf-8").splitlines()]
+    out = tmp_path / f"decisions{suffix}"
+    writer = open_writer(str(out))  # evidence becomes JSON text, as in neardup dedup -o decisions.csv
+    for row in rows:
+        writer.write(row)
+    writer.close()
+    items = load_decisions(out, near_threshold=True)
+    assert [(i.doc_id, i.other_id, i.kind) for i in items] == [("b", "a", Kind.DUPLICATE), ("c", "b", Kind.NEAR),
+                                                               ("d", "a", Kind.NEAR)]
+    assert items[0].evidence["jaccard"] == 0.93
+    docs = tmp_path / "docs.csv"
+    docs.write_text("id,text\na,first\nb,second\n", encoding="utf-8")
+    assert {k: v["text"] for k, v in load_documents(docs, {"a", "b"}).items()} == {"a": "first", "b": "second"}
