@@ -224,6 +224,11 @@ class KafkaSettings(_Section):
     ssl_keyfile: str | None = None
 
 
+# the batch commands' wait for Redis when redis.retry_seconds is not set: a person at a terminal
+# wants a wrong --store reported in seconds, a worker rides out a failover (redis.retry_seconds)
+BATCH_RETRY_SECONDS = 5.0
+
+
 class RedisSettings(_Section):
     """The Redis store: credentials, TLS, pool size, key layout and its own retries."""
     password: SecretStr | None = None
@@ -236,7 +241,11 @@ class RedisSettings(_Section):
         1 << 19, ge=1, le=1 << 24,
         description="index shard keys: about live documents x index keys per document / 64",
     )
-    retry_seconds: float = Field(30.0, ge=0.0, description="how long a store call retries a failing cluster")
+    retry_seconds: float = Field(
+        30.0, ge=0.0,
+        description="how long a store call retries an unreachable or failing Redis; the batch commands (dedup, "
+                    f"feedback, model) wait {BATCH_RETRY_SECONDS:g} s unless this is set",
+    )
 
 
 class RetrySettings(_Section):

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+#: the logger of notices meant for the person running a command (a store that does not answer and
+#: is being retried): the CLI prints them on stderr as ``neardup: MESSAGE``, a worker logs them
+NOTICE_LOGGER = "neardup.notice"
+
 
 class NeardupError(Exception):
     """Base of every error neardup raises on purpose. ``hint``: what the user can do about it."""

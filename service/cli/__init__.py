@@ -142,6 +142,20 @@ def load_cli_settings(config_path: str | None, **overrides: Any) -> Settings:
                           hint="fix the file or --config") from exc  # fmt: skip
 
 
+def batch_store_settings(settings: Settings) -> Settings:
+    """``settings`` for a batch command (dedup, feedback, model): an unreachable Redis is retried
+    for :data:`~neardup.config.settings.BATCH_RETRY_SECONDS` unless ``redis.retry_seconds`` is set
+    (the workers' longer default rides out a failover; a person at a terminal wants a wrong --store
+    reported in seconds). Notices of a store being retried are printed on stderr from then on."""
+    from neardup.config.settings import BATCH_RETRY_SECONDS
+
+    _print_notices()
+    if "retry_seconds" in settings.redis.model_fields_set:
+        return settings
+    redis = settings.redis.model_copy(update={"retry_seconds": BATCH_RETRY_SECONDS})
+    return settings.model_copy(update={"redis": redis})
+
+
 def require_store_extra(settings: Settings) -> None:
     """A Redis store URL needs the ``redis`` extra: say so in one line before anything starts."""
     from neardup.storage.extras import require_extra
@@ -177,6 +191,20 @@ def cli(verbose: bool) -> None:
         for name in QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.CRITICAL)
     _numba_cache()
+
+
+def _print_notices() -> None:
+    """Notices for the person at the terminal (a store being retried) go to stderr as ``neardup: MESSAGE``."""
+    from neardup.storage.errors import NOTICE_LOGGER
+
+    notices = logging.getLogger(NOTICE_LOGGER)
+    if not any(getattr(h, "neardup_notices", False) for h in notices.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("neardup: %(message)s"))
+        handler.neardup_notices = True  # type: ignore[attr-defined]
+        notices.addHandler(handler)
+    notices.propagate = False
+    notices.setLevel(logging.INFO)
 
 
 # --------------------------------------------------------------------------- dedup
@@ -395,7 +423,7 @@ def dedup(source: str, output: str, unique: str | None, duplicates: str | None, 
     extension (.jsonl, .csv, .parquet; - is JSONL on stdout); in CSV and Parquet the evidence is
     JSON text.
     """
-    settings = load_cli_settings(config_path, store_url=store_url)
+    settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url))
     require_store_extra(settings)
     check_readable(source)
     fmt = format_for(source, Format(input_format) if input_format else None)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from neardup.cli import config_option, load_cli_settings, require_store_extra, store_option
+from neardup.cli import batch_store_settings, config_option, load_cli_settings, require_store_extra, store_option
 from neardup.errors import ConfigError, InputError
 from neardup.learning.model import Model, learn, read_model, write_model
 
@@ -84,7 +84,7 @@ def feedback_command(feedback_path: str, docs_path: str, target_precision: float
     The batch is rejected (exit 1, nothing changed) if the model it makes would lower the pair F1
     on the labels the store's model already holds.
     """
-    settings = load_cli_settings(config_path, store_url=store_url)
+    settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url))
     require_persistent_store(settings, "neardup feedback")
     require_store_extra(settings)
     result = asyncio.run(_feedback(settings, feedback_path, docs_path, target_precision))
@@ -114,7 +114,7 @@ async def _show(settings: Any, history: bool) -> Any:
 @config_option
 def model_show(store_url: str | None, config_path: str | None) -> None:
     """The model in force (version 0: nothing learned)."""
-    settings = load_cli_settings(config_path, store_url=store_url)
+    settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url))
     require_persistent_store(settings, "neardup model show", must_exist=True)
     require_store_extra(settings)
     click.echo(json.dumps(asyncio.run(_show(settings, False)), ensure_ascii=False, indent=1))
@@ -125,7 +125,7 @@ def model_show(store_url: str | None, config_path: str | None) -> None:
 @config_option
 def model_history(store_url: str | None, config_path: str | None) -> None:
     """Every version written, oldest first."""
-    settings = load_cli_settings(config_path, store_url=store_url)
+    settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url))
     require_persistent_store(settings, "neardup model history", must_exist=True)
     require_store_extra(settings)
     click.echo(json.dumps(asyncio.run(_show(settings, True)), ensure_ascii=False, indent=1))
@@ -157,7 +157,7 @@ async def _rollback(settings: Any, to: int) -> Model:
 @config_option
 def model_rollback(to: int, store_url: str | None, config_path: str | None) -> None:
     """Make an earlier version current again (written as a new version: history is kept)."""
-    settings = load_cli_settings(config_path, store_url=store_url)
+    settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url))
     require_persistent_store(settings, "neardup model rollback", must_exist=True)
     require_store_extra(settings)
     new = asyncio.run(_rollback(settings, to))

@@ -71,6 +71,7 @@ from neardup.storage.base import (
     WindowQuery,
 )
 from neardup.storage.errors import (
+    NOTICE_LOGGER,
     StoreAuthError,
     StoreCorruptError,
     StoreError,
@@ -81,6 +82,7 @@ from neardup.storage.redact import redact_url
 from neardup.storage.redis.keys import NEVER, KeyLayout, doc_digest
 
 log = logging.getLogger(__name__)
+notice = logging.getLogger(NOTICE_LOGGER)
 T = TypeVar("T")
 
 RECORD_VERSION = 3
@@ -757,6 +759,10 @@ class RedisFingerprintStore:
         async def on_failure(exc: BaseException, failures: int) -> None:
             if time.monotonic() >= deadline:  # a hung node times out per attempt: bound the total too
                 raise exc
+            if failures == 1:  # at once, so that a wait for an unreachable store is never silent
+                notice.warning("%s: %s failed (%s); retrying for up to %g s (setting redis.retry_seconds, "
+                               "NEARDUP_REDIS__RETRY_SECONDS)", self.url, op, type(exc).__name__,
+                               self._retry_seconds)  # fmt: skip
             # INFO: the CLI's one-line error stays one line; a worker's log (INFO) shows each retry
             log.info("%s: %s: %s; retrying in %.2fs", self.url, op, type(exc).__name__,
                      self._retry_backoff.compute(failures))
@@ -778,8 +784,8 @@ class RedisFingerprintStore:
                                      hint="check redis.username / redis.password (or the URL's) and the user's "
                                           "ACL (storage/redis/acl.py)") from exc
             if isinstance(exc, (*RETRYABLE, _Retryable)):
-                raise StoreUnavailableError(f"{self.url}: {op}: gave up after retrying: {type(exc).__name__}: {exc}"
-                                            ) from exc
+                raise StoreUnavailableError(f"{self.url}: {op}: gave up after retrying for {self._retry_seconds:g} s "
+                                            f"(redis.retry_seconds): {type(exc).__name__}: {exc}") from exc
             if isinstance(exc, rex.RedisError):
                 raise StoreError(f"{self.url}: {op} failed: {type(exc).__name__}: {exc}") from exc
             raise

@@ -329,3 +329,18 @@ def test_idf_build_reads_csv_and_names_a_bad_line(tmp_path: Path) -> None:
     bad.write_text('{"id": "a", "text": "x"}\nnot json\n', encoding="utf-8")
     res = neardup("idf", "build", str(bad), "-o", str(tmp_path / "idf.txt"))
     assert res.returncode == 1 and f"{bad} line 2: not JSON" in one_error_line(res)
+
+
+def test_an_unreachable_redis_is_announced_at_once_and_given_up_in_seconds() -> None:
+    import time
+
+    started = time.monotonic()
+    res = neardup("dedup", str(SAMPLE), "-q", "-o", os.devnull, "--store", "redis://127.0.0.1:1")
+    elapsed = time.monotonic() - started
+    assert res.returncode == 1
+    lines = res.stderr.decode().strip().splitlines()
+    assert len(lines) == 2 and b"Traceback" not in res.stderr, lines
+    assert lines[0] == ("neardup: redis://127.0.0.1:1: open failed (ConnectionError); retrying for up to 5 s "
+                        "(setting redis.retry_seconds, NEARDUP_REDIS__RETRY_SECONDS)")
+    assert lines[1].startswith("neardup: error: redis://127.0.0.1:1: open: gave up after retrying for 5 s")
+    assert elapsed < 20, elapsed  # the workers' 30 s is not the batch commands' wait

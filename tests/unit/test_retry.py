@@ -62,3 +62,44 @@ async def test_retryable_decides() -> None:
 
     with pytest.raises(ConfigError):
         await retry(bad_config, Backoff(0.0, 0.0))  # not transient by class
+
+
+async def test_an_unreachable_redis_says_at_once_that_it_retries_and_for_how_long(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    import time
+
+    from neardup.storage.errors import NOTICE_LOGGER
+    from neardup.storage.redis.store import RedisFingerprintStore
+
+    store = RedisFingerprintStore("redis://127.0.0.1:1", retry_seconds=1.5, socket_timeout=0.5)
+    seen: list[float] = []
+
+    class Stamp(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(time.monotonic())
+
+    stamp = Stamp()
+    logging.getLogger(NOTICE_LOGGER).addHandler(stamp)
+    started = time.monotonic()
+    try:
+        with caplog.at_level(logging.WARNING, logger=NOTICE_LOGGER), \
+                pytest.raises(StoreUnavailableError, match=r"after retrying for 1\.5 s \(redis\.retry_seconds\)"):
+            await store.open()
+    finally:
+        logging.getLogger(NOTICE_LOGGER).removeHandler(stamp)
+    notices = [r.getMessage() for r in caplog.records if r.name == NOTICE_LOGGER]
+    assert notices == ["redis://127.0.0.1:1: open failed (ConnectionError); retrying for up to 1.5 s "
+                       "(setting redis.retry_seconds, NEARDUP_REDIS__RETRY_SECONDS)"]
+    assert seen[0] - started < 0.5 and time.monotonic() - started >= 1.4  # at once, then the wait
+
+
+def test_batch_commands_wait_briefly_for_redis_and_workers_longer() -> None:
+    from neardup.cli import batch_store_settings
+    from neardup.config.settings import BATCH_RETRY_SECONDS
+
+    worker = load_settings(store_url="redis://h:1")
+    assert worker.redis.retry_seconds == 30.0 and BATCH_RETRY_SECONDS <= 5
+    assert batch_store_settings(worker).redis.retry_seconds == BATCH_RETRY_SECONDS
+    chosen = load_settings(store_url="redis://h:1", redis={"retry_seconds": 60})
+    assert batch_store_settings(chosen).redis.retry_seconds == 60  # set by the user: kept
