@@ -80,11 +80,7 @@ USER 10001:10001
 WORKDIR /home/neardup
 
 # smoke test, and it fills the caches above so a worker starts without compiling its kernels
-RUN printf '%s\n' \
-      '{"id":"warm-1","text":"国家统计局今天发布了十月份国民经济运行数据，规模以上工业增加值同比增长百分之四点六，社会消费品零售总额同比增长。"}' \
-      '{"id":"warm-2","text":"国家统计局今天公布了十月份国民经济运行数据，规模以上工业增加值同比增长百分之四点六，社会消费品零售总额同比增长。"}' \
-      '{"id":"warm-3","text":"The statistics bureau published the October figures today: industrial output grew 4.6 percent year on year and retail sales rose."}' \
-    | neardup dedup - -q -o /dev/null
+RUN neardup warmup
 
 EXPOSE 6066 9100
 

@@ -34,8 +34,9 @@ SDIST_OK   := jieba
 LOCK_ARGS  := pyproject.toml --all-extras -o $(LOCK) --python-version $(PY_VERSION) \
               --python-platform x86_64-unknown-linux-gnu
 
-NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
-export NUMBA_CACHE_DIR
+# The compiled kernels live in the user's cache (NUMBA_CACHE_DIR, else the numba folder of
+# NEARDUP_CACHE_DIR, $XDG_CACHE_HOME/neardup or ~/.cache/neardup): the CLI, the library, the
+# workers, the demo and the tests share one copy (service/kernels/cache.py).
 PYTEST_ARGS ?=
 BENCH_ARGS  ?=
 
@@ -94,7 +95,9 @@ check-wheels:
 
 # ---------------------------------------------------------------- running
 
+# neardup warmup: the kernels compile (once, into the shared cache) before the demo starts timing anything
 demo: venv
+	$(VENV)/bin/neardup warmup
 	NEARDUP=$(CURDIR)/$(VENV)/bin/neardup PYTHON=$(CURDIR)/$(VPY) bash scripts/demo.sh
 
 bench: venv

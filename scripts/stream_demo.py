@@ -294,9 +294,10 @@ def main() -> int:
         # -- worker -------------------------------------------------------------------------------
         web_port, metrics_port = free_port(), free_port()
         # the demo's settings whatever the caller's shell says: no inherited NEARDUP_* (config file,
-        # topic names, ...) beyond what is set here
+        # topic names, ...) beyond what is set here, except the cache folder, which holds the kernels
+        # the batch part compiled
         env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_")},
+            **{k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_") or k == "NEARDUP_CACHE_DIR"},
             "NEARDUP_BROKER_URL": f"kafka://{bootstrap}",
             "NEARDUP_STORE_URL": "memory://",
             "NEARDUP_APP_ID": "neardup-demo",
@@ -307,7 +308,6 @@ def main() -> int:
             "NEARDUP_KAFKA__SESSION_TIMEOUT_SECONDS": "6",
             "NEARDUP_KAFKA__HEARTBEAT_INTERVAL_SECONDS": "1",
             "NEARDUP_KAFKA__COMMIT_INTERVAL_SECONDS": "0.5",
-            "NUMBA_CACHE_DIR": os.environ.get("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache")),
             "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
         }
         worker_log = workdir / "worker.log"

@@ -8,11 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from neardup.kernels.cache import kernel_cache_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 DATASETS = Path(os.environ.get("NEARDUP_DATASETS", ROOT.parent / "shared" / "datasets"))
 
-# numba's on-disk cache must be writable and shared between test processes
-os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
+# One compile cache for the test processes and every CLI or worker they start: the user's, as for
+# the CLI and the library (service/kernels/cache.py). Pinned here, so a test that points
+# NEARDUP_CACHE_DIR or XDG_CACHE_HOME elsewhere does not make its subprocesses compile again.
+os.environ["NUMBA_CACHE_DIR"] = str(kernel_cache_dir())
 
 pytest_plugins = [
     "tests.fixtures.redis_servers",
@@ -41,23 +45,18 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def compiled_kernels() -> None:
     """Compile every Numba kernel into the shared on-disk cache once, before any test starts a
-    worker or a CLI process, as the Docker image does at build time (Dockerfile: the warm-up
-    documents). Without it the first worker of a fresh clone spends its first window compiling,
-    and a latency alert fires on healthy traffic."""
+    worker or a CLI process, as the Docker image does at build time (``neardup warmup``). Without
+    it the first worker of a fresh clone spends its first window compiling, and a latency alert
+    fires on healthy traffic."""
     warm_kernels()
 
 
 def warm_kernels() -> None:
-    """Decide three documents (Chinese and English, a reversal): every kernel compiles or loads."""
-    from neardup import Deduplicator
+    """``neardup warmup``: every kernel compiles or loads (nothing to do with the JIT off: make test-fast)."""
+    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return
+    from neardup.cli.warmup import warm_up
+    from neardup.config import load_settings
 
-    with Deduplicator() as dedup:
-        decided = list(dedup.decide_many([
-            {"id": "warm-1", "text": "国家统计局今天发布了十月份国民经济运行数据，"
-                                     "规模以上工业增加值同比增长百分之四点六，社会消费品零售总额同比增长。不予批准。"},
-            {"id": "warm-2", "text": "国家统计局今天公布了十月份国民经济运行数据，"
-                                     "规模以上工业增加值同比增长百分之四点六，社会消费品零售总额同比增长。给予批准。"},
-            {"id": "warm-3", "text": "The statistics bureau published the October figures today: industrial output "
-                                     "grew 4.6 percent year on year and retail sales rose, it was not approved."},
-        ]))
-    assert len(decided) == 3
+    report = warm_up(load_settings())
+    assert report.compiled + report.loaded > 0, report

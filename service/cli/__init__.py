@@ -15,7 +15,6 @@ import asyncio
 import importlib
 import json
 import logging
-import os
 import resource
 import sys
 import time
@@ -48,6 +47,7 @@ LAZY_COMMANDS = {
     "feedback": "neardup.cli.learning.feedback_command",
     "model": "neardup.cli.learning.model_group",
     "bench": "neardup.bench.cli.bench",
+    "warmup": "neardup.cli.warmup.warmup_command",
 }
 
 
@@ -164,11 +164,6 @@ def require_store_extra(settings: Settings) -> None:
         require_extra("redis", "redis", f"the store {settings.store_url.split('://', 1)[0]}://")
 
 
-def _numba_cache() -> None:
-    # the kernels cache their compiled code; keep it out of site-packages
-    os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "neardup" / "numba"))
-
-
 # --------------------------------------------------------------------------- the group
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
@@ -190,7 +185,6 @@ def cli(verbose: bool) -> None:
     if not verbose:  # a failure is reported in one line of ours; the clients' own log lines repeat it
         for name in QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.CRITICAL)
-    _numba_cache()
 
 
 def _print_notices() -> None:

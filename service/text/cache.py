@@ -1,7 +1,8 @@
 """Derived tables (normalisation, token weights, segmentation dictionary) cached on disk as .npz.
 
 Each name carries a digest of everything the table is built from, so a stale file is never read.
-The folder is ``NEARDUP_CACHE_DIR``, else ``$XDG_CACHE_HOME/neardup``, else ``~/.cache/neardup``.
+The folder is ``NEARDUP_CACHE_DIR``, else ``$XDG_CACHE_HOME/neardup``, else ``~/.cache/neardup``: the
+root of the folder whose ``numba`` subfolder holds the compiled kernels (:mod:`neardup.kernels.cache`).
 """
 
 from __future__ import annotations
@@ -14,16 +15,15 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from neardup.kernels.cache import cache_root
+
 Arrays = dict[str, npt.NDArray[np.generic]]
 
 
 def cache_dir() -> Path:
     """Where derived tables are cached: ``NEARDUP_CACHE_DIR``, else ``$XDG_CACHE_HOME/neardup`` (``~/.cache/neardup``).
     """
-    base = os.environ.get("NEARDUP_CACHE_DIR")
-    if base:
-        return Path(base)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neardup"
+    return cache_root()
 
 
 def cached_arrays(name: str, build: Callable[[], Arrays]) -> Arrays:
