@@ -277,7 +277,7 @@ class Engine:
         fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
         keys = self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0)
         # stamps (crawl and publication times) are furniture, not figures: masked for the profile
-        profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs)
+        profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names)
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]

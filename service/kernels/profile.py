@@ -46,6 +46,8 @@ ANCHOR_CLASS = 0  # a polarity word: class and sign, negated n times
 ANCHOR_FIGURE = 1  # a figure: '#' + its text, negated at most once
 ANCHOR_NEGATOR = 2  # a negator governing no anchor: the fill "N"
 ANCHOR_SENTENCE = 3  # a sentence (v4): its frame, the fill "S" + its negators (at most 9)
+ANCHOR_NAME = 4  # a name (v6, neardup.kernels.entities): '@' + the name
+NAME_FILL_BYTE = 0xB0  # the polarity byte of a name's fill: mmh3("@name", POLARITY_SEED) & 0xFF
 MAX_SENTENCE_NEGATORS = 9
 SECTION_SIGN = 0xA7  # starts a sentence's context
 DI = ord("第")
@@ -887,6 +889,8 @@ def _moved_figure(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, 
     for t in range(j0, j1):
         if (theirs[left_theirs[t]] >> np.uint64(8) & np.uint64(0xFF)) != pol:
             return False
+    if _swapped(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, ctx):
+        return False
     everywhere = np.uint64(1) << np.uint64(48)  # no context is this large
     for s in range(i0, i1):
         fill = mine[left_mine[s]] & np.uint64(0xFFFF)
@@ -897,6 +901,66 @@ def _moved_figure(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, 
         if _count_fill(theirs, left_theirs, nb, fill, everywhere) <= _count_fill(mine, left_mine, na, fill, ctx):
             return True
     return False
+
+
+@njit(nogil=True, cache=True)
+def _has_entry(entries, at, count, ctx, fill):
+    """Whether one of ``entries[at[0..count)]`` is (``ctx``, ``fill``)."""
+    want = (ctx << np.uint64(16)) | fill
+    for t in range(count):  # noqa: SIM110 (numba compiles loops, not generators)
+        if entries[at[t]] == want:
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def _swapped(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, ctx):
+    """Whether the replacement in context ``ctx`` (mine x, theirs y) is crossed by another shared
+    context where mine has y and theirs has x: two figures (or names) that traded places
+    (受理1200件，办结980件 / 受理980件，办结1200件; 3比1 / 1比3). A moved paragraph takes its
+    contexts along and a deleted sentence joins two contexts into a new one; neither crosses."""
+    for s in range(i0, i1):
+        x = mine[left_mine[s]] & np.uint64(0xFFFF)
+        for t in range(j0, j1):
+            y = theirs[left_theirs[t]] & np.uint64(0xFFFF)
+            if x == y:
+                continue
+            for u in range(na):
+                v = mine[left_mine[u]]
+                other = v >> np.uint64(16)
+                if other != ctx and (v & np.uint64(0xFFFF)) == y and _has_entry(theirs, left_theirs, nb, other, x):
+                    return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def _has_fill(entries, fill):
+    """Whether any entry of ``entries`` has the fill ``fill``."""
+    for t in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
+        if (entries[t] & np.uint64(0xFFFF)) == fill:
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def _partial_rename(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1):
+    """Whether the replacement in a context is of names (every fill has ``NAME_FILL_BYTE``) that
+    each text still carries elsewhere: a typo or a synonym in one place (lon&g, 大都市 / 大都会),
+    not another company or person, which is replaced everywhere (no text keeps the other's name)."""
+    name = np.uint64(NAME_FILL_BYTE)
+    for s in range(i0, i1):
+        if (mine[left_mine[s]] >> np.uint64(8) & np.uint64(0xFF)) != name:
+            return False
+    for t in range(j0, j1):
+        if (theirs[left_theirs[t]] >> np.uint64(8) & np.uint64(0xFF)) != name:
+            return False
+    for s in range(i0, i1):
+        x = mine[left_mine[s]] & np.uint64(0xFFFF)
+        for t in range(j0, j1):
+            y = theirs[left_theirs[t]] & np.uint64(0xFFFF)
+            if x != y and not _has_fill(theirs, x) and not _has_fill(mine, y):
+                return False
+    return True
 
 
 @njit(nogil=True, cache=True)
@@ -949,7 +1013,8 @@ def replaced_context(mine, theirs):
             j1 = j
             while j1 < nb and (theirs[left_theirs[j1]] >> np.uint64(16)) == ca:
                 j1 += 1
-            if not _moved_figure(mine, left_mine, i, i1, na, theirs, left_theirs, j, j1, nb, ca):
+            if (not _moved_figure(mine, left_mine, i, i1, na, theirs, left_theirs, j, j1, nb, ca)
+                    and not _partial_rename(mine, left_mine, i, i1, theirs, left_theirs, j, j1)):
                 return left_mine[i]
             i = i1
             j = j1

@@ -78,7 +78,7 @@ import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import overload
+from typing import Any, overload
 
 import mmh3
 import numpy as np
@@ -88,13 +88,16 @@ from neardup.kernels import profile as kprof
 from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
 from neardup.text.cache import cached_arrays
+from neardup.text.entities import NAME_FILL_BYTE, NameEntries
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 5
+PROFILE_VERSION = 6
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
+NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisations)
+NAME_FILL = "@"  # a name's fill: "@" + the name
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
 POLARITY_WORD = "<polar>"  # ... in a v4 English frame
 V1_HEAD = struct.Struct(">2sBH")
@@ -169,8 +172,11 @@ class CriticalDifference:
 @lru_cache(maxsize=65536)
 def comparable(version: int) -> int:
     """The scheme a record version's entries are made by: v1 and v2 share one (same contexts,
-    other bytes); v3 and v4 each have their own."""
-    return min(version, 2) if version < ONE_SIDED_SINCE else version
+    other bytes); v3, v4 and v5 each have their own; v6 is v5's with names' entries added, which
+    a v5 record lacks and so never pairs."""
+    if version < ONE_SIDED_SINCE:
+        return min(version, 2)
+    return AFFIX_SINCE if version >= NAMES_SINCE else version
 
 
 def class_free(fill: str) -> str:
@@ -236,6 +242,8 @@ class KernelFills(Sequence[str]):
             return ("N " if self._negs[i] else "") + "#" + figure
         if kind == kprof.ANCHOR_SENTENCE:
             return SENTENCE_FILL + str(int(self._negs[i]))
+        if kind == kprof.ANCHOR_NAME:
+            return NAME_FILL + self._text[int(self._fig_a[i]) : int(self._fig_b[i])]
         return "N"
 
     def __iter__(self) -> Iterator[str]:
@@ -277,12 +285,36 @@ class Profile:
                        [p for p, k in zip(self.positions, kept, strict=True) if k], self.text,
                        bits=self.bits, version=self.version, remade=self.remade)
 
+    def figure_mask(self) -> npt.NDArray[np.bool_]:
+        """Which entries are figures'."""
+        if isinstance(self.fills, KernelFills):
+            return self.fills.kinds == kprof.ANCHOR_FIGURE
+        return np.fromiter((f.lstrip("N ").startswith("#") for f in self.fills), dtype=np.bool_,
+                           count=len(self.fills))
+
+    def without_furniture_figures(self) -> Profile:
+        """The profile less the figures of a short first sentence (:func:`furniture_spans`): a
+        reprint's own header numbers (转载第2次 编号00012。), not the notice's."""
+        spans = furniture_spans(self.text)
+        if not spans or len(self.entries) == 0:
+            return self
+        at = np.asarray(self.positions, dtype=np.int64)
+        inside = np.zeros(len(at), dtype=np.bool_)
+        for a, b in spans:
+            inside |= (at >= a) & (at < b)
+        drop = inside & self.figure_mask()
+        return self.keep(~drop) if drop.any() else self
+
     def critical_against(self, theirs: npt.NDArray[np.uint64],
-                         version: int = PROFILE_VERSION) -> CriticalDifference | None:
+                         version: int = PROFILE_VERSION, body_match: bool = False) -> CriticalDifference | None:
         """The first shared context whose fills were replaced (each side has one the other lacks).
 
         ``version``: of the record ``theirs`` was decoded from. Entries of an older record are
-        compared with this text's profile made that version's way (computed once, when one comes up)."""
+        compared with this text's profile made that version's way (computed once, when one comes up).
+        ``body_match``: the two texts are near-identical (:data:`BODY_MATCH_JACCARD`), so a figure in
+        a short header sentence is the reprint's furniture and not compared."""
+        if body_match:
+            return self.without_furniture_figures().critical_against(theirs, version)
         scheme = comparable(version)
         if scheme != comparable(self.version):
             if self.remade is None:
@@ -304,7 +336,7 @@ class Profile:
         lo, hi = np.searchsorted(theirs, [ctx << 16, (ctx << 16) | 0xFFFF], side="left")
         their_fills = {int(x) & 0xFFFF for x in theirs[lo : hi + 1] if int(x) >> 16 == ctx}
         other = next(iter(their_fills - {mine & 0xFFFF}), mine & 0xFFFF)
-        kind = "polarity" if (mine >> 8 & 0xFF) != (other >> 8 & 0xFF) else "figure"
+        kind = difference_kind(mine & 0xFFFF, other)
         at = int(self.positions[i])
         if is_sentence_fill(self.fills[i]):  # the whole sentence: its negator can be anywhere in it
             end = SENTENCE_END.search(self.text, at)
@@ -312,6 +344,47 @@ class Profile:
         else:
             passage = self.text[max(0, at - 12) : at + 16]
         return CriticalDifference(kind, passage, self.fills[i], other)
+
+
+def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: npt.NDArray[np.generic]) -> tuple[
+        npt.NDArray[Any], ...]:
+    """The kernel's profile columns (entries, positions, kinds, codes, negations, figure starts,
+    figure ends, document offsets) with the name entries joined, sorted within each document."""
+    positions, kinds, codes, negs, fig_a, fig_b, doc_off = columns
+    n_names = len(names.entries)
+    docs = np.concatenate([np.repeat(np.arange(len(doc_off) - 1), np.diff(doc_off)),
+                           np.repeat(np.arange(len(names.doc_off) - 1), np.diff(names.doc_off))])
+    joined = np.concatenate([entries, names.entries])
+    order = np.lexsort((joined, docs))
+    out_off = doc_off + names.doc_off
+    return (joined[order], np.concatenate([positions, names.starts])[order],
+            np.concatenate([kinds, np.full(n_names, kprof.ANCHOR_NAME, dtype=kinds.dtype)])[order],
+            np.concatenate([codes, np.full(n_names, -1, dtype=codes.dtype)])[order],
+            np.concatenate([negs, np.zeros(n_names, dtype=negs.dtype)])[order],
+            np.concatenate([fig_a, names.starts.astype(fig_a.dtype)])[order],
+            np.concatenate([fig_b, names.ends.astype(fig_b.dtype)])[order], out_off)
+
+
+FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
+BODY_MATCH_JACCARD = 0.9  # two texts this similar share their body: header and footer figures are furniture
+
+
+def furniture_spans(text: str) -> list[tuple[int, int]]:
+    """The text span of a first sentence of at most ``FURNITURE_CHARS`` characters ended by a
+    sentence mark: the header a reprint prepends (转载第2次 编号00012。). A short last sentence is
+    no furniture: a notice ends with its own batch or document number (（第2批）)."""
+    first = SENTENCE_END.search(text, 0, FURNITURE_CHARS + 1)
+    if first is not None and first.end() < len(text):
+        return [(0, first.end())]
+    return []
+
+
+def difference_kind(mine: int, other: int) -> str:
+    """What a replaced fill (16 bits) against the other text's fill in its context changed:
+    "entity" (a name), "polarity" (another polarity byte) or "figure"."""
+    if (mine >> 8) == NAME_FILL_BYTE and (other >> 8) == NAME_FILL_BYTE:
+        return "entity"
+    return "polarity" if (mine >> 8) != (other >> 8) else "figure"
 
 
 def encode_entries(entries: npt.NDArray[np.uint64], bits: int | None = None,
@@ -528,11 +601,13 @@ class AnchorProfiler:
 
     # ----------------------------------------------------------------------------- the kernel
     def profile_batch(self, texts: Sequence[str], langs: Sequence[str],
-                      version: int = PROFILE_VERSION) -> list[Profile]:
+                      version: int = PROFILE_VERSION, names: NameEntries | None = None) -> list[Profile]:
         """The profiles of a window (``langs[i]`` "zh" reads ``texts[i]`` as Chinese, anything
         else as English), each with its record already encoded; equal to :meth:`profile`.
         ``version`` 2 or 3 makes them the way those records were made (v2: one context over both
-        sides; v3: one per side, classes in contexts and fills, the first of two negators alone)."""
+        sides; v3: one per side, classes in contexts and fills, the first of two negators alone).
+        ``names``: the window's name entries (:mod:`neardup.text.entities`), joined to the profiles
+        of v6 and later."""
         if version not in codec.VERSIONS:
             raise ValueError(f"profiles are made as v{codec.VERSIONS[0]}-v{codec.VERSIONS[-1]}, not v{version}")
         if len(texts) != len(langs):
@@ -550,6 +625,9 @@ class AnchorProfiler:
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
             version >= AFFIX_SINCE)
+        if names is not None and version >= NAMES_SINCE and len(names.entries):
+            entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
+                names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
         data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE, version)
         raw = data.tobytes()
         bounds = doc_off.tolist()

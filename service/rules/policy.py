@@ -55,7 +55,7 @@ import numpy.typing as npt
 
 from neardup.config.settings import ThresholdSettings
 from neardup.decision import CriticalEvidence, Reason, Rule, Status
-from neardup.rules.differences import Profile
+from neardup.rules.differences import BODY_MATCH_JACCARD, Profile
 from neardup.rules.versions import different_versions
 from neardup.sketch.similarity import PairSimilarities, Similarity, Sketch, SketchTable, similarities
 
@@ -292,7 +292,8 @@ def _conflict(case: WindowCase, i: int, cand: Sketch, sim: Similarity) -> Critic
     me = case.table.sketches[i]
     if different_versions(me.marks, cand.marks):
         return CriticalEvidence("version", "", "version marks differ", cand.doc_id, sim.jaccard, sim.hamming)
-    diff = case.profiles[i].critical_against(cand.profile, cand.profile_version)
+    diff = case.profiles[i].critical_against(cand.profile, cand.profile_version,
+                                             body_match=sim.jaccard >= BODY_MATCH_JACCARD)
     if diff is None:
         return None
     ev = diff.as_evidence()
@@ -312,7 +313,8 @@ def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], 
     out = []
     for p in np.argsort(-sims.jaccard, kind="stable").tolist():
         cand = table.sketches[int(right[p])]
-        if codes[p] and profile.critical_against(cand.profile, cand.profile_version) is None:
+        body_match = float(sims.jaccard[p]) >= BODY_MATCH_JACCARD
+        if codes[p] and profile.critical_against(cand.profile, cand.profile_version, body_match=body_match) is None:
             out.append((int(right[p]), sims.at(p), RULES[int(codes[p])] or Rule.JACCARD))
     return out
 

@@ -27,10 +27,21 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
+from neardup.kernels import entities as kent
 from neardup.kernels import minhash as kmin
 from neardup.kernels import simhash as ksim
 from neardup.kernels import text as ktext
 from neardup.kernels.hashing import hash_spans
+from neardup.text.entities import CONTEXT_SEED as NAME_CONTEXT_SEED
+from neardup.text.entities import (
+    CONTEXT_TOKENS,
+    EN_FILL_LETTERS,
+    NAME_FILL_BYTE,
+    SENTENCE_MARKS,
+    NameEntries,
+    en_names,
+    zh_name_table,
+)
 from neardup.text.language import (
     KNOWN_LANGS,
     LanguageDetector,
@@ -200,6 +211,7 @@ class Fingerprints:
     shingle_counts: npt.NDArray[np.int64]
     shingle_kind: list[bytes]  # per document, its language's (neardup.text.language.shingle_kind)
     lengths: list[int]
+    names: NameEntries  # entity entries of each document's names (neardup.text.entities)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -261,6 +273,18 @@ def _zh_token_spans(texts: list[str], offsets: npt.NDArray[np.int64], hmm: bool 
     return ends - lengths, ends, doc_off
 
 
+def _name_entries(parts: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None],
+                  ) -> NameEntries:
+    """One :class:`NameEntries` of a window from each document's (entries, starts, ends) or None."""
+    found = [p for p in parts if p is not None]
+    if not found:
+        return NameEntries.none(len(parts))
+    doc_off = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([0 if p is None else len(p[0]) for p in parts], out=doc_off[1:])
+    return NameEntries(np.concatenate([p[0] for p in found]), np.concatenate([p[1] for p in found]),
+                       np.concatenate([p[2] for p in found]), doc_off)
+
+
 class Fingerprinter:
     """Normalise, tokenise, SimHash and MinHash a window in a few kernel calls."""
 
@@ -288,6 +312,7 @@ class Fingerprinter:
         sigs = np.full((n, cfg.num_perm), kmin.EMPTY, dtype=np.uint32)
         counts = np.zeros(n, dtype=np.int64)
         tokenizers = [tokenizer_of(lang) for lang in lang_list]
+        names: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None] = [None] * n
         for tokenizer in Tokenizer:
             idx = [i for i in range(n) if tokenizers[i] is tokenizer]
             if not idx:
@@ -309,6 +334,7 @@ class Fingerprinter:
             shingles, s_off = ktext.distinct_per_doc(shingles, s_off)
             sg = self.minhash(shingles, s_off)
             ct = s_off[1:] - s_off[:-1]
+            self._names(tokenizer, idx, texts, cps, offsets, starts, ends, tok_off, tok_hashes, names)
             rows = np.asarray(idx, dtype=np.int64)
             simhash[rows] = sh
             sigs[rows] = sg
@@ -322,7 +348,36 @@ class Fingerprinter:
             shingle_counts=counts,
             shingle_kind=[shingle_kind(lang) for lang in lang_list],
             lengths=[len(t) for t in batch.texts],
+            names=_name_entries(names),
         )
+
+    @staticmethod
+    def _names(tokenizer: Tokenizer, idx: list[int], raw: list[str], cps: npt.NDArray[np.uint32],
+               offsets: npt.NDArray[np.int64],
+               starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], tok_off: npt.NDArray[np.int64],
+               tok_hashes: npt.NDArray[np.uint64],
+               out: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None]) -> None:
+        """The name entries of a group of one tokeniser, each with its name's span, into ``out[row]``."""
+        if tokenizer is Tokenizer.CHINESE:
+            flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
+        elif tokenizer is Tokenizer.WORDS:
+            flags = np.zeros(len(tok_hashes), dtype=np.bool_)
+            for k, row in enumerate(idx):
+                a, b = int(tok_off[k]), int(tok_off[k + 1])
+                flags[a:b] = np.isin(tok_hashes[a:b], en_names(raw[row]))
+            fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)
+        else:
+            return
+        breaks = kent.sentence_breaks(cps, starts, ends, tok_off, SENTENCE_MARKS)
+        entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, breaks, CONTEXT_TOKENS,
+                                                     NAME_CONTEXT_SEED, NAME_FILL_BYTE)
+        bounds = e_off.tolist()
+        for k, row in enumerate(idx):
+            a, b = bounds[k], bounds[k + 1]
+            if a == b:
+                continue
+            base = offsets[k]
+            out[row] = (entries[a:b], starts[tokens[a:b]] - base, ends[tokens[a:b]] - base)
 
     def minhash(self, shingles: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.uint32]:
         """Signatures (one row per document) of distinct shingle hashes, in the configured family."""

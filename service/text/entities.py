@@ -1,0 +1,108 @@
+"""Names in a text: which tokens are people, places and organisations, for the entity check.
+
+Chinese names are the words jieba's dictionary tags as names (nr, nrt, nrfg: people; ns: places;
+nt: organisations), looked up by token hash inside a kernel; a place's administrative suffix is
+not part of its fill (:func:`canonical_name`). English names are
+the words a text capitalises inside a sentence (after a lower-case word, a digit or a comma), as
+the normalised text has lost its case; a capital at a sentence's start says nothing. They fill by
+their first ``EN_FILL_LETTERS`` letters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.kernels import profile as kprof
+from neardup.kernels.hashing import hash_spans
+from neardup.text.cache import cached_arrays
+from neardup.text.lexicon import TOKEN_SEED
+from neardup.text.segment import jieba_dict_path
+
+NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt"})
+EN_FILL_LETTERS = 3  # an English name fills by its first letters: crawler noise inside it (lon&g) reads alike
+# the polarity byte of a name's fill (the kernel's constant): no polarity word, figure or
+# sentence fill hashes to it (tests/unit/test_lookalikes.py)
+NAME_FILL_BYTE = kprof.NAME_FILL_BYTE
+PLACE_SUFFIXES = "省市县区镇乡村州"
+CONTEXT_TOKENS = 3  # tokens each side of a name
+CONTEXT_SEED = 0x0E17
+EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z]+")
+# capitalised inside a sentence, yet no name: title-case articles, pronouns and particles
+EN_NOT_NAMES = frozenset({
+    "a", "an", "the", "and", "or", "but", "of", "in", "on", "at", "to", "for", "from", "by", "with", "as",
+    "is", "are", "was", "were", "be", "it", "its", "this", "that", "these", "those", "he", "she", "they",
+    "we", "you", "his", "her", "their", "our", "your", "i", "mr", "mrs", "ms", "dr", "my", "me", "him",
+    "them", "not", "no",
+})
+SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
+
+
+def _hashes(words: list[str]) -> npt.NDArray[np.uint64]:
+    """Token hashes of ``words``, as the fingerprint path hashes a text's tokens."""
+    if not words:
+        return np.zeros(0, dtype=np.uint64)
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    ends = np.cumsum(lengths)
+    cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+    return hash_spans(cps, ends - lengths, ends, TOKEN_SEED)
+
+
+def canonical_name(word: str) -> str:
+    """A Chinese name as its fill reads it: a place without its administrative suffix
+    (北京市 and 北京 are one place)."""
+    if len(word) >= 3 and word[-1] in PLACE_SUFFIXES:
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1)
+def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """(sorted token hashes of the dictionary's names, their canonical names' hashes)."""
+    path = jieba_dict_path()
+
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        words = []
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) == 3 and parts[2] in NAME_TAGS and len(parts[0]) >= 2:
+                    words.append(parts[0])
+        names = _hashes(words)
+        canon = _hashes([canonical_name(w) for w in words])
+        order = np.argsort(names, kind="stable")
+        names, canon = names[order], canon[order]
+        keep = np.ones(len(names), dtype=np.bool_)
+        keep[1:] = names[1:] != names[:-1]
+        return {"names": names[keep], "canonical": canon[keep]}
+
+    stat = path.stat()
+    arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-3", build)
+    return arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64)
+
+
+def en_names(raw_text: str) -> npt.NDArray[np.uint64]:
+    """Sorted token hashes of the words ``raw_text`` capitalises inside a sentence."""
+    words = sorted({m.group().lower() for m in EN_NAME.finditer(raw_text)} - EN_NOT_NAMES)
+    return _hashes(words)
+
+
+@dataclass(frozen=True, slots=True)
+class NameEntries:
+    """A window's name entries: entries of document d are ``entries[doc_off[d]:doc_off[d+1]]``,
+    each with the span of its name in the document's normalised text."""
+
+    entries: npt.NDArray[np.uint64]
+    starts: npt.NDArray[np.int64]
+    ends: npt.NDArray[np.int64]
+    doc_off: npt.NDArray[np.int64]
+
+    @staticmethod
+    def none(n: int) -> NameEntries:
+        """No names in any of ``n`` documents."""
+        empty = np.zeros(0, dtype=np.int64)
+        return NameEntries(np.zeros(0, dtype=np.uint64), empty, empty, np.zeros(n + 1, dtype=np.int64))

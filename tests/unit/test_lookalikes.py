@@ -1,0 +1,146 @@
+"""Look-alikes that are distinct documents: the same notice about another name, figures that
+traded places; and the reprints that must still merge (a header of its own, an abbreviation).
+
+The four hand-written examples of the issue run through the library, as a user would; the name
+kernel is checked against a slow reference on random tokens.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neardup import Deduplicator, Status
+from neardup.kernels import entities as kent
+from neardup.kernels.hashing import fmix64
+from neardup.rules.differences import furniture_spans
+
+NOTICE = ("根据《中华人民共和国公司法》和有关规定，经审查，{c}提交的设立登记申请材料齐全，符合法定形式，"
+          "本局决定准予登记。请{c}自收到本通知之日起三十日内领取营业执照，逾期未领取的，视为放弃。"
+          "特此通知。市场监督管理局二〇二四年三月五日")
+PETITIONS = ("某区2023年共受理群众信访事项{a}件，办结{b}件，办结率较上年有所提高，群众满意度持续上升，"
+             "相关工作得到上级部门肯定，区委区政府对此给予充分肯定并要求继续做好相关工作。")
+MATCH = ("昨晚进行的亚洲杯小组赛最后一轮比赛中，中国队以{score}对手，主教练在赛后新闻发布会上表示，"
+         "球队在上半场的表现并不理想，下半场通过调整阵型逐渐掌握了场上主动，球员们的拼搏精神值得肯定。")
+RATES = ("The unemployment rate fell from {a} in May to {b} in June, the statistics office said on Friday, "
+         "citing stronger hiring in services and construction, while wages rose at the fastest pace in a year "
+         "and more people returned to the labour market after the winter.")
+
+
+def decide_pair(first: str, second: str) -> tuple[Status, str | None, str]:
+    """The second text's status, original and critical kind after the first was decided."""
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "first", "text": first})
+        d = dedup.decide({"id": "second", "text": second})
+    kind = d.evidence.critical.kind if d.evidence.critical else ""
+    return d.status, d.duplicate_of, kind
+
+
+def test_same_notice_about_another_company_is_unique() -> None:
+    status, _, kind = decide_pair(NOTICE.format(c="深圳市华为技术有限公司"), NOTICE.format(c="深圳市中兴通讯有限公司"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_swapped_counts_are_unique() -> None:
+    status, _, kind = decide_pair(PETITIONS.format(a=1200, b=980), PETITIONS.format(a=980, b=1200))
+    assert status is Status.UNIQUE and kind == "figure"
+
+
+def test_reversed_score_is_unique() -> None:
+    status, _, _ = decide_pair(MATCH.format(score="3比1战胜"), MATCH.format(score="1比3负于"))
+    assert status is Status.UNIQUE
+
+
+def test_swapped_english_rates_are_unique() -> None:
+    status, _, kind = decide_pair(RATES.format(a="5.2%", b="4.1%"), RATES.format(a="4.1%", b="5.2%"))
+    assert status is Status.UNIQUE and kind in ("figure", "entity")
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace("1200", "1,200"),  # a thousands separator
+    lambda t: t.replace("1200", "１２００"),  # full-width digits
+])
+def test_format_only_changes_still_merge(edit: object) -> None:
+    text = PETITIONS.format(a=1200, b=980)
+    status, original, _ = decide_pair(text, edit(text))  # type: ignore[operator]
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def test_abbreviated_place_still_merges() -> None:
+    text = NOTICE.format(c="北京市华为技术有限公司")
+    status, original, _ = decide_pair(text, text.replace("北京市华为", "北京华为"))
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def test_reprint_rounds_with_their_own_header_numbers_merge() -> None:
+    body = NOTICE.format(c="深圳市华为技术有限公司")
+    status, original, _ = decide_pair(f"转载第2次 编号00012。{body}", f"转载第3次 编号00012。{body}")
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def test_furniture_is_a_short_first_sentence_only() -> None:
+    header = "转载第2次 编号00012。"
+    assert furniture_spans(header + "正文很长很长的内容，" * 5 + "结束。") == [(0, len(header))]
+    long_first = "这是一个很长的第一句话，超过了三十个字符的长度限制，所以它不是页眉，也不是页脚。"
+    assert furniture_spans(long_first + "正文（第2批）") == []
+
+
+def test_a_notice_of_another_batch_stays_unique() -> None:
+    body = NOTICE.format(c="深圳市华为技术有限公司")
+    status, _, kind = decide_pair(body + "（第1批）", body + "（第2批）")
+    assert status is Status.UNIQUE and kind == "figure"
+
+
+# ------------------------------------------------------------------------------ the name kernel
+
+def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int, seed: int,
+                fill_byte: int) -> list[int]:
+    """Two entries a name: the context of up to k tokens on each side within its sentence."""
+    mask = (1 << 64) - 1
+
+    def ctx(lo: int, hi: int, side: int) -> int:
+        h = int(fmix64(np.uint64(seed ^ side)))
+        for j in range(lo, hi):
+            h = int(fmix64(np.uint64((h ^ (int(kent.NAME_MARK) if flags[j] else hashes[j])) & mask)))
+        return h >> 32
+
+    out = []
+    for i, is_name in enumerate(flags):
+        if not is_name:
+            continue
+        lo = i
+        while lo > max(0, i - k) and not breaks[lo]:
+            lo -= 1
+        hi = i + 1
+        while hi < min(len(hashes), i + 1 + k) and not breaks[hi]:
+            hi += 1
+        fill = fill_byte << 8 | (hashes[i] & 0xFF)
+        out += [ctx(lo, i, int(kent.LEFT)) << 16 | fill, ctx(i + 1, hi, int(kent.RIGHT)) << 16 | fill]
+    return sorted(out)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_entity_entries_match_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        n = int(rng.integers(0, 20))
+        hashes = rng.integers(0, 6, size=n).astype(np.uint64)
+        flags = rng.random(n) < 0.3
+        breaks = rng.random(n) < 0.2
+        if n:
+            breaks[0] = True
+        entries, tokens, off = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes, breaks,
+                                                   3, 7, 0xAB)
+        assert entries.tolist() == ref_entries(hashes.tolist(), flags.tolist(), breaks.tolist(), 3, 7, 0xAB)
+        assert off.tolist() == [0, 2 * int(flags.sum())]
+        assert all(flags[t] for t in tokens.tolist())
+
+
+def test_name_tokens_and_sentence_breaks() -> None:
+    names = np.array([3, 9], dtype=np.uint64)
+    flags, fills = kent.name_tokens(np.array([1, 3, 9, 4], dtype=np.uint64), names, np.array([30, 90], dtype=np.uint64))
+    assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 30, 90, 0]
+    cps = np.array([ord(c) for c in "ab. cd ef"], dtype=np.uint32)
+    marks = np.array([ord(".")], dtype=np.uint32)
+    breaks = kent.sentence_breaks(cps, np.array([0, 4, 7]), np.array([2, 6, 9]), np.array([0, 3]), marks)
+    assert breaks.tolist() == [True, True, False]
