@@ -28,6 +28,7 @@ import math
 import secrets
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -437,6 +438,14 @@ class ReviewServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that leaves mid-request (a closed tab, a reload) is not an error worth a
+        traceback; anything else is reported as the standard library does."""
+        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+            log.debug("%s left before the answer was sent", client_address)
+            return
+        super().handle_error(request, client_address)
+
     def __init__(self, session: ReviewSession, bind: str, port: int) -> None:
         """Listen on ``bind``:``port`` (IPv6 when ``bind`` has a colon) for ``session``."""
         self.session = session
@@ -560,17 +569,20 @@ def _feedback_request(body: Any, n_items: int) -> tuple[int, Verdict, str | None
 # --------------------------------------------------------------------------- entry points
 
 
-def open_session(decisions: Path, docs: Path, sink: FeedbackSink, settings: Settings, *,
+def open_session(decisions: Path, docs: Path, open_sink: Callable[[], FeedbackSink], settings: Settings, *,
                  near_threshold: bool = False, near_margin: float = NEAR_MARGIN, page_size: int = PAGE_SIZE,
                  reviewer: str | None = None, resume: Path | None = None) -> ReviewSession:
-    """Read and check the inputs (and the verdicts already in ``resume``, a feedback file)."""
+    """Read and check the inputs (and the verdicts already in ``resume``, a feedback file), then
+    open the sink with ``open_sink``: inputs that cannot be used leave no feedback file behind."""
     items = load_decisions(decisions, near_threshold=near_threshold, near_margin=near_margin,
                            default_jaccard_low=settings.thresholds.jaccard_low)  # fmt: skip
     texts = load_documents(docs, {i for it in items for i in (it.doc_id, it.other_id)})
-    session = ReviewSession(items, texts, sink, settings, page_size=page_size, reviewer=reviewer,
-                            source=str(decisions))  # fmt: skip
+    verdicts: dict[int, Verdict] = {}
     if resume is not None and resume.is_file():
-        session.verdicts = earlier_verdicts(items, read_feedback(resume))  # a bad line: FeedbackError
+        verdicts = earlier_verdicts(items, read_feedback(resume))  # a bad line: FeedbackError
+    session = ReviewSession(items, texts, open_sink(), settings, page_size=page_size, reviewer=reviewer,
+                            source=str(decisions))  # fmt: skip
+    session.verdicts = verdicts
     return session
 
 
@@ -597,6 +609,16 @@ def serve_review(session: ReviewSession, *, bind: str = "127.0.0.1", port: int =
 
 def _stop_on_sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # serve_forever returns, the sink closes
+
+
+def exposure_warning(bind: str) -> str | None:
+    """One line for a ``--bind`` other than loopback: the page, its documents and its answer token
+    are open to whoever reaches the port; None on loopback."""
+    if _is_loopback(bind):
+        return None
+    return (f"neardup review: warning: --bind {bind} is not a loopback address: anyone who can reach this port "
+            "can read the page, its documents and its answer token, and write feedback; use 127.0.0.1 "
+            "(the default) and an SSH tunnel to review from elsewhere")  # fmt: skip
 
 
 def _open_sink(feedback: Path | None, settings: Settings) -> FeedbackSink:
@@ -642,18 +664,16 @@ def review_command(ctx: click.Context, decisions: Path, docs: Path, feedback_pat
         check_paths([Named("DECISIONS", str(decisions)), Named("--docs", str(docs))],
                     [Named("--feedback", str(feedback_path))])  # fmt: skip
     settings = load_cli_settings(config_path, broker_url=broker_url if feedback_path is None else None)
-    sink = _open_sink(feedback_path, settings)
-    try:
-        session = open_session(decisions, docs, sink, settings, near_threshold=near_threshold,
-                               near_margin=near_margin, page_size=page_size, reviewer=reviewer,
-                               resume=feedback_path)  # fmt: skip
-    except BaseException:
-        sink.close()
-        raise
+    session = open_session(decisions, docs, lambda: _open_sink(feedback_path, settings), settings,
+                           near_threshold=near_threshold, near_margin=near_margin, page_size=page_size,
+                           reviewer=reviewer, resume=feedback_path)  # fmt: skip
+    warning = exposure_warning(bind)
+    if warning is not None:
+        click.echo(warning, err=True)
 
     def ready(server: ReviewServer) -> None:
         click.echo(f"neardup review: {len(session.items)} pairs ({len(session.verdicts)} reviewed) at {server.url}"
-                   f" ; feedback -> {sink.describe()} ; Ctrl-C stops", err=True)
+                   f" ; feedback -> {session.sink.describe()} ; Ctrl-C stops", err=True)
 
     serve_review(session, bind=bind, port=port, on_ready=ready)
 

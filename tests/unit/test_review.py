@@ -166,7 +166,7 @@ def test_render_value_shows_any_keys_escaped() -> None:
 def server(tmp_path: Path) -> Iterator[ReviewServer]:
     decisions = _write(tmp_path / "d.jsonl", [_decision("b", "duplicate", "a", reason="near", rule="jaccard")])
     docs = _write(tmp_path / "docs.jsonl", [{"id": "a", "text": "alpha beta"}, {"id": "b", "text": "alpha gamma"}])
-    session = open_session(decisions, docs, FileFeedbackSink(tmp_path / "fb.jsonl"), load_settings())
+    session = open_session(decisions, docs, lambda: FileFeedbackSink(tmp_path / "fb.jsonl"), load_settings())
     srv = ReviewServer(session, "127.0.0.1", 0)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -235,3 +235,78 @@ def test_decisions_and_documents_in_the_formats_dedup_writes(tmp_path: Path, dec
     docs = tmp_path / "docs.csv"
     docs.write_text("id,text\na,first\nb,second\n", encoding="utf-8")
     assert {k: v["text"] for k, v in load_documents(docs, {"a", "b"}).items()} == {"a": "first", "b": "second"}
+
+
+def test_a_browser_that_leaves_mid_request_prints_no_traceback(server: ReviewServer, capfd: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    def gone(page: int, nonce: str) -> str:
+        raise BrokenPipeError(32, "Broken pipe")  # what writing to a closed tab raises
+
+    monkeypatch.setattr(server.session, "render_page", gone)
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+        _request(server, "GET", "/", headers={"Host": "127.0.0.1"})
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    status, _, _ = _request(server, "GET", "/favicon.ico", headers={"Host": "127.0.0.1"})
+    assert status == 204  # still serving
+
+
+def test_a_bind_beyond_loopback_is_warned_about_in_one_line() -> None:
+    from neardup.review.server import exposure_warning
+
+    for bind in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
+        assert exposure_warning(bind) is None, bind
+    for bind in ("0.0.0.0", "::", "192.168.1.5"):
+        warning = exposure_warning(bind)
+        assert warning is not None and "\n" not in warning
+        assert f"--bind {bind}" in warning and "token" in warning
+
+
+def _neardup(*args: str) -> tuple[list[str], dict[str, str]]:
+    """The command line of ``neardup ARGS`` and its environment, for a subprocess."""
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    return [sys.executable, "-m", "neardup", *args], {**os.environ, "PYTHONPATH": str(root)}
+
+
+def test_review_on_all_interfaces_prints_the_warning(tmp_path: Path, decisions: Path) -> None:
+    import subprocess
+
+    docs = _write(tmp_path / "docs.jsonl", [{"id": i, "text": f"text {i}"} for i in "abcdef"])
+    command, env = _neardup("review", str(decisions), "--docs", str(docs), "--feedback", str(tmp_path / "fb.jsonl"),
+                            "--bind", "0.0.0.0", "--port", "0")
+    proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "Ctrl-C stops" in line:
+                ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert ready.wait(120), lines
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("neardup review: warning: --bind 0.0.0.0 is not a loopback address"), lines
+    assert "Ctrl-C stops" in lines[1], lines
+
+
+def test_a_bad_decisions_file_leaves_no_feedback_file(tmp_path: Path) -> None:
+    import subprocess
+
+    bad = tmp_path / "decisions.jsonl"
+    bad.write_text("{oops\n", encoding="utf-8")
+    docs = _write(tmp_path / "docs.jsonl", [{"id": "a", "text": "x"}])
+    feedback = tmp_path / "out" / "fb.jsonl"
+    command, env = _neardup("review", str(bad), "--docs", str(docs), "--feedback", str(feedback))
+    res = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 1 and "decisions.jsonl line 1: not JSON" in res.stderr, res.stderr
+    assert not feedback.exists() and not feedback.parent.exists()
