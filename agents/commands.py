@@ -19,7 +19,7 @@ def _require_kafka(command: str) -> None:
         require_extra(module, "kafka", f"neardup {command}")
 
 
-@click.command()
+@click.command(short_help="Run a streaming worker: Kafka in, Kafka out.")
 @click.option("--web-bind", metavar="ADDRESS", envvar="NEARDUP_WEB_BIND", show_envvar=True,
               help="Address of the web server and the metrics port (default 127.0.0.1). Settings key: web_bind.")
 @click.option("--web-port", type=int, metavar="PORT", envvar="NEARDUP_WEB_PORT", show_envvar=True,
@@ -45,7 +45,7 @@ def worker(web_bind: str | None, web_port: int | None, metrics_port: int | None,
         raise click.exceptions.Exit(code)
 
 
-@click.command()
+@click.command(short_help="Send the documents of INPUT to the raw topic.")
 @click.argument("source", metavar="INPUT")
 @click.option("--topic", metavar="NAME", help="Topic (default: the raw topic, settings key topics.raw).")
 @click.option("--format", "input_format", type=click.Choice([f.value for f in Format]),
@@ -81,7 +81,7 @@ def publish(source: str, topic: str | None, input_format: str | None, id_field: 
     click.echo(f"published {n} messages to {name}", err=True)
 
 
-@click.command()
+@click.command(short_help="Print a topic's records as JSON lines.")
 @click.argument("topic")
 @click.option("--from-beginning", is_flag=True, help="Start at the oldest record (default: only new ones).")
 @click.option("--max", "max_messages", type=int, metavar="N", help="Stop after N records.")

@@ -73,12 +73,12 @@ def _finish(out: Path, result: dict[str, Any], text: str) -> None:
     click.echo(f"results: {out}")
 
 
-@click.group(cls=DefaultGroup, default=DEFAULT_COMMAND)
+@click.group(cls=DefaultGroup, default=DEFAULT_COMMAND, short_help="Benchmarks: fingerprint, pipeline, store, e2e.")
 def bench() -> None:
     """Benchmarks: fingerprint (the default), pipeline, store, e2e. Each writes JSON and prints a table."""
 
 
-@bench.command()
+@bench.command(short_help="The fingerprint path against the classic stack.")
 @_common
 @click.option("--n", type=int, default=2000, show_default=True, help="Documents to time.")
 def fingerprint(docs: Path | None, json_path: Path | None, quick: bool, n: int) -> None:
@@ -93,7 +93,7 @@ def fingerprint(docs: Path | None, json_path: Path | None, quick: bool, n: int) 
     _finish(out, result, fp.summary(result))
 
 
-@bench.command()
+@bench.command(short_help="neardup dedup against the classic stack.")
 @_common
 @click.option("--n", type=int, default=6400, show_default=True, help="Documents (the dev set's Chinese texts, "
               "then copies and mixtures of them).")
@@ -115,7 +115,7 @@ def pipeline(docs: Path | None, json_path: Path | None, quick: bool, n: int, win
     _finish(out, result, pl.summary(result))
 
 
-@bench.command()
+@bench.command(short_help="One worker's engine on a Redis store.")
 @_common
 @click.option("--store", "store_url", required=True, metavar="URL", envvar="NEARDUP_STORE_URL", show_envvar=True,
               help="A running Redis Cluster (rediscluster://H:P,...) or Redis (redis://H:P). Keys get a fresh "
@@ -138,7 +138,7 @@ def store(docs: Path | None, json_path: Path | None, quick: bool, store_url: str
     _finish(out, result, st.summary(result))
 
 
-@bench.command()
+@bench.command(short_help="Crawler -> Kafka -> workers -> Redis, end to end.")
 @_common
 @click.option("--broker", "broker_url", required=True, metavar="URL", envvar="NEARDUP_BROKER_URL", show_envvar=True,
               help="A running Kafka broker: kafka://HOST:PORT. Topics get fresh names.")

@@ -393,7 +393,7 @@ async def _close_quietly(engine: Engine) -> None:
         log.debug("closing the engine after a failure: %s: %s", type(exc).__name__, exc)
 
 
-@cli.command()
+@cli.command(short_help="Decide each document: unique, or duplicate of which.")
 @click.argument("source", metavar="INPUT")
 @click.option("-o", "--output", default="-", show_default=True, metavar="FILE",
               help="Every decision: the input record plus status, duplicate_of and evidence (- = stdout). "
@@ -486,7 +486,7 @@ class TextArgumentsCommand(click.Command):
             raise
 
 
-@cli.command(cls=TextArgumentsCommand)
+@cli.command(cls=TextArgumentsCommand, short_help="Why two texts are, or are not, duplicates.")
 @click.argument("a")
 @click.argument("b")
 @click.option("--file", "path", metavar="FILE",
@@ -511,7 +511,7 @@ def explain(a: str, b: str, path: str | None, as_json: bool, config_path: str | 
 EVAL_REPORT_FILES = ("metrics.json", "similarity_histograms.png", "roc.png", "confusion_matrix.png")
 
 
-@cli.command("eval")
+@cli.command("eval", short_help="Score the decisions against labelled pairs; plots.")
 @click.option("--docs", required=True, metavar="FILE", help="Documents (id, text): JSONL, CSV or Parquet.")
 @click.option("--pairs", required=True, metavar="FILE",
               help='Labelled pairs, JSONL, CSV or Parquet: {"a": ID, "b": ID, "label": 0 or 1, "kind": optional}.')
@@ -550,12 +550,12 @@ def evaluate(docs: str, pairs: str, report: str | None, json_path: str | None, t
 
 
 # --------------------------------------------------------------------------- idf
-@cli.group()
+@cli.group(short_help="IDF tables for the SimHash weights.")
 def idf() -> None:
     """IDF tables for the SimHash weights."""
 
 
-@idf.command("build")
+@idf.command("build", short_help="Learn an IDF table from a corpus.")
 @click.argument("corpus", metavar="CORPUS")
 @click.option("-o", "--output", default="idf.txt", show_default=True, metavar="FILE", help="Where to write the table.")
 @click.option("--min-df", type=int, default=2, show_default=True, help="Ignore words in fewer documents.")

@@ -64,25 +64,38 @@ async def _feedback(settings: Any, feedback_path: str, docs_path: str, target_pr
             raise InputError("the store's model changed while learning", hint="run neardup feedback again")
     finally:
         await store.close()
+    # "metrics" is what neardup model show prints for the model in force after this run (every label
+    # held); "guard" is the harm check on the labels held before this batch
     return {"accepted": outcome.accepted, "version": outcome.version, "message": outcome.message,
-            "before": outcome.before, "after": outcome.after, "labels_new": outcome.labels_new,
-            "labels_held": outcome.labels_held, "skipped": skipped}
+            "metrics": outcome.metrics,
+            "guard": {"labels": outcome.guarded, "before": outcome.before, "after": outcome.after},
+            "labels_new": outcome.labels_new, "labels_held": outcome.labels_held,
+            "labels_overturned": outcome.overturned, "skipped": skipped}
 
 
-@click.command("feedback")
+@click.command("feedback", short_help="Learn a model version from reviewers' feedback.")
 @click.argument("feedback_path", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
 @click.option("--docs", "docs_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="JSONL of the documents the feedback names (their texts).")
+              help="The documents the feedback names, with their texts (id, text; JSONL, CSV or Parquet).")
 @click.option("--target-precision", type=click.FloatRange(0.5, 1.0), default=0.99, show_default=True,
               help="Pair precision the re-calibrated thresholds must keep.")
 @store_option
 @config_option
 def feedback_command(feedback_path: str, docs_path: str, target_precision: float, store_url: str | None,
                      config_path: str | None) -> None:
-    """Learn from reviewers' feedback records; the new model version goes to the store.
+    """Learn from reviewers' feedback records in FILE; the new model version goes to the store.
 
-    The batch is rejected (exit 1, nothing changed) if the model it makes would lower the pair F1
-    on the labels the store's model already holds.
+    FILE holds one record a line (JSONL; CSV or Parquet with these fields as columns), either shape:
+
+    \b
+      {"a": ID, "b": ID, "is_duplicate": true}   b is (true) or is not (false) a near-duplicate of a
+      {"id": ID, "correct": false}               the decision stored for document ID was right or not
+      optional in both: "reviewer", "note" (text), "at" (ISO-8601 time with a zone offset)
+
+    neardup review --feedback writes such a file. A later record about a pair replaces an earlier
+    one; the summary counts the labels held that this batch overturned. The batch is rejected
+    (exit 1, nothing changed) if the model it makes would lower the pair F1 on the labels the
+    store's model already holds. Its "metrics" are those neardup model show prints.
     """
     settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url))
     require_persistent_store(settings, "neardup feedback")
@@ -93,7 +106,7 @@ def feedback_command(feedback_path: str, docs_path: str, target_precision: float
         raise click.exceptions.Exit(1)
 
 
-@click.group("model")
+@click.group("model", short_help="Show, list or roll back the store's learned model.")
 def model_group() -> None:
     """The learned model in the store: show it, list its versions, roll back."""
 
@@ -109,7 +122,7 @@ async def _show(settings: Any, history: bool) -> Any:
     return model.summary()
 
 
-@model_group.command("show")
+@model_group.command("show", short_help="The model in force (version 0: nothing learned).")
 @store_option
 @config_option
 def model_show(store_url: str | None, config_path: str | None) -> None:
@@ -120,7 +133,7 @@ def model_show(store_url: str | None, config_path: str | None) -> None:
     click.echo(json.dumps(asyncio.run(_show(settings, False)), ensure_ascii=False, indent=1))
 
 
-@model_group.command("history")
+@model_group.command("history", short_help="Every version written, oldest first.")
 @store_option
 @config_option
 def model_history(store_url: str | None, config_path: str | None) -> None:
@@ -151,7 +164,7 @@ async def _rollback(settings: Any, to: int) -> Model:
     return new
 
 
-@model_group.command("rollback")
+@model_group.command("rollback", short_help="Make an earlier version current again.")
 @click.option("--to", "to", type=click.IntRange(0), required=True, help="The version to go back to (0: none).")
 @store_option
 @config_option

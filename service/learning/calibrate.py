@@ -555,7 +555,7 @@ def header_lines(c: Calibration, docs: str, pairs: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- the command
-@click.command("calibrate")
+@click.command("calibrate", short_help="Choose the rule's thresholds from labelled pairs.")
 @click.option("--docs", required=True, metavar="DOCS", help="Documents (id, text): JSONL, CSV or Parquet.")
 @click.option("--pairs", required=True, metavar="PAIRS",
               help='Labelled pairs, JSONL, CSV or Parquet: {"a": ID, "b": ID, "label": 0 or 1, "kind": optional}.')

@@ -253,7 +253,7 @@ def calibrate(features: Mapping[str, np.ndarray], base: Mapping[str, float],
 
 
 __all__ = ["HISTORY_STATE", "MODEL_STATE", "Example", "Label", "Model", "PairScores", "apply_to_lexicon",
-           "calibrate", "learn_words", "one_sided_words", "pair_scores", "replaced_words"]
+           "calibrate", "learn_words", "one_sided_words", "overturned_labels", "pair_scores", "replaced_words"]
 
 
 # -- the loop: feedback in, a new model version out ------------------------------------------------
@@ -268,6 +268,9 @@ class Outcome:
     after: dict[str, float]
     labels_new: int
     labels_held: int
+    overturned: int = 0  # labels held before the batch that it judged the other way (replaced)
+    guarded: int = 0  # labels held before the batch that ``before`` and ``after`` score
+    metrics: dict[str, float] = field(default_factory=dict)  # the model in force after the batch, as model show
 
 
 def labels_from_feedback(records: Iterable[Any], decisions: Mapping[str, Any]) -> tuple[list[Label], list[str]]:
@@ -296,11 +299,23 @@ def labels_from_feedback(records: Iterable[Any], decisions: Mapping[str, Any]) -
     return out, skipped
 
 
+def _pair_key(x: Label) -> tuple[str, str]:
+    return (x.a, x.b) if x.a <= x.b else (x.b, x.a)
+
+
+def overturned_labels(held: Sequence[Label], new: Sequence[Label]) -> int:
+    """How many ``held`` labels ``new`` judges the other way (the same pair, in either order; the
+    batch's last record on a pair counts): :func:`merge_labels` replaces them."""
+    before = {_pair_key(x): x.is_duplicate for x in held}
+    after = {_pair_key(x): x.is_duplicate for x in new}
+    return sum(1 for key, label in after.items() if key in before and before[key] != label)
+
+
 def merge_labels(held: Sequence[Label], new: Sequence[Label]) -> tuple[Label, ...]:
     """Held labels with the new ones; a later judgement of a pair supersedes an earlier one."""
     by_pair: dict[tuple[str, str], Label] = {}
     for x in (*held, *new):
-        by_pair[tuple(sorted((x.a, x.b)))] = x  # type: ignore[index]
+        by_pair[_pair_key(x)] = x
     return tuple(by_pair.values())
 
 
@@ -353,14 +368,18 @@ async def learn(settings: Any, model: Model, new: Sequence[Label], docs: Mapping
                         created_at=round(time.time(), 3),
                         metrics=pair_scores(on_all.tolist(), all_truth).as_dict())
     accepted = s_after.f1 >= s_before.f1 - 1e-12
-    message = (f"model v{candidate.version}: pair F1 {s_before.f1:.4f} -> {s_after.f1:.4f} on {len(usable)} labels "
-               f"held, {len(candidate.polarity) - len(model.polarity)} polarity words, "
-               f"{len(candidate.lighter) - len(model.lighter)} lighter words")
+    flipped = overturned_labels(model.labels, new)
+    message = (f"model v{candidate.version}: pair F1 {s_before.f1:.4f} -> {s_after.f1:.4f} on the {len(usable)} "
+               f"labels held before, {candidate.metrics['pair_f1']:.4f} on all {len(held)}; "
+               f"{len(candidate.polarity) - len(model.polarity)} polarity words, "
+               f"{len(candidate.lighter) - len(model.lighter)} lighter words"
+               + (f"; {flipped} label(s) held overturned by this batch" if flipped else ""))
     if not accepted:
         message = (f"feedback rejected: it would lower the pair F1 on the {len(usable)} labels held from "
                    f"{s_before.f1:.4f} to {s_after.f1:.4f}; nothing was changed")
     return candidate, Outcome(accepted, candidate.version if accepted else model.version, message,
-                              s_before.as_dict(), s_after.as_dict(), len(new), len(held))
+                              s_before.as_dict(), s_after.as_dict(), len(new), len(held), flipped, len(usable),
+                              candidate.metrics if accepted else model.metrics)
 
 
 async def read_model(store: Any) -> tuple[Model, list[dict[str, Any]]]:
@@ -434,12 +453,12 @@ async def learn_thresholds_from_store(settings: Any, store: Any, model: Model, n
     used, feats = await stored_features(settings, store, held)
     if not used:
         return model, Outcome(False, model.version, "no labelled pair has both documents in the store",
-                              {}, {}, len(new), len(held))
+                              {}, {}, len(new), len(held), metrics=model.metrics)
     base = settings.thresholds.model_copy(update=model.thresholds)
     candidate = replace(model, thresholds={**model.thresholds,
                                            **calibrate(feats, base.model_dump(), target_precision)})
-    old_keys = {tuple(sorted((x.a, x.b))) for x in model.labels}
-    mask = np.array([tuple(sorted((x.a, x.b))) in old_keys for x in used], dtype=bool)
+    old_keys = {_pair_key(x) for x in model.labels}
+    mask = np.array([_pair_key(x) in old_keys for x in used], dtype=bool)
     truth = feats["label"] == 1
     keep = feats["comparable"] & ~feats["critical"]
 
@@ -457,4 +476,6 @@ async def learn_thresholds_from_store(settings: Any, store: Any, model: Model, n
                if accepted else f"feedback rejected: pair F1 on the labels held would fall from {s_before.f1:.4f} "
                                 f"to {s_after.f1:.4f}")
     return candidate, Outcome(accepted, candidate.version if accepted else model.version, message,
-                              s_before.as_dict(), s_after.as_dict(), len(new), len(held))
+                              s_before.as_dict(), s_after.as_dict(), len(new), len(held),
+                              overturned_labels(model.labels, new), int(mask.sum()),
+                              candidate.metrics if accepted else model.metrics)

@@ -633,7 +633,7 @@ def _open_sink(feedback: Path | None, settings: Settings) -> FeedbackSink:
     return sink
 
 
-@click.command("review")
+@click.command("review", short_help="Confirm or overturn decisions in a browser page.")
 @click.argument("decisions", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--docs", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The documents' texts (id and text; JSONL, CSV or Parquet).")

@@ -344,3 +344,38 @@ def test_an_unreachable_redis_is_announced_at_once_and_given_up_in_seconds() -> 
                         "(setting redis.retry_seconds, NEARDUP_REDIS__RETRY_SECONDS)")
     assert lines[1].startswith("neardup: error: redis://127.0.0.1:1: open: gave up after retrying for 5 s")
     assert elapsed < 20, elapsed  # the workers' 30 s is not the batch commands' wait
+
+
+SHORT_HELP_CHARS = 55  # fits beside the longest command name in an 80-column terminal
+
+
+@pytest.mark.parametrize("command", [c for c in SUBCOMMANDS if c], ids=" ".join)
+def test_every_command_has_a_short_help_that_fits(command: list[str]) -> None:
+    import click
+
+    from neardup.cli import cli
+
+    found: click.Command | None = cli
+    ctx = click.Context(cli)
+    for name in command:
+        assert isinstance(found, click.Group)
+        found = found.get_command(ctx, name)
+    assert found is not None
+    summary = found.short_help or ""
+    assert summary and len(summary) <= SHORT_HELP_CHARS and not summary.endswith("..."), (
+        f"give neardup {' '.join(command)} a short_help of at most {SHORT_HELP_CHARS} characters: {summary!r}")
+
+
+def test_the_help_lists_cut_no_summary() -> None:
+    for group in ([], *GROUPS):
+        res = neardup(*group, "--help", env={"COLUMNS": "80"})
+        assert res.returncode == 0, res.stderr.decode()
+        listed = res.stdout.decode().split("Commands:", 1)[1]
+        assert "..." not in listed, listed
+
+
+def test_feedback_help_gives_the_record_format() -> None:
+    out = neardup("feedback", "--help").stdout.decode()
+    for part in ('{"a": ID, "b": ID, "is_duplicate": true}', '{"id": ID, "correct": false}', '"reviewer"',
+                 '"note"', '"at"', "CSV or Parquet"):
+        assert part in out, part

@@ -156,3 +156,33 @@ def test_model_show_refuses_a_missing_file_store_and_creates_nothing(tmp_path: P
         assert run.returncode == 1, run.stdout
         assert "no such store file" in _one_error_line(run) and str(store) in run.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_overturned_labels_are_counted() -> None:
+    from neardup.learning.model import overturned_labels
+
+    held = [Label("a", "b", True), Label("c", "d", False)]
+    assert overturned_labels(held, [Label("b", "a", False), Label("c", "d", False), Label("e", "f", True)]) == 1
+    assert overturned_labels(held, [Label("a", "b", False), Label("a", "b", True)]) == 0  # the last word counts
+
+
+def test_the_feedback_summary_scores_as_model_show_and_counts_overturned_labels(tmp_path: Path) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in (
+        {"id": "t", "text": TRAIN}, {"id": "f", "text": FLIP}, {"id": "r", "text": "来源：某网\n" + TRAIN})) + "\n")
+    store = f"file://{tmp_path / 'store.db'}"
+    first = tmp_path / "first.jsonl"
+    first.write_text('{"a": "t", "b": "f", "is_duplicate": false}\n{"a": "t", "b": "r", "is_duplicate": true}\n')
+    run = _cli("feedback", str(first), "--docs", str(docs), "--store", store)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    show = json.loads(_cli("model", "show", "--store", store).stdout)
+    assert summary["metrics"] == show["metrics"] and "pair_f1" in show["metrics"]
+    assert summary["labels_overturned"] == 0 and summary["guard"]["labels"] == 0
+    second = tmp_path / "second.jsonl"  # a reviewer changes their mind about t / r
+    second.write_text('{"a": "r", "b": "t", "is_duplicate": false}\n')
+    again = json.loads(_cli("feedback", str(second), "--docs", str(docs), "--store", store).stdout)
+    assert again["labels_overturned"] == 1 and again["labels_held"] == 2
+    assert again["guard"]["labels"] == 2 and set(again["guard"]) == {"labels", "before", "after"}
+    assert again["accepted"] and "1 label(s) held overturned" in again["message"], again
+    assert again["metrics"] == json.loads(_cli("model", "show", "--store", store).stdout)["metrics"]
