@@ -28,7 +28,15 @@ import click
 
 from neardup.errors import ConfigError, InputError, NeardupError
 from neardup.files.outputs import Named, OutputFile, check_paths
-from neardup.files.records import FieldMap, Format, InputRecord, RecordWriter, check_readable, format_for
+from neardup.files.records import (
+    FieldMap,
+    Format,
+    InputRecord,
+    RecordWriter,
+    check_readable,
+    format_for,
+    parquet_temporal_types,
+)
 
 if TYPE_CHECKING:
     from neardup.config import Settings
@@ -209,22 +217,24 @@ class DedupOutputs:
     (:mod:`neardup.files.outputs`); :meth:`abort` leaves earlier files as they were.
     """
 
-    def __init__(self, output: str, unique: str | None, duplicates: str | None, rejects: str | None) -> None:
-        """Open every output (each in the format of its extension); None: not written."""
+    def __init__(self, output: str, unique: str | None, duplicates: str | None, rejects: str | None,
+                 types: dict[str, Any] | None = None) -> None:  # fmt: skip
+        """Open every output (each in the format of its extension); None: not written. ``types``:
+        the input's temporal columns, kept as such in Parquet decisions files."""
         self.opened: list[RecordWriter] = []
         try:
-            self.all = self._open(output)
-            self.unique = self._open(unique) if unique else None
-            self.duplicates = self._open(duplicates) if duplicates else None
-            self.rejects = self._open(rejects) if rejects else None
+            self.all = self._open(output, types)
+            self.unique = self._open(unique, types) if unique else None
+            self.duplicates = self._open(duplicates, types) if duplicates else None
+            self.rejects = self._open(rejects, None) if rejects else None
         except BaseException:
             self.abort()
             raise
 
-    def _open(self, path: str) -> RecordWriter:
+    def _open(self, path: str, types: dict[str, Any] | None) -> RecordWriter:
         from neardup.files.records import open_writer
 
-        self.opened.append(open_writer(path))
+        self.opened.append(open_writer(path, types=types))
         return self.opened[-1]
 
     def close(self) -> None:
@@ -424,7 +434,8 @@ def dedup(source: str, output: str, unique: str | None, duplicates: str | None, 
     writes = [Named(opt, path) for opt, path in (("-o/--output", output), ("--unique", unique),
                                                  ("--duplicates", duplicates), ("--rejects", rejects)) if path]
     check_paths([Named("INPUT", source), *_store_files(settings)], writes)
-    outputs = DedupOutputs(output, unique, duplicates, rejects)
+    types = parquet_temporal_types(source) if fmt is Format.PARQUET else None
+    outputs = DedupOutputs(output, unique, duplicates, rejects, types)
     summary = asyncio.run(_dedup(settings, source, fmt, FieldMap(id_field, text_field), outputs, quiet))
     click.echo(json.dumps(summary, ensure_ascii=False, allow_nan=False, indent=None if quiet else 2), err=True)
     if summary["rejected"] and not summary["unique"] + summary["duplicate"]:

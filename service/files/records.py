@@ -236,6 +236,39 @@ def _read_parquet(path: str, fields: FieldMap) -> Iterator[InputRecord]:
             yield fields.record(position, obj)
 
 
+def parquet_temporal_types(path: str) -> dict[str, Any]:
+    """The Parquet file's timestamp, date, time and duration columns and their Arrow types, so that
+    a Parquet output writes them back as what they were (they travel through the engine as JSON
+    values, :func:`to_json_value`); empty for anything but a readable Parquet file."""
+    import pyarrow as pa
+
+    schema = _parquet_file(path).schema_arrow
+    temporal = (pa.types.is_timestamp, pa.types.is_date, pa.types.is_time, pa.types.is_duration)
+    return {f.name: f.type for f in schema if any(is_type(f.type) for is_type in temporal)}
+
+
+def from_json_value(value: Any, arrow_type: Any) -> Any:
+    """Inverse of :func:`to_json_value` for a temporal Arrow type: the ISO-8601 text (seconds for a
+    duration) as a datetime, date, time or timedelta; a value that does not read back is returned as it is."""
+    import pyarrow as pa
+
+    try:
+        if pa.types.is_timestamp(arrow_type) and isinstance(value, str):
+            at = dt.datetime.fromisoformat(value)
+            if arrow_type.tz is None and at.tzinfo is not None:  # read as UTC by to_json_value
+                at = at.astimezone(dt.UTC).replace(tzinfo=None)
+            return at
+        if pa.types.is_date(arrow_type) and isinstance(value, str):
+            return dt.date.fromisoformat(value)
+        if pa.types.is_time(arrow_type) and isinstance(value, str):
+            return dt.time.fromisoformat(value)
+        if pa.types.is_duration(arrow_type) and isinstance(value, int | float) and not isinstance(value, bool):
+            return dt.timedelta(seconds=value)
+    except ValueError:
+        return value
+    return value
+
+
 def to_json_value(value: Any) -> Any:
     """A Parquet cell as a JSON value: timestamps as ISO-8601 (naive ones taken as UTC), bytes as
     UTF-8 text (base64 when not UTF-8), decimals as numbers, nested lists and maps recursively."""
@@ -506,12 +539,15 @@ class ParquetWriter:
     """Parquet, one row group per :data:`PARQUET_ROWS` records; the schema comes from the first group.
 
     Nested values (the evidence) are JSON text; a column that is empty in the first group is text.
+    ``types`` (column -> Arrow type: a Parquet input's timestamps, dates, times and durations,
+    :func:`parquet_temporal_types`) are written as those types, not as the text they travelled as.
     """
 
-    def __init__(self, out: OutputFile) -> None:
+    def __init__(self, out: OutputFile, types: Mapping[str, Any] | None = None) -> None:
         """Write to ``out``; nothing is written before the first row group."""
         require_extra("pyarrow", "parquet", "Parquet output")
         self.out = out
+        self.types = dict(types or {})
         self.columns = Columns(out.path)
         self.rows: list[dict[str, Any]] = []
         self.schema: Any = None
@@ -520,9 +556,16 @@ class ParquetWriter:
     def write(self, record: Mapping[str, Any]) -> None:
         """Buffer one row; write a row group when the buffer is full."""
         self.columns.check(record)
-        self.rows.append({k: dumps(v) if isinstance(v, dict | list) else v for k, v in record.items()})
+        self.rows.append({k: self._cell(k, v) for k, v in record.items()})
         if len(self.rows) >= PARQUET_ROWS:
             self._flush()
+
+    def _cell(self, name: str, value: Any) -> Any:
+        if isinstance(value, dict | list):
+            return dumps(value)
+        if value is not None and name in self.types:
+            return from_json_value(value, self.types[name])
+        return value
 
     def _flush(self) -> None:
         import pyarrow as pa
@@ -532,7 +575,9 @@ class ParquetWriter:
             return
         if self.schema is None:
             table = pa.Table.from_pylist(self.rows)
-            fields = [f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema]
+            fields = [f.with_type(self.types[f.name]) if f.name in self.types
+                      else f.with_type(pa.string()) if pa.types.is_null(f.type) else f
+                      for f in table.schema]  # fmt: skip
             self.schema = pa.schema(fields)
             self.writer = pq.ParquetWriter(self.out.target, self.schema)
         try:
@@ -562,16 +607,17 @@ class ParquetWriter:
         self.out.discard()
 
 
-def open_writer(path: str, fmt: Format | None = None) -> RecordWriter:
+def open_writer(path: str, fmt: Format | None = None, types: Mapping[str, Any] | None = None) -> RecordWriter:
     """A writer for ``path`` (``-``: stdout, always JSONL), in ``fmt`` or the format its extension names.
 
     A regular file is written to a temporary file beside it (created now: an unwritable folder
     fails here) and replaces ``path`` on ``close``; see :class:`neardup.files.outputs.OutputFile`.
+    ``types``: Arrow types of columns for a Parquet output (see :class:`ParquetWriter`).
     """
     out = OutputFile(path)
     fmt = Format.JSONL if path == STDIO else format_for(path, fmt)
     if fmt is Format.CSV:
         return CsvWriter(out)
     if fmt is Format.PARQUET:
-        return ParquetWriter(out)
+        return ParquetWriter(out, types)
     return JsonlWriter(out)

@@ -379,3 +379,26 @@ def test_feedback_help_gives_the_record_format() -> None:
     for part in ('{"a": ID, "b": ID, "is_duplicate": true}', '{"id": ID, "correct": false}', '"reviewer"',
                  '"note"', '"at"', "CSV or Parquet"):
         assert part in out, part
+
+
+def test_dedup_parquet_to_parquet_keeps_timestamps(tmp_path: Path) -> None:
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    docs = read_jsonl(SAMPLE)[:20]
+    stamps = [dt.datetime(2024, 1, 1, 8, 0, 0) + dt.timedelta(hours=i) for i in range(len(docs))]
+    schema = pa.schema([("id", pa.string()), ("text", pa.string()), ("published_at", pa.timestamp("us")),
+                        ("day", pa.date32())])  # fmt: skip
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": d["id"], "text": d["text"], "published_at": t, "day": t.date()}
+                                         for d, t in zip(docs, stamps, strict=True)], schema=schema), src)
+    res = neardup("dedup", str(src), "-q", "-o", str(tmp_path / "out.parquet"), "--unique", str(tmp_path / "u.pq"))
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    for name in ("out.parquet", "u.pq"):
+        table = pq.read_table(tmp_path / name)
+        assert table.schema.field("published_at").type == pa.timestamp("us"), name
+        assert table.schema.field("day").type == pa.date32(), name
+    out = pq.read_table(tmp_path / "out.parquet").to_pylist()
+    assert [r["published_at"] for r in out] == stamps and [r["day"] for r in out] == [t.date() for t in stamps]

@@ -155,3 +155,35 @@ def test_read_documents_refuses_a_bad_record_a_repeated_id_and_an_empty_file(tmp
         read_documents(path)
     with pytest.raises(InputError, match=r"none\.jsonl: no such file"):
         read_documents(tmp_path / "none.jsonl")
+
+
+def test_parquet_temporal_columns_travel_as_json_and_are_written_back_as_they_were(tmp_path: Path) -> None:
+    from neardup.files.records import parquet_temporal_types
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+
+    src = tmp_path / "in.parquet"
+    shanghai = dt.timezone(dt.timedelta(hours=8))
+    rows = [{"id": "a", "text": "x", "published_at": dt.datetime(2024, 1, 2, 3, 4, 5, 123456),
+             "crawled_at": dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=shanghai), "day": dt.date(2024, 1, 2),
+             "took": dt.timedelta(seconds=1.5), "note": "2024-01-02"}]  # fmt: skip
+    schema = pa.schema([("id", pa.string()), ("text", pa.string()), ("published_at", pa.timestamp("us")),
+                        ("crawled_at", pa.timestamp("ms", tz="+08:00")), ("day", pa.date32()),
+                        ("took", pa.duration("us")), ("note", pa.string())])  # fmt: skip
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), src)
+    types = parquet_temporal_types(str(src))
+    assert set(types) == {"published_at", "crawled_at", "day", "took"}  # "note" is text that looks like a date
+    (rec,) = read_records(str(src), Format.PARQUET)
+    out = tmp_path / "out.parquet"
+    w = open_writer(str(out), types=types)
+    assert isinstance(rec.data, dict)
+    w.write({**rec.data, "status": "unique"})
+    w.close()
+    table = pq.read_table(out)
+    for name in types:
+        assert table.schema.field(name).type == schema.field(name).type, name
+    assert table.schema.field("note").type == pa.string()
+    back = table.to_pylist()[0]
+    assert back["published_at"] == rows[0]["published_at"] and back["day"] == rows[0]["day"]
+    assert back["crawled_at"] == rows[0]["crawled_at"] and back["took"] == rows[0]["took"]
