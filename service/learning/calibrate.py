@@ -46,12 +46,14 @@ from neardup.document import Document
 from neardup.errors import InputError
 from neardup.files.outputs import Named, OutputFile, check_paths
 from neardup.files.records import check_readable, read_documents, read_pairs
-from neardup.learning.scoring import Scores, UnionFind, score
+from neardup.learning.scoring import Scores, UnionFind, prf, score
 from neardup.rules.policy import Thresholds, rule_codes
 from neardup.storage.extras import require_extra
 
-# the searched parameters: (name, lowest, highest, coarse step, finest step)
-SEARCH: tuple[tuple[str, float, float, float, float], ...] = (
+# a searched parameter: (name, lowest, highest, coarse step, finest step)
+Axis = tuple[str, float, float, float, float]
+# calibrate's search: the five parameters of the rule
+SEARCH: tuple[Axis, ...] = (
     ("jaccard_high", 0.20, 1.00, 0.08, 0.01),
     ("jaccard_low", 0.04, 1.00, 0.08, 0.01),
     ("hamming_high", 0, 32, 4, 1),
@@ -90,6 +92,23 @@ class LabelledPairs:
                    feats["containment"].astype(np.float64), feats["comparable"].astype(bool),
                    feats["critical"].astype(bool), feats["exact"].astype(bool),
                    feats["min_length"].astype(np.int64))
+
+    @classmethod
+    def from_features(cls, feats: Mapping[str, npt.NDArray[Any]]) -> LabelledPairs:
+        """From pair features alone (no ids): :func:`neardup.learning.evaluate.pair_features` or
+        :func:`neardup.learning.model.stored_features`; without ``exact`` / ``min_length`` (stored
+        fingerprints), no pair is an exact copy and none is too short."""
+        n = len(feats["label"])
+        blank = ("",) * n
+        exact = feats.get("exact")
+        min_length = feats.get("min_length")
+        return cls(blank, blank, blank, np.asarray(feats["label"]) == 1,
+                   feats["jaccard"].astype(np.float64), feats["hamming"].astype(np.int64),
+                   feats["containment"].astype(np.float64), feats["comparable"].astype(bool),
+                   feats["critical"].astype(bool),
+                   exact.astype(bool) if exact is not None else np.zeros(n, dtype=bool),
+                   min_length.astype(np.int64) if min_length is not None
+                   else np.full(n, np.iinfo(np.int64).max, dtype=np.int64))  # fmt: skip
 
     def __len__(self) -> int:
         """Pairs."""
@@ -130,13 +149,13 @@ class Counts:
 
     @property
     def precision(self) -> float:
-        """Pairs decided duplicates that are labelled duplicates (0 when none is decided)."""
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+        """Pairs decided duplicates that are labelled duplicates (0 when none is decided: :func:`prf`)."""
+        return prf(self.tp, self.tp + self.fp, self.positives)[0]
 
     @property
     def recall(self) -> float:
-        """Labelled duplicates decided duplicates."""
-        return self.tp / self.positives if self.positives else 0.0
+        """Labelled duplicates decided duplicates (0 when none is labelled: :func:`prf`)."""
+        return prf(self.tp, self.tp + self.fp, self.positives)[1]
 
     def reaches(self, target: float) -> bool:
         """Some pair decided a duplicate, at pair precision >= ``target``."""
@@ -170,26 +189,27 @@ def _valid(v: Mapping[str, float]) -> bool:
     return v["jaccard_low"] <= v["jaccard_high"] and v["hamming_high"] <= v["hamming_low"]
 
 
-def _coarse() -> Iterator[dict[str, float]]:
+def _coarse(space: Sequence[Axis], base: Mapping[str, float]) -> Iterator[dict[str, float]]:
+    """Every point of the coarse grid of ``space``; the parameters outside it keep ``base``'s values."""
     axes = []
-    for _name, lo, hi, step, _fine in SEARCH:
+    for _name, lo, hi, step, _fine in space:
         n = round((hi - lo) / step)
         axes.append([round(hi - k * step, 4) for k in range(n + 1)])  # from the top: hi is always on it
     for combo in itertools.product(*axes):
-        v = dict(zip([s[0] for s in SEARCH], combo, strict=True))
+        v = {**base, **dict(zip([s[0] for s in space], combo, strict=True))}
         if _valid(v):
             yield v
 
 
-def _around(v: Mapping[str, float], scale: float) -> Iterator[dict[str, float]]:
+def _around(v: Mapping[str, float], scale: float, space: Sequence[Axis]) -> Iterator[dict[str, float]]:
     """The points one step (``scale`` x the coarse step, never below the finest) down, kept or up
-    from ``v`` in every parameter at once, inside the bounds."""
+    from ``v`` in every parameter of ``space`` at once, inside the bounds."""
     axes = []
-    for name, lo, hi, step, fine in SEARCH:
+    for name, lo, hi, step, fine in space:
         s = max(fine, step * scale)
         axes.append(sorted({round(min(hi, max(lo, v[name] + d * s)), 4) for d in (-1, 0, 1)}))
     for combo in itertools.product(*axes):
-        p = dict(zip([s[0] for s in SEARCH], combo, strict=True))
+        p = {**v, **dict(zip([s[0] for s in space], combo, strict=True))}
         if _valid(p):
             yield p
 
@@ -212,10 +232,12 @@ def _looseness(t: Thresholds) -> float:
     return (t.hamming_high + t.hamming_low) / 16 - (t.jaccard_high + t.jaccard_low + t.containment_high)
 
 
-def search(pairs: LabelledPairs, base: Thresholds, target: float) -> tuple[OperatingPoint, int]:
+def search(pairs: LabelledPairs, base: Thresholds, target: float,
+           space: Sequence[Axis] = SEARCH) -> tuple[OperatingPoint, int]:
     """The operating point with the best pair recall at pair precision >= ``target`` (see the
     module docstring), and how many points were evaluated. :class:`NoOperatingPoint` when none
-    reaches the target."""
+    reaches the target. ``space``: the parameters searched, with their bounds and steps (the rest
+    keep ``base``'s values); every threshold search of neardup is this one, over its own space."""
     if not pairs.label.any() or pairs.label.all():
         raise NoOperatingPoint("the labelled pairs need both duplicates (label 1) and non-duplicates (label 0)",
                                hint="add pairs of the missing label")
@@ -239,13 +261,13 @@ def search(pairs: LabelledPairs, base: Thresholds, target: float) -> tuple[Opera
         return [op for _, op in sorted(seen.values(), key=lambda x: (x[0][:2], _looseness(x[1].thresholds)),
                                        reverse=True)[:k]]
 
-    for v in _coarse():
+    for v in _coarse(space, searched(base)):
         visit(v)
     scale = 1.0
-    while any(step * scale > fine + 1e-9 for *_, step, fine in SEARCH):
+    while any(step * scale > fine + 1e-9 for *_, step, fine in space):
         scale /= 2
         for op in {id(op): op for op in [*best(KEEP), *frontier(KEEP)]}.values():
-            for v in _around(searched(op.thresholds), scale):
+            for v in _around(searched(op.thresholds), scale, space):
                 visit(v)
     top = best(1)[0]
     if not top.counts.reaches(target):
@@ -605,6 +627,8 @@ def calibrate_command(docs: str, pairs: str, target_precision: float | None, out
 __all__ = [
     "BAND",
     "REPORT_FILES",
+    "SEARCH",
+    "Axis",
     "Calibration",
     "Counts",
     "Fold",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from neardup.config.settings import Settings
 from neardup.engine import Engine, decide_all
 from neardup.files.records import read_documents, read_pairs
 from neardup.learning.scoring import UnionFind, score
-from neardup.rules.policy import Thresholds, rule_codes
+from neardup.rules.policy import Thresholds
 from neardup.rules.versions import different_versions
 from neardup.sketch.similarity import SketchTable, similarities
 
@@ -43,24 +42,22 @@ def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]
             "min_length": np.minimum(lengths[a], lengths[b])}
 
 
+# eval's recommendation: the two Jaccard thresholds; (name, lowest, highest, coarse step, finest step)
+RECOMMEND_SPACE = (("jaccard_high", 0.50, 0.95, 0.05, 0.05), ("jaccard_low", 0.30, 0.95, 0.05, 0.05))
+
+
 def recommend(settings: Settings, feats: dict[str, np.ndarray], target_precision: float) -> dict[str, Any]:
-    """The (jaccard_high, jaccard_low) pair with the best pair recall at >= target pair precision."""
-    best: dict[str, Any] | None = None
-    labels = feats["label"] == 1
-    base = Thresholds.from_settings(settings.thresholds)
-    for high in np.arange(0.50, 0.96, 0.05):
-        for low in np.arange(0.30, high + 1e-9, 0.05):
-            t = replace(base, jaccard_high=float(high), jaccard_low=float(low))
-            codes = rule_codes(feats["jaccard"], feats["hamming"].astype(np.int64), feats["containment"], t)
-            pred = (codes > 0) & feats["comparable"] & ~feats["critical"]
-            tp = int((pred & labels).sum())
-            fp = int((pred & ~labels).sum())
-            prec = tp / (tp + fp) if tp + fp else 0.0
-            rec = tp / int(labels.sum()) if labels.any() else 0.0
-            if prec >= target_precision and (best is None or rec > best["pair_recall"]):
-                best = {"jaccard_high": round(float(high), 2), "jaccard_low": round(float(low), 2),
-                        "pair_precision": round(prec, 4), "pair_recall": round(rec, 4)}
-    return best or {"note": f"no threshold pair reaches pair precision {target_precision}"}
+    """The (jaccard_high, jaccard_low) pair with the best pair recall at >= target pair precision:
+    :func:`neardup.learning.calibrate.search` over :data:`RECOMMEND_SPACE`."""
+    from neardup.learning.calibrate import LabelledPairs, NoOperatingPoint, search
+
+    try:
+        point, _ = search(LabelledPairs.from_features(feats), Thresholds.from_settings(settings.thresholds),
+                          target_precision, RECOMMEND_SPACE)
+    except NoOperatingPoint as exc:
+        return {"note": str(exc)}
+    return {"jaccard_high": point.thresholds.jaccard_high, "jaccard_low": point.thresholds.jaccard_low,
+            "pair_precision": round(point.counts.precision, 4), "pair_recall": round(point.counts.recall, 4)}
 
 
 def plots(report: Path, feats: dict[str, np.ndarray], merged: np.ndarray, scores: Any) -> list[str]:

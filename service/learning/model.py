@@ -219,37 +219,38 @@ class PairScores:
 
 
 def pair_scores(predicted: Iterable[bool], labels: Iterable[bool]) -> PairScores:
-    """Precision, recall and F1 of pair predictions."""
+    """Precision, recall and F1 of pair predictions (:func:`neardup.learning.scoring.prf`: the
+    development set's scorer's definitions)."""
+    from neardup.learning.scoring import prf
+
     p = np.fromiter(predicted, dtype=bool)
     y = np.fromiter(labels, dtype=bool)
     tp, fp, fn = int((p & y).sum()), int((p & ~y).sum()), int((~p & y).sum())
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return PairScores(precision, recall, f1, fp, fn)
+    return PairScores(*prf(tp, tp + fp, tp + fn), fp, fn)
+
+
+# the learning loop's threshold search: Jaccard only, in a band around the configured rule (labels
+# held are few next to the stream, and looser thresholds than these let related regulations
+# through, measured two-fold); (name, lowest, highest, coarse step, finest step)
+LEARNED_SPACE = (("jaccard_high", 0.60, 0.90, 0.05, 0.05), ("jaccard_low", 0.35, 0.90, 0.05, 0.05))
 
 
 def calibrate(features: Mapping[str, np.ndarray], base: Mapping[str, float],
               target_precision: float) -> dict[str, float]:
-    """Jaccard thresholds with the best pair recall at ``target_precision`` (coarse grid), from the
-    engine's own pair features (:func:`neardup.learning.evaluate.pair_features`); ``base`` when none reaches it."""
-    from neardup.rules.policy import Thresholds, rule_codes
+    """Jaccard thresholds with the best pair recall at ``target_precision``, from the engine's own
+    pair features (:func:`neardup.learning.evaluate.pair_features` or :func:`stored_features`), by
+    :func:`neardup.learning.calibrate.search` over :data:`LEARNED_SPACE`; empty (keep ``base``)
+    when none reaches it or the labels are of one kind only."""
+    from neardup.learning.calibrate import LabelledPairs, NoOperatingPoint, search
+    from neardup.rules.policy import Thresholds
 
-    labels = features["label"] == 1
-    keep = features["comparable"] & ~features["critical"]
     t0 = Thresholds(base["jaccard_high"], base["jaccard_low"], int(base["hamming_high"]), int(base["hamming_low"]),
                     base["containment_high"], int(base["short_text_chars"]), base["reversal_margin"])
-    best: tuple[float, dict[str, float]] | None = None
-    # a band around the configured rule: labels held are few next to the stream, and looser
-    # thresholds than these let related regulations through (measured two-fold)
-    for high in np.arange(0.60, 0.901, 0.05):
-        for low in np.arange(0.35, high + 1e-9, 0.05):
-            t = replace(t0, jaccard_high=round(float(high), 2), jaccard_low=round(float(low), 2))
-            codes = rule_codes(features["jaccard"], features["hamming"].astype(np.int64), features["containment"], t)
-            s = pair_scores((codes > 0) & keep, labels)
-            if s.precision >= target_precision and (best is None or s.recall > best[0]):
-                best = (s.recall, {"jaccard_high": t.jaccard_high, "jaccard_low": t.jaccard_low})
-    return best[1] if best else {}
+    try:
+        point, _ = search(LabelledPairs.from_features(features), t0, target_precision, LEARNED_SPACE)
+    except NoOperatingPoint:
+        return {}
+    return {"jaccard_high": point.thresholds.jaccard_high, "jaccard_low": point.thresholds.jaccard_low}
 
 
 __all__ = ["HISTORY_STATE", "MODEL_STATE", "Example", "Label", "Model", "PairScores", "apply_to_lexicon",
@@ -323,8 +324,8 @@ async def predict(settings: Any, model: Model, labels: Sequence[Label],
                   docs: Mapping[str, Document]) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The engine's pair features and predictions under ``model`` (a scratch engine, memory store)."""
     from neardup.engine import Engine
+    from neardup.learning.calibrate import LabelledPairs
     from neardup.learning.evaluate import pair_features
-    from neardup.rules.policy import rule_codes
     from neardup.storage.memory import MemoryFingerprintStore
 
     engine = Engine(settings.model_copy(update={"store_url": "memory://"}), MemoryFingerprintStore())
@@ -336,9 +337,7 @@ async def predict(settings: Any, model: Model, labels: Sequence[Label],
         return {}, np.zeros(0, dtype=bool)
     feats = pair_features(engine, [docs[i] for i in ids],
                           [{"a": x.a, "b": x.b, "label": int(x.is_duplicate)} for x in used])
-    codes = rule_codes(feats["jaccard"], feats["hamming"].astype(np.int64), feats["containment"],
-                       engine.thresholds.for_type("default"))
-    return feats, (codes > 0) & feats["comparable"] & ~feats["critical"]
+    return feats, LabelledPairs.from_features(feats).predict(engine.thresholds.for_type("default"))
 
 
 async def learn(settings: Any, model: Model, new: Sequence[Label], docs: Mapping[str, Document],
@@ -447,7 +446,8 @@ async def learn_thresholds_from_store(settings: Any, store: Any, model: Model, n
     """The next model from labels the service received (the ``feedback`` topic): thresholds
     re-calibrated on the stored fingerprints of every pair held, with the same harm guard as
     :func:`learn`. Words are learned only by ``neardup feedback --docs`` (they need the texts)."""
-    from neardup.rules.policy import Thresholds, rule_codes
+    from neardup.learning.calibrate import LabelledPairs
+    from neardup.rules.policy import Thresholds
 
     held = merge_labels(model.labels, new)
     used, feats = await stored_features(settings, store, held)
@@ -460,11 +460,10 @@ async def learn_thresholds_from_store(settings: Any, store: Any, model: Model, n
     old_keys = {_pair_key(x) for x in model.labels}
     mask = np.array([_pair_key(x) in old_keys for x in used], dtype=bool)
     truth = feats["label"] == 1
-    keep = feats["comparable"] & ~feats["critical"]
+    pairs = LabelledPairs.from_features(feats)
 
     def predicted(m: Model) -> np.ndarray:
-        t = Thresholds.from_settings(settings.thresholds.model_copy(update=m.thresholds))
-        return (rule_codes(feats["jaccard"], feats["hamming"].astype(np.int64), feats["containment"], t) > 0) & keep
+        return pairs.predict(Thresholds.from_settings(settings.thresholds.model_copy(update=m.thresholds)))
 
     s_before = pair_scores(predicted(model)[mask].tolist(), truth[mask].tolist())
     s_after = pair_scores(predicted(candidate)[mask].tolist(), truth[mask].tolist())

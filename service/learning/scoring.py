@@ -30,6 +30,24 @@ class UnionFind:
             self.parent[ra] = rb
 
 
+def ratio(part: int, whole: int) -> float:
+    """``part / whole``, 0 when ``whole`` is 0: precision is 0 when nothing is predicted and recall 0
+    when nothing is gold, as the development set's scorer (``../shared/datasets/score.py``) has it."""
+    return part / whole if whole else 0.0
+
+
+def f1_score(precision: float, recall: float) -> float:
+    """The harmonic mean of precision and recall (0 when both are 0)."""
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def prf(tp: int, predicted: int, gold: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 of ``tp`` hits among ``predicted`` against ``gold`` (the scorer's
+    ``prf``). Every pair score of neardup is computed with these definitions."""
+    precision, recall = ratio(tp, predicted), ratio(tp, gold)
+    return precision, recall, f1_score(precision, recall)
+
+
 @dataclass(slots=True)
 class Scores:
     """Pair precision, recall and F1 of predicted clusters against gold ones, per pair kind too."""
@@ -71,12 +89,12 @@ def score(ids: list[str], pairs: list[Mapping[str, Any]], duplicate_of: Mapping[
         hit = pred.find(p["a"]) == pred.find(p["b"])
         by_kind[(p["label"], p["kind"])].append(hit)
         (pos_hits if p["label"] == 1 else neg_hits).append(hit)
-    precision = true_edges / len(edges) if edges else 0.0
-    recall = sum(pos_hits) / len(pos_hits) if pos_hits else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    precision = ratio(true_edges, len(edges))
+    recall = ratio(sum(pos_hits), len(pos_hits))  # through predicted clusters, not edges
+    f1 = f1_score(precision, recall)
     per_kind: dict[str, dict[str, Any]] = {}
     for (label, kind), hits in sorted(by_kind.items(), key=lambda x: (-x[0][0], x[0][1])):
         per_kind[kind] = {"label": label, "pairs": len(hits),
                           "recall" if label == 1 else "fpr": sum(hits) / len(hits)}
-    return Scores(precision, recall, f1, sum(neg_hits) / len(neg_hits) if neg_hits else 0.0,
+    return Scores(precision, recall, f1, ratio(sum(neg_hits), len(neg_hits)),
                   len(edges), true_edges, per_kind)

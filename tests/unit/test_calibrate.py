@@ -215,3 +215,56 @@ def test_no_document_is_in_both_halves(edges: list[tuple[int, int, bool]]) -> No
     label = np.array([x for a, b, x in edges if a != b], dtype=bool)
     half = component_halves([a for a, _ in ends], [b for _, b in ends], label)
     assert not _docs_of(ends, half, False) & _docs_of(ends, half, True)
+
+
+# --------------------------------------------------------------------------- one search, one definition of the scores
+def test_pair_scores_follow_the_dataset_scorer() -> None:
+    import importlib.util
+
+    from neardup.learning.model import pair_scores
+    from neardup.learning.scoring import prf
+
+    nothing = pair_scores([False, False], [True, False])
+    assert (nothing.precision, nothing.recall, nothing.f1) == (0.0, 0.0, 0.0)  # nothing predicted: precision 0
+    assert Counts.of(np.zeros(2, dtype=bool), np.array([True, False])).precision == 0.0
+    scorer = ROOT.parent / "shared" / "datasets" / "score.py"
+    if scorer.is_file():  # the development set's own scorer, where the checkout has it
+        spec = importlib.util.spec_from_file_location("dataset_score", scorer)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for case in [(0, 0, 0), (0, 0, 3), (1, 4, 2), (3, 3, 3), (2, 5, 0)]:
+            assert prf(*case) == module.prf(*case), case
+
+
+def test_every_threshold_search_is_calibrates(monkeypatch: pytest.MonkeyPatch) -> None:
+    from neardup.learning import calibrate as calibrate_module
+    from neardup.learning.evaluate import recommend
+    from neardup.learning.model import calibrate as learn_thresholds
+
+    spaces: list[tuple[str, ...]] = []
+    real = calibrate_module.search
+
+    def spy(pairs: LabelledPairs, base: Thresholds, target: float, space: tuple[calibrate_module.Axis, ...]
+            = calibrate_module.SEARCH) -> tuple[calibrate_module.OperatingPoint, int]:
+        spaces.append(tuple(axis[0] for axis in space))
+        return real(pairs, base, target, space)
+
+    monkeypatch.setattr(calibrate_module, "search", spy)
+    feats = {"jaccard": np.array([0.95, 0.9, 0.5, 0.3]), "hamming": np.array([1.0, 2.0, 20.0, 30.0]),
+             "containment": np.array([0.95, 0.9, 0.5, 0.3]), "comparable": np.ones(4, dtype=bool),
+             "critical": np.zeros(4, dtype=bool), "label": np.array([1, 1, 0, 0])}
+    settings = load_settings()
+    chosen = learn_thresholds(feats, settings.thresholds.model_dump(), 0.99)
+    recommended = recommend(settings, feats, 0.99)
+    assert spaces == [("jaccard_high", "jaccard_low")] * 2
+    assert set(chosen) == {"jaccard_high", "jaccard_low"} and recommended["pair_precision"] == 1.0
+
+
+def test_labels_of_one_kind_leave_the_learned_thresholds_alone() -> None:
+    from neardup.learning.model import calibrate as learn_thresholds
+
+    # one "not a duplicate" label the engine already keeps apart: nothing to learn about thresholds
+    feats = {"jaccard": np.array([0.2]), "hamming": np.array([30.0]), "containment": np.array([0.2]),
+             "comparable": np.ones(1, dtype=bool), "critical": np.zeros(1, dtype=bool), "label": np.array([0])}
+    assert learn_thresholds(feats, load_settings().thresholds.model_dump(), 0.99) == {}
