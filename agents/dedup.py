@@ -26,6 +26,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from neardup.agents.topics import encode_json, encode_key
@@ -91,10 +92,20 @@ def kafka_seconds(timestamp: float | None) -> float | None:
     return timestamp / 1000.0 if timestamp > 1e11 else float(timestamp)
 
 
+class Output(StrEnum):
+    """Where an output record goes: the unique, duplicate or dead-letter topic (``settings.topics``;
+    the dead-letter topic's default name is ``dead-letter``). The values are the ``output`` label of
+    ``neardup_agent_outputs_total`` (:data:`neardup.metrics.OUTPUTS`)."""
+
+    UNIQUE = "unique"
+    DUPLICATE = "duplicate"
+    DEAD_LETTER = "dead_letter"
+
+
 @dataclass(frozen=True, slots=True)
 class OutRecord:
     """One output of a window: the topic it goes to (``output``), key and value, and its source message."""
-    output: str  # "unique" | "duplicate" | "dead_letter"
+    output: Output
     key: bytes | None
     value: bytes
     source: InMessage
@@ -202,19 +213,19 @@ class BatchProcessor:
             self.engine_metrics.dead_letters.labels(reason).inc()
         if not cut:
             log.info("dead-letter %s:%d@%d reason=%s %s", msg.topic, msg.partition, msg.offset, reason, error[:200])
-        return OutRecord("dead_letter", key, encode_json(record), msg, reason, error, doc_id, cut)
+        return OutRecord(Output.DEAD_LETTER, key, encode_json(record), msg, reason, error, doc_id, cut)
 
     def decision_record(self, msg: InMessage, doc: Document, decision: Any) -> OutRecord:
         """The unique/duplicate record of a decided document; a decision that cannot be encoded is dead-lettered."""
+        from neardup.decision import Status
+
         try:
             record = decision.to_record()
-            status = record["status"]
-            if status not in ("unique", "duplicate"):
-                raise ValueError(f"status {status!r}")
+            output = Output.UNIQUE if Status(record["status"]) is Status.UNIQUE else Output.DUPLICATE
             value = encode_json(record)
         except Exception as exc:  # an engine bug must not stop the partition
             return self.dead_letter(msg, "engine_error", f"bad decision: {type(exc).__name__}: {exc}", doc.id)
-        return OutRecord(status, encode_key(doc.id), value, msg)
+        return OutRecord(output, encode_key(doc.id), value, msg)
 
     async def process(self, msgs: Sequence[InMessage]) -> list[OutRecord]:
         """One output per input, in input order."""
@@ -339,7 +350,7 @@ class Deliverer:
                     continue
                 if not is_permanent_produce_error(res):
                     again.append(out)
-                elif out.output != "dead_letter":
+                elif out.output is not Output.DEAD_LETTER:
                     # the decision is stored, but its record cannot be carried: say so on dead-letter
                     error = f"{out.output} record of {len(out.value)} bytes: {res!r}"
                     again.append(self.processor.dead_letter(out.source, "output_too_large", error, _doc_id(out)))
@@ -371,10 +382,10 @@ def faust_sender(runtime: Runtime) -> SendFn:
     """The :data:`SendFn` of a worker: each output goes to its Faust topic; the future resolves on the broker ack."""
     topics = runtime.topics
     assert topics is not None
-    by_output: dict[str, faust.TopicT] = {
-        "unique": topics.unique,
-        "duplicate": topics.duplicate,
-        "dead_letter": topics.dead_letter,
+    by_output: dict[Output, faust.TopicT] = {
+        Output.UNIQUE: topics.unique,
+        Output.DUPLICATE: topics.duplicate,
+        Output.DEAD_LETTER: topics.dead_letter,
     }
 
     async def send(out: OutRecord) -> Awaitable[Any]:
@@ -460,7 +471,7 @@ def observe_latency(metrics: AgentMetrics, outs: Sequence[OutRecord]) -> None:
     """Decision latency from the take, publish-to-decision from the Kafka timestamp, per decision."""
     mono, wall = time.monotonic(), time.time()
     for out in outs:
-        if out.output == "dead_letter":
+        if out.output is Output.DEAD_LETTER:
             continue
         if out.source.taken_at is not None:
             metrics.decision_latency.observe(max(0.0, mono - out.source.taken_at))

@@ -311,20 +311,21 @@ class DedupRun:
 
     async def flush(self, reason: str) -> None:
         """Decide the window's documents and write their decisions."""
+        from neardup.decision import Status
+
         docs = self.window.drain()
         if not docs:
             return
         self.engine.metrics.window_closed.labels(reason).inc()
         for d in await self.engine.decide(docs):
             record = self.fields.restore(d.to_record())
-            status = str(record["status"])
             self.outputs.all.write(record)
-            target = self.outputs.unique if status == "unique" else self.outputs.duplicates
+            target = self.outputs.unique if d.status is Status.UNIQUE else self.outputs.duplicates
             if target is not None:
                 target.write(record)
-            self.counts[status] += 1
+            self.counts[d.status.value] += 1
             evidence = record.get("evidence") or {}
-            if status == "duplicate":
+            if d.status is Status.DUPLICATE:
                 self.counts[f"duplicate:{evidence.get('rule')}"] += 1
             elif evidence.get("critical"):
                 self.counts["unique:critical_difference"] += 1

@@ -278,6 +278,7 @@ def labels_from_feedback(records: Iterable[Any], decisions: Mapping[str, Any]) -
     """Labels from feedback records; a decision judged is turned into a pair with the document it
     was decided against (its original, or its nearest candidate for a unique one). Returns the
     labels and one line per record that could not be used."""
+    from neardup.decision import Status
     from neardup.learning.feedback import DecisionFeedback, PairFeedback
 
     out: list[Label] = []
@@ -295,7 +296,7 @@ def labels_from_feedback(records: Iterable[Any], decisions: Mapping[str, Any]) -
             if not other:
                 skipped.append(f"{rec.id}: decided unique with no candidate to judge against")
                 continue
-            was_duplicate = d.status == "duplicate"
+            was_duplicate = Status(d.status) is Status.DUPLICATE
             out.append(Label(other, rec.id, was_duplicate == rec.correct))
     return out, skipped
 

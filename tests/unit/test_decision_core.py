@@ -363,3 +363,30 @@ async def test_a_truncated_copy_is_as_near_as_it_is_contained() -> None:
     assert (out[2].status, out[2].duplicate_of) == (Status.DUPLICATE, "cut") and o.rule in (Rule.HYBRID,
                                                                                         Rule.CONTAINMENT), o
     assert o.jaccard is not None and o.jaccard < 0.55 and (o.containment or 0) > 0.9  # far by J, inside by C
+
+
+# -- one name for each thing: Status, the outputs, dead_letter / dead-letter ---------------------
+def test_decisions_are_compared_as_the_status_enum_not_as_strings() -> None:
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    literal = re.compile(r"""(?:[=!]=\s*["'](?:unique|duplicate)["'])|(?:in \(["']unique["'], ["']duplicate["']\))""")
+    found = [f"{path.relative_to(root)}:{n}: {line.strip()}"
+             for folder in ("service", "agents", "storage")
+             for path in sorted((root / folder).rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if literal.search(line)]  # fmt: skip
+    assert not found, "compare with neardup.decision.Status:\n" + "\n".join(found)
+
+
+def test_outputs_are_an_enum_named_as_the_metric_labels_and_topics() -> None:
+    from neardup.agents.dedup import Output
+    from neardup.agents.topics import resolve_topic
+    from neardup.metrics import OUTPUTS
+
+    assert tuple(o.value for o in Output) == OUTPUTS
+    assert {o.value for o in Output if o is not Output.DEAD_LETTER} == {s.value for s in Status}
+    settings = load_settings()
+    assert settings.topics.dead_letter == "dead-letter"  # a topic name: with a hyphen
+    assert resolve_topic(settings, "dead-letter") == resolve_topic(settings, Output.DEAD_LETTER) == "dead-letter"
