@@ -454,7 +454,7 @@ async def test_redis_password_is_used_and_never_shown() -> None:
 @pytest.mark.integration
 async def test_redis_unreachable_raises_store_unavailable() -> None:
     from neardup.storage.errors import StoreUnavailableError
-    from tests.fixtures.redis_servers import free_port
+    from tests.fixtures.net import free_port
 
     s = open_store(f"redis://127.0.0.1:{free_port()}", ttl=TTL, retry_seconds=0.5, **_redis_opts())
     with pytest.raises(StoreUnavailableError):
@@ -714,7 +714,7 @@ def _make_tls_files(tmp: Path) -> tuple[Path, Path, Path]:
 
 @pytest.mark.integration
 async def test_redis_tls_with_ca_file() -> None:
-    from tests.fixtures.redis_servers import free_port
+    from tests.fixtures.net import free_port
 
     with tempfile.TemporaryDirectory(prefix="neardup-redis-tls-") as tmp:
         ca, cert, key = _make_tls_files(Path(tmp))

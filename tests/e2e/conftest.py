@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.kafka_broker import KafkaBroker, _die_with_parent, free_port
+from tests.fixtures.kafka_broker import KafkaBroker, _die_with_parent
+from tests.fixtures.net import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -29,7 +29,8 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import ROOT, Pipeline, WorkerProcess, collect, doc_id, load_docs
-from tests.fixtures.kafka_broker import _die_with_parent, free_port
+from tests.fixtures.kafka_broker import _die_with_parent
+from tests.fixtures.net import free_port
 from tests.fixtures.redis_servers import RedisProcess, redis_binaries, start_redis
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

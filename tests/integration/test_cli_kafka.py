@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.kafka_broker import KafkaBroker, _die_with_parent, free_port, start_tansu, stop_process
+from tests.fixtures.kafka_broker import KafkaBroker, _die_with_parent, start_tansu, stop_process
+from tests.fixtures.net import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 

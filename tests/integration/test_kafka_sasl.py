@@ -21,7 +21,8 @@ from aiokafka.errors import KafkaConnectionError
 
 from neardup.agents.topics import BrokerLoginError, check_broker_login
 from neardup.config import load_settings
-from tests.fixtures.kafka_broker import ROOT, KafkaBroker, KafkaSecurity, free_port
+from tests.fixtures.kafka_broker import ROOT, KafkaBroker, KafkaSecurity
+from tests.fixtures.net import free_port
 from tests.fixtures.tls import make_tls_files
 
 pytestmark = pytest.mark.integration

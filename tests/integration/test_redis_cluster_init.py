@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.redis_servers import HOST, RedisProcess, free_port, redis_binaries, start_redis
+from tests.fixtures.net import free_port
+from tests.fixtures.redis_servers import HOST, RedisProcess, redis_binaries, start_redis
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
