@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,12 @@ from neardup.rules.versions import different_versions
 from neardup.sketch.similarity import SketchTable, similarities
 
 
-def pair_features(engine: Engine, docs: list[Any], pairs: list[Mapping[str, Any]]) -> dict[str, np.ndarray]:
+def pair_features(engine: Engine, docs: Sequence[Any], pairs: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
     """Jaccard, Hamming, containment and critical flag of every labelled pair, computed as the
     engine computes them (:func:`neardup.sketch.similarity.similarities` over the stored precision), and
     what the engine's other vetoes read: ``exact`` (same normalised content) and ``min_length``
     (the shorter normalised text, for ``short_text_chars``)."""
-    w = engine._prepare(docs, time.time())
+    w = engine._prepare(list(docs), time.time())
     row = {d.id: i for i, d in enumerate(w.docs)}
     table = SketchTable.of(w.sketches, engine.settings.fingerprint.num_perm, w.fps.simhash.shape[1])
     a = np.array([row[p["a"]] for p in pairs], dtype=np.int64)

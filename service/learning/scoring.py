@@ -4,7 +4,7 @@ edge precision, pair recall through predicted clusters, F1, hard-negative merge 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +66,7 @@ class Scores:
                 "true_edges": self.true_edges, "per_kind": self.per_kind}
 
 
-def score(ids: list[str], pairs: list[Mapping[str, Any]], duplicate_of: Mapping[str, str | None]) -> Scores:
+def score(ids: Sequence[str], pairs: Sequence[Mapping[str, Any]], duplicate_of: Mapping[str, str | None]) -> Scores:
     """Score ``duplicate_of`` (id -> original or None) against labelled ``pairs`` over ``ids``, as clusters."""
     gold = UnionFind(ids)
     for p in pairs:
