@@ -32,12 +32,15 @@ PLACE_SUFFIXES = "省市县区镇乡村州"
 CONTEXT_TOKENS = 3  # tokens each side of a name
 CONTEXT_SEED = 0x0E17
 EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z]+")
-# capitalised inside a sentence, yet no name: title-case articles, pronouns and particles
+# capitalised inside a sentence, yet no name: title-case articles, pronouns and particles; days and months
 EN_NOT_NAMES = frozenset({
     "a", "an", "the", "and", "or", "but", "of", "in", "on", "at", "to", "for", "from", "by", "with", "as",
     "is", "are", "was", "were", "be", "it", "its", "this", "that", "these", "those", "he", "she", "they",
     "we", "you", "his", "her", "their", "our", "your", "i", "mr", "mrs", "ms", "dr", "my", "me", "him",
     "them", "not", "no",
+    # days and months are when, not who or where: a reprint may name the day it is printed
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
+    "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
 })
 SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
 

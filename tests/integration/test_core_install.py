@@ -67,7 +67,7 @@ def core_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, source / name)
-    for name in ("service", "storage", "agents", "config"):
+    for name in ("service", "storage", "agents", "config", "bench/suite"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     install_step([*uv(), "pip", "install", "-q", "--python", str(python), "--no-deps", str(source)])
     yield venv
