@@ -24,6 +24,9 @@ from neardup.text.lexicon import TOKEN_SEED
 from neardup.text.segment import jieba_dict_path
 
 NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt"})
+# jieba tags many two-character words nr that are no names (修正, 陈述, 花布: a surname's character
+# and another); a three-character nr word is nearly always a person (江泽民)
+MIN_NAME_CHARS = {"nr": 3}
 EN_FILL_LETTERS = 3  # an English name fills by its first letters: crawler noise inside it (lon&g) reads alike
 # the polarity byte of a name's fill (the kernel's constant): no polarity word, figure or
 # sentence fill hashes to it (tests/unit/test_lookalikes.py)
@@ -31,7 +34,7 @@ NAME_FILL_BYTE = kprof.NAME_FILL_BYTE
 PLACE_SUFFIXES = "省市县区镇乡村州"
 CONTEXT_TOKENS = 3  # tokens each side of a name
 CONTEXT_SEED = 0x0E17
-EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z]+")
+EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z]{2,}")  # three letters or more: "Ph" of ph&innaeus is noise
 # capitalised inside a sentence, yet no name: title-case articles, pronouns and particles; days and months
 EN_NOT_NAMES = frozenset({
     "a", "an", "the", "and", "or", "but", "of", "in", "on", "at", "to", "for", "from", "by", "with", "as",
@@ -73,7 +76,7 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 parts = line.split()
-                if len(parts) == 3 and parts[2] in NAME_TAGS and len(parts[0]) >= 2:
+                if len(parts) == 3 and parts[2] in NAME_TAGS and len(parts[0]) >= MIN_NAME_CHARS.get(parts[2], 2):
                     words.append(parts[0])
         names = _hashes(words)
         canon = _hashes([canonical_name(w) for w in words])
@@ -84,7 +87,8 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         return {"names": names[keep], "canonical": canon[keep]}
 
     stat = path.stat()
-    arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-3", build)
+    tags = "-".join(sorted(NAME_TAGS)) + "-" + "-".join(f"{k}{v}" for k, v in sorted(MIN_NAME_CHARS.items()))
+    arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}-3", build)
     return arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64)
 
 
