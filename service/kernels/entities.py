@@ -105,3 +105,32 @@ def entity_entries(tok_hashes, tok_off, flags, fills, breaks, k, seed, fill_byte
         tokens[start:w] = tokens[start:w][order]
         doc_off[d + 1] = w
     return entries, tokens, doc_off
+
+
+@njit(nogil=True, cache=True)
+def _cjk_span(cps, start, end):
+    """Whether ``cps[start:end]`` is all CJK ideographs."""
+    for c in range(start, end):  # noqa: SIM110 (numba compiles loops, not generators)
+        if cps[c] < 0x4E00 or cps[c] > 0x9FFF:
+            return False
+    return True
+
+
+@njit(nogil=True, cache=True)
+def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames):
+    """Flag, in place, people the dictionary lacks (Chinese): a surname standing alone as a
+    one-character token (``surnames``: sorted code points) followed by a token of one or two
+    ideographs (王/新民, 刘/业/定): both tokens are the name."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a, b - 1):
+            if ends[i] - starts[i] != 1 or flags[i] or flags[i + 1]:
+                continue
+            at = np.searchsorted(surnames, cps[starts[i]])
+            m = ends[i + 1] - starts[i + 1]
+            if (at < surnames.shape[0] and surnames[at] == cps[starts[i]] and 1 <= m <= 2
+                    and _cjk_span(cps, starts[i + 1], ends[i + 1])):
+                flags[i] = True
+                flags[i + 1] = True
+                fills[i] = tok_hashes[i]
+                fills[i + 1] = tok_hashes[i + 1]

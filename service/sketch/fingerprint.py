@@ -41,6 +41,7 @@ from neardup.text.entities import (
     NameEntries,
     en_names,
     zh_name_table,
+    zh_surnames,
 )
 from neardup.text.language import (
     KNOWN_LANGS,
@@ -360,6 +361,7 @@ class Fingerprinter:
         """The name entries of a group of one tokeniser, each with its name's span, into ``out[row]``."""
         if tokenizer is Tokenizer.CHINESE:
             flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
+            kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames())
         elif tokenizer is Tokenizer.WORDS:
             flags = np.zeros(len(tok_hashes), dtype=np.bool_)
             for k, row in enumerate(idx):

@@ -1,7 +1,8 @@
 """Names in a text: which tokens are people, places and organisations, for the entity check.
 
 Chinese names are the words jieba's dictionary tags as names (nr, nrt, nrfg: people; ns: places;
-nt: organisations), looked up by token hash inside a kernel; a place's administrative suffix is
+nt: organisations), looked up by token hash inside a kernel, and people it lacks by pattern (a
+surname standing alone before a short word: :data:`SURNAMES`); a place's administrative suffix is
 not part of its fill (:func:`canonical_name`). English names are
 the words a text capitalises inside a sentence (after a lower-case word, a digit or a comma), as
 the normalised text has lost its case; a capital at a sentence's start says nothing. They fill by
@@ -90,6 +91,15 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     tags = "-".join(sorted(NAME_TAGS)) + "-" + "-".join(f"{k}{v}" for k, v in sorted(MIN_NAME_CHARS.items()))
     arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}-3", build)
     return arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64)
+
+
+# surnames rarely written alone for another word (张 counts sheets, 高 is high: left out)
+SURNAMES = ("王李刘陈杨赵吴周徐孙朱胡郭何罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜程苏魏吕丁沈姚卢姜崔"
+            "钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫段雷侯史陶黎贺顾毛郝龚邵钱严覃戴莫孔汤")
+@lru_cache(maxsize=1)
+def zh_surnames() -> npt.NDArray[np.uint32]:
+    """The surnames' code points, sorted (for :func:`neardup.kernels.entities.surname_names`)."""
+    return np.array(sorted(map(ord, SURNAMES)), dtype=np.uint32)
 
 
 def en_names(raw_text: str) -> npt.NDArray[np.uint64]:

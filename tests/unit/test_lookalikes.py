@@ -144,3 +144,20 @@ def test_name_tokens_and_sentence_breaks() -> None:
     marks = np.array([ord(".")], dtype=np.uint32)
     breaks = kent.sentence_breaks(cps, np.array([0, 4, 7]), np.array([2, 6, 9]), np.array([0, 3]), marks)
     assert breaks.tolist() == [True, True, False]
+
+
+def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
+    text = "由王新民主持"  # 由/王/新民/主持: 王 alone, then a two-character word
+    cps = np.array([ord(c) for c in text], dtype=np.uint32)
+    starts, ends = np.array([0, 1, 2, 4]), np.array([1, 2, 4, 6])
+    hashes = np.arange(4, dtype=np.uint64) + np.uint64(100)
+    flags, fills = np.zeros(4, dtype=np.bool_), np.zeros(4, dtype=np.uint64)
+    surnames = np.array(sorted(map(ord, "王李")), dtype=np.uint32)
+    kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames)
+    assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 101, 102, 0]
+
+
+def test_another_person_not_in_the_dictionary_is_unique() -> None:
+    body = "本次会议由{p}主持，会议听取了各部门关于上半年工作情况的汇报，研究部署了下半年重点工作任务，要求各单位{p}同志牵头抓好落实。"
+    status, _, kind = decide_pair(body.format(p="王新民"), body.format(p="刘业定"))
+    assert status is Status.UNIQUE and kind == "entity"
