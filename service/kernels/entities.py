@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from neardup.kernels.hashing import fmix64
+from neardup.kernels.hashing import FNV_OFFSET, FNV_PRIME, GOLDEN, fmix64
 
 NAME_MARK = np.uint64(0x9E3779B97F4A7C15)  # a name inside another name's context
 LEFT = np.uint64(0x4C)
@@ -20,20 +20,62 @@ RIGHT = np.uint64(0x52)
 
 
 @njit(nogil=True, cache=True)
-def name_tokens(tok_hashes, names, canonical):
-    """Which tokens are names (their hash is in the sorted array ``names``), and each name's
-    canonical hash (``canonical[j]`` of ``names[j]``: 北京市 and 北京 fill alike)."""
+def build_name_table(names, canonical):
+    """An open-addressing table (load at most a quarter, linear probing) of the distinct non-zero
+    hashes ``names`` with their canonical hashes: (slot keys, slot values). A token's lookup
+    then costs one or two cache lines, not a binary search over the whole list."""
+    size = 1
+    while size < 4 * names.shape[0] + 4:
+        size *= 2
+    mask = np.uint64(size - 1)
+    keys = np.zeros(size, dtype=np.uint64)
+    values = np.zeros(size, dtype=np.uint64)
+    for j in range(names.shape[0]):
+        h = names[j]
+        i = np.int64(h & mask)
+        while keys[i] != 0 and keys[i] != h:
+            i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
+        keys[i] = h
+        values[i] = canonical[j]
+    return keys, values
+
+
+@njit(nogil=True, cache=True)
+def name_tokens(tok_hashes, keys, values):
+    """Which tokens are names (their hash is a key of the table of :func:`build_name_table`), and
+    each name's canonical hash (北京市 and 北京 fill alike)."""
     n = tok_hashes.shape[0]
     flags = np.zeros(n, dtype=np.bool_)
     fills = np.zeros(n, dtype=np.uint64)
-    if names.shape[0] == 0:
-        return flags, fills
-    at = np.searchsorted(names, tok_hashes)
-    for i in range(n):
-        if at[i] < names.shape[0] and names[at[i]] == tok_hashes[i]:
-            flags[i] = True
-            fills[i] = canonical[at[i]]
+    mask = np.uint64(keys.shape[0] - 1)
+    for t in range(n):
+        h = tok_hashes[t]
+        i = np.int64(h & mask)
+        for _ in range(keys.shape[0]):  # bounded: a table without an empty slot ends the probe too
+            if keys[i] == 0:
+                break
+            if keys[i] == h:
+                flags[t] = True
+                fills[t] = values[i]
+                break
+            i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
     return flags, fills
+
+
+@njit(nogil=True, cache=True)
+def doc_names(tok_hashes, tok_off, names, name_off):
+    """Which tokens of each document d are among its own names ``names[name_off[d]:name_off[d+1]]``
+    (sorted within each document)."""
+    flags = np.zeros(tok_hashes.shape[0], dtype=np.bool_)
+    for d in range(tok_off.shape[0] - 1):
+        lo, hi = name_off[d], name_off[d + 1]
+        if lo == hi:
+            continue
+        own = names[lo:hi]
+        for t in range(tok_off[d], tok_off[d + 1]):
+            at = np.searchsorted(own, tok_hashes[t])
+            flags[t] = at < own.shape[0] and own[at] == tok_hashes[t]
+    return flags
 
 
 @njit(nogil=True, cache=True)
@@ -134,3 +176,81 @@ def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames
                 flags[i + 1] = True
                 fills[i] = tok_hashes[i]
                 fills[i + 1] = tok_hashes[i + 1]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _lower_ascii_hash(cps, start, end, seed):
+    """:func:`neardup.kernels.hashing.hash_span` of ``cps[start:end]`` with A-Z lower-cased."""
+    h = FNV_OFFSET ^ (np.uint64(seed) * GOLDEN)
+    for i in range(start, end):
+        c = cps[i]
+        if 65 <= c <= 90:
+            c += 32
+        h ^= np.uint64(c)
+        h *= FNV_PRIME
+    return fmix64(h ^ np.uint64(end - start))
+
+
+@njit(nogil=True, cache=True)
+def capitalised_names(cps, offsets, seed, min_letters, stop):
+    """The lower-cased token hashes of the words each raw English text capitalises inside a
+    sentence (a capital after a lower-case letter, a digit, a comma or a semicolon and a space,
+    then ``min_letters - 1`` or more letters), less the sorted hashes ``stop``; distinct and
+    sorted within each text, with each text's offsets into them."""
+    n_docs = offsets.shape[0] - 1
+    out = np.empty(max(1, cps.shape[0] // 2), dtype=np.uint64)
+    off = np.zeros(n_docs + 1, dtype=np.int64)
+    w = 0
+    for d in range(n_docs):
+        a, b = offsets[d], offsets[d + 1]
+        start_w = w
+        i = a + 2
+        while i < b:
+            c = cps[i]
+            p = cps[i - 2]
+            if 65 <= c <= 90 and cps[i - 1] == 32 and (97 <= p <= 122 or 48 <= p <= 57 or p == 44 or p == 59):
+                j = i + 1
+                while j < b and (97 <= cps[j] <= 122 or 65 <= cps[j] <= 90):
+                    j += 1
+                if j - i >= min_letters:
+                    h = _lower_ascii_hash(cps, i, j, seed)
+                    at = np.searchsorted(stop, h)
+                    if not (at < stop.shape[0] and stop[at] == h):
+                        out[w] = h
+                        w += 1
+                i = j
+            else:
+                i += 1
+        mine = np.sort(out[start_w:w])
+        k = start_w
+        for q in range(mine.shape[0]):
+            if q == 0 or mine[q] != mine[q - 1]:
+                out[k] = mine[q]
+                k += 1
+        w = k
+        off[d + 1] = w
+    return out[:w].copy(), off
+
+
+@njit(nogil=True, cache=True)
+def merge_order(first, first_off, second, second_off):
+    """The order that merges two arrays sorted within each document (``second`` placed after
+    ``first`` in one concatenated array): indices into that concatenation, document by document,
+    and the merged documents' offsets."""
+    n_first = first.shape[0]
+    order = np.empty(n_first + second.shape[0], dtype=np.int64)
+    off = np.zeros(first_off.shape[0], dtype=np.int64)
+    w = 0
+    for d in range(first_off.shape[0] - 1):
+        i, i_end = first_off[d], first_off[d + 1]
+        j, j_end = second_off[d], second_off[d + 1]
+        while i < i_end or j < j_end:
+            if j >= j_end or (i < i_end and first[i] <= second[j]):
+                order[w] = i
+                i += 1
+            else:
+                order[w] = n_first + j
+                j += 1
+            w += 1
+        off[d + 1] = w
+    return order, off

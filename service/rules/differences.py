@@ -84,6 +84,7 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
+from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
@@ -352,11 +353,8 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
     figure ends, document offsets) with the name entries joined, sorted within each document."""
     positions, kinds, codes, negs, fig_a, fig_b, doc_off = columns
     n_names = len(names.entries)
-    docs = np.concatenate([np.repeat(np.arange(len(doc_off) - 1), np.diff(doc_off)),
-                           np.repeat(np.arange(len(names.doc_off) - 1), np.diff(names.doc_off))])
     joined = np.concatenate([entries, names.entries])
-    order = np.lexsort((joined, docs))
-    out_off = doc_off + names.doc_off
+    order, out_off = kent.merge_order(entries, doc_off, names.entries, names.doc_off)
     return (joined[order], np.concatenate([positions, names.starts])[order],
             np.concatenate([kinds, np.full(n_names, kprof.ANCHOR_NAME, dtype=kinds.dtype)])[order],
             np.concatenate([codes, np.full(n_names, -1, dtype=codes.dtype)])[order],

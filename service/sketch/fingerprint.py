@@ -363,10 +363,7 @@ class Fingerprinter:
             flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
             kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames())
         elif tokenizer is Tokenizer.WORDS:
-            flags = np.zeros(len(tok_hashes), dtype=np.bool_)
-            for k, row in enumerate(idx):
-                a, b = int(tok_off[k]), int(tok_off[k + 1])
-                flags[a:b] = np.isin(tok_hashes[a:b], en_names(raw[row]))
+            flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)
         else:
             return

@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import hash_spans
 from neardup.text.cache import cached_arrays
@@ -35,7 +36,9 @@ NAME_FILL_BYTE = kprof.NAME_FILL_BYTE
 PLACE_SUFFIXES = "省市县区镇乡村州"
 CONTEXT_TOKENS = 3  # tokens each side of a name
 CONTEXT_SEED = 0x0E17
-EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z]{2,}")  # three letters or more: "Ph" of ph&innaeus is noise
+# the kernel's rule, as a pattern (for reading; the bench builds look-alikes with its own)
+EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z]{2,}")
+EN_MIN_LETTERS = 3  # "Ph" of ph&innaeus is noise
 # capitalised inside a sentence, yet no name: title-case articles, pronouns and particles; days and months
 EN_NOT_NAMES = frozenset({
     "a", "an", "the", "and", "or", "but", "of", "in", "on", "at", "to", "for", "from", "by", "with", "as",
@@ -69,7 +72,8 @@ def canonical_name(word: str) -> str:
 
 @lru_cache(maxsize=1)
 def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """(sorted token hashes of the dictionary's names, their canonical names' hashes)."""
+    """The dictionary's names as a lookup table (:func:`neardup.kernels.entities.build_name_table`):
+    token hash -> the canonical name's hash."""
     path = jieba_dict_path()
 
     def build() -> dict[str, npt.NDArray[np.generic]]:
@@ -90,7 +94,7 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     stat = path.stat()
     tags = "-".join(sorted(NAME_TAGS)) + "-" + "-".join(f"{k}{v}" for k, v in sorted(MIN_NAME_CHARS.items()))
     arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}-3", build)
-    return arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64)
+    return kent.build_name_table(arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64))
 
 
 # surnames rarely written alone for another word (张 counts sheets, 高 is high: left out)
@@ -102,10 +106,18 @@ def zh_surnames() -> npt.NDArray[np.uint32]:
     return np.array(sorted(map(ord, SURNAMES)), dtype=np.uint32)
 
 
-def en_names(raw_text: str) -> npt.NDArray[np.uint64]:
-    """Sorted token hashes of the words ``raw_text`` capitalises inside a sentence."""
-    words = sorted({m.group().lower() for m in EN_NAME.finditer(raw_text)} - EN_NOT_NAMES)
-    return _hashes(words)
+@lru_cache(maxsize=1)
+def _not_names() -> npt.NDArray[np.uint64]:
+    return np.sort(_hashes(sorted(EN_NOT_NAMES)))
+
+
+def en_names(raw_texts: list[str]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """The token hashes of the words each text capitalises inside a sentence (:data:`EN_NAME`,
+    in a kernel), sorted within each text, and each text's offsets into them."""
+    offsets = np.zeros(len(raw_texts) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in raw_texts], out=offsets[1:])
+    cps = np.frombuffer("".join(raw_texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+    return kent.capitalised_names(cps, offsets, TOKEN_SEED, EN_MIN_LETTERS, _not_names())
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from neardup import Deduplicator, Status
 from neardup.kernels import entities as kent
 from neardup.kernels.hashing import fmix64
 from neardup.rules.differences import furniture_spans
+from neardup.text.entities import EN_NAME, EN_NOT_NAMES, _hashes, en_names
 
 NOTICE = ("根据《中华人民共和国公司法》和有关规定，经审查，{c}提交的设立登记申请材料齐全，符合法定形式，"
           "本局决定准予登记。请{c}自收到本通知之日起三十日内领取营业执照，逾期未领取的，视为放弃。"
@@ -137,8 +138,8 @@ def test_entity_entries_match_reference(seed: int) -> None:
 
 
 def test_name_tokens_and_sentence_breaks() -> None:
-    names = np.array([3, 9], dtype=np.uint64)
-    flags, fills = kent.name_tokens(np.array([1, 3, 9, 4], dtype=np.uint64), names, np.array([30, 90], dtype=np.uint64))
+    table = kent.build_name_table(np.array([3, 9], dtype=np.uint64), np.array([30, 90], dtype=np.uint64))
+    flags, fills = kent.name_tokens(np.array([1, 3, 9, 4], dtype=np.uint64), *table)
     assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 30, 90, 0]
     cps = np.array([ord(c) for c in "ab. cd ef"], dtype=np.uint32)
     marks = np.array([ord(".")], dtype=np.uint32)
@@ -158,6 +159,23 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
 
 
 def test_another_person_not_in_the_dictionary_is_unique() -> None:
-    body = "本次会议由{p}主持，会议听取了各部门关于上半年工作情况的汇报，研究部署了下半年重点工作任务，要求各单位{p}同志牵头抓好落实。"
+    body = ("本次会议由{p}主持，会议听取了各部门关于上半年工作情况的汇报，"
+            "研究部署了下半年重点工作任务，要求各单位{p}同志牵头抓好落实。")
     status, _, kind = decide_pair(body.format(p="王新民"), body.format(p="刘业定"))
     assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_capitalised_names_kernel_matches_the_pattern() -> None:
+    texts = ["Shares of Microsoft rose, and Google fell; Apple said on Monday it would hire 300 Engineers.",
+             "The firm ph&innaeus Ph went to London, then to Paris and the Hague.", "", "no names here"]
+    hashes, off = en_names(texts)
+    for d, text in enumerate(texts):
+        want = sorted(set(_hashes(sorted({w.lower() for w in EN_NAME.findall(text)} - EN_NOT_NAMES)).tolist()))
+        assert hashes[off[d] : off[d + 1]].tolist() == want
+
+
+def test_merge_order_merges_each_document() -> None:
+    first, second = np.array([1, 5, 2], dtype=np.uint64), np.array([3, 0, 9], dtype=np.uint64)
+    order, off = kent.merge_order(first, np.array([0, 2, 3]), second, np.array([0, 1, 3]))
+    joined = np.concatenate([first, second])
+    assert joined[order].tolist() == [1, 3, 5, 0, 2, 9] and off.tolist() == [0, 3, 6]
