@@ -159,15 +159,28 @@ class CriticalDifference:
     text: str  # the passage of the document being decided
     fill: str
     other_fill_hash: int = -1  # the other text's fill in the same context (a sentence's names its count)
+    swapped_with: str = ""  # this text's fill that stands where the other text has this one (a swap)
 
     def as_evidence(self) -> dict[str, object]:
-        """The difference as a decision's evidence shows it (a sentence's: how many negators it
-        holds here and in the other text, "S1" -> "negators in the sentence: 1 (the other text: 0)")."""
-        term = self.fill
+        """The difference as a decision's evidence shows it, in words: "negators in the sentence: 1
+        (the other text: 0)", "figures swapped: 980 <-> 1200", "entity: 中兴通讯 (the other text
+        names another)", "figure: 980 (the other text has another)"."""
+        return {"kind": self.kind, "passage": self.text[:200], "term": self.term()}
+
+    def term(self) -> str:
+        """What differs, in words."""
         if is_sentence_fill(self.fill):
             theirs = SENTENCE_COUNT_OF.get(self.other_fill_hash, "?")
-            term = f"negators in the sentence: {self.fill[1:]} (the other text: {theirs})"
-        return {"kind": self.kind, "passage": self.text[:200], "term": term}
+            return f"negators in the sentence: {self.fill[1:]} (the other text: {theirs})"
+        mine = self.fill.lstrip("N ").lstrip("#@")
+        if self.swapped_with:
+            theirs = self.swapped_with.lstrip("N ").lstrip("#@")
+            return f"{'names' if self.kind == 'entity' else 'figures'} swapped: {mine} <-> {theirs}"
+        if self.kind == "entity":
+            return f"entity: {mine} (the other text names another in its place)"
+        if self.kind == "figure":
+            return f"figure: {mine} (the other text has another)"
+        return self.fill
 
 
 @lru_cache(maxsize=65536)
@@ -344,7 +357,18 @@ class Profile:
             passage = self.text[at : end.end() if end else len(self.text)].strip()
         else:
             passage = self.text[max(0, at - 12) : at + 16]
-        return CriticalDifference(kind, passage, self.fills[i], other)
+        return CriticalDifference(kind, passage, self.fills[i], other, self._swap_partner(i, other))
+
+    def _swap_partner(self, i: int, other: int) -> str:
+        """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
+        other text has in ``i``'s context: the figure or name the two texts swapped ("" if none)."""
+        if is_sentence_fill(self.fills[i]) or other == int(self.entries[i]) & 0xFFFF:
+            return ""
+        ctx = int(self.entries[i]) >> 16
+        for j in np.flatnonzero((self.entries & np.uint64(0xFFFF)) == np.uint64(other)).tolist():
+            if int(self.entries[j]) >> 16 != ctx:
+                return self.fills[j]
+        return ""
 
 
 def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: npt.NDArray[np.generic]) -> tuple[

@@ -47,6 +47,17 @@ def test_swapped_counts_are_unique() -> None:
     assert status is Status.UNIQUE and kind == "figure"
 
 
+def test_the_evidence_names_the_difference_in_words() -> None:
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "a", "text": PETITIONS.format(a=1200, b=980)})
+        swapped = dedup.decide({"id": "b", "text": PETITIONS.format(a=980, b=1200)})
+        dedup.decide({"id": "c", "text": NOTICE.format(c="深圳市华为技术有限公司")})
+        renamed = dedup.decide({"id": "d", "text": NOTICE.format(c="深圳市中兴通讯有限公司")})
+    assert swapped.evidence.critical is not None and renamed.evidence.critical is not None
+    assert swapped.evidence.critical.term in ("figures swapped: 980 <-> 1200", "figures swapped: 1200 <-> 980")
+    assert renamed.evidence.critical.term == "entity: 中兴通讯 (the other text names another in its place)"
+
+
 def test_reversed_score_is_unique() -> None:
     status, _, _ = decide_pair(MATCH.format(score="3比1战胜"), MATCH.format(score="1比3负于"))
     assert status is Status.UNIQUE
