@@ -79,7 +79,7 @@ class FingerprintSettings(_Section):
     seed: int = Field(1, ge=0, description="seed of the MinHash hash functions")
     # one permutation hashing (one hash a shingle, densified bins) estimates Jaccard as well as
     # num_perm permutations at a twentieth of the work; "permutations" keeps the signatures of a
-    # store written before 2026-12-04 comparable (the two families are never compared)
+    # store written with that family comparable (the two families are never compared)
     minhash_family: Literal["one_permutation", "permutations"] = Field(
         "one_permutation", description="MinHash by one permutation hashing or by num_perm permutations"
     )
@@ -108,7 +108,7 @@ class FingerprintSettings(_Section):
 
 class IndexSettings(_Section):
     """Candidate search: the SimHash block index and the MinHash LSH bands."""
-    # 0 (was 3): one block, the whole SimHash. Blocks of 16 bits (radius 3) put about 15 of every
+    # 0: one block, the whole SimHash. Blocks of 16 bits (radius 3) put about 15 of every
     # million stored documents in each block's bucket: at 1 M stored each document drew about 60
     # unrelated candidates, over the max_candidates cap (bench/store.py --stored 1000000). The
     # development set decides the same without them (bench/quality.py --set index.hamming_radius=R):
@@ -131,13 +131,12 @@ class ThresholdSettings(_Section):
     hamming_high: int = Field(3, ge=0, le=64, description="duplicate on SimHash alone (64-bit scale)")
     hamming_low: int = Field(12, ge=0, le=64, description="SimHash support for jaccard_low")
     # 0.73: what `neardup calibrate` chose on the development set at pair precision 0.99 (each
-    # half, split by connected component, chose 0.73 / 0.74 on its own); 0.85 before
+    # half, split by connected component, chose 0.73 / 0.74 on its own)
     containment_high: float = Field(0.73, gt=0.0, le=1.0, description="truncations and excerpts")
     short_text_chars: int = Field(50, ge=0, description="below this, only exact matches count")
-    # nearness is max(J, containment) since 2026-12-03 (J alone before): the development set's
-    # truncation recall 0.952 -> 0.968, F1 0.9941 -> 0.9949, nothing else changed; fresh draws
-    # (bench/fresh_variants.py, seeds 11/12/13) truncation 0.965/0.966/0.977 -> 0.970/0.968/0.983,
-    # flips merged 0/0/0 as before
+    # nearness is max(J, containment), not J alone: a truncated copy's Jaccard falls with its
+    # length while its containment stays high (docs/measurements.md: truncation recall with and
+    # without, and the flips merged either way)
     reversal_margin: float = Field(
         0.4, ge=0.0, le=1.0,
         description="a critical difference with the nearest candidate vetoes matches this much less near "

@@ -21,7 +21,7 @@ Compacted
     (``wal_checkpoint(TRUNCATE)``); SQLite reuses freed pages, so the file does not grow without
     bound. While a run is open, ``PATH-wal`` and ``PATH-shm`` lie beside it.
 
-Why SQLite, measured (2026-12-03, this 2-core machine; 100,000 documents of realistic sizes in
+Why SQLite, measured (a 2-core machine; 100,000 documents of realistic sizes in
 windows of 1,000, each format in a process of its own; ``python scripts/measure_file_store.py``):
 
 ===============  =============================  ======================  ==========
