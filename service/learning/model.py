@@ -33,12 +33,15 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neardup.document import Document
 from neardup.text.lexicon import Lexicon, load_lexicon
+
+if TYPE_CHECKING:
+    from neardup.sketch.similarity import Sketch
 
 MODEL_STATE = "model"
 HISTORY_STATE = "model-history"
@@ -175,11 +178,8 @@ def learn_words(model: Model, examples: Sequence[Example], min_support: int = 3,
     known = {**polarity, **(configured or {})}  # a configured word keeps its configured class
     classes = {c for _, c, _ in model.polarity}
     heavier = set(model.heavier)
-    pairs: Counter[tuple[str, str]] = Counter()
-    for ex in examples:
-        if ex.predicted and not ex.is_duplicate:  # a wrong merge: what was replaced reverses it
-            pairs.update({tuple(sorted(p)) for p in replaced_words(ex.a.text, ex.b.text)})  # type: ignore[misc]
-    for (x, y), _ in pairs.most_common():
+    stop = load_lexicon().stopwords
+    for x, y in _reversing_pairs(examples, min_support, stop):
         if x in known and y in known:
             continue
         if x in known or y in known:
@@ -191,14 +191,38 @@ def learn_words(model: Model, examples: Sequence[Example], min_support: int = 3,
             classes.add(cls)
             polarity[x], polarity[y] = known[x], known[y] = (cls, "+"), (cls, "-")
         heavier.update((x, y))
+    lighter = set(model.lighter) | _furniture_words(examples, min_support) - heavier
+    return replace(model, polarity=tuple((w, c, s) for w, (c, s) in sorted(polarity.items())),
+                   heavier=tuple(sorted(heavier)), lighter=tuple(sorted(lighter)))
+
+
+def _reversing_pairs(examples: Sequence[Example], min_support: int,
+                     stopwords: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """The word pairs replaced in wrong merges (a pair predicted duplicate that is not), sorted
+    within each pair, the most frequent first: what was replaced reverses the meaning. A pair is
+    learned only from ``min_support`` independent examples or more (one pair's word is a guess:
+    、/并, 上海市/北京市), and never when a word is punctuation or a stop word."""
+    pairs: Counter[tuple[str, str]] = Counter()
+    for ex in examples:
+        if ex.predicted and not ex.is_duplicate:
+            pairs.update({tuple(sorted(p)) for p in replaced_words(ex.a.text, ex.b.text)  # type: ignore[misc]
+                          if _learnable(p[0], stopwords) and _learnable(p[1], stopwords)})
+    return [pair for pair, n in pairs.most_common() if n >= min_support]
+
+
+def _learnable(word: str, stopwords: frozenset[str]) -> bool:
+    """Whether ``word`` may become a polarity word: it has a letter or a digit and is no stop word."""
+    return any(c.isalnum() for c in word) and word.lower() not in stopwords
+
+
+def _furniture_words(examples: Sequence[Example], min_support: int) -> set[str]:
+    """Words on one side only of true duplicates in at least ``min_support`` pairs (among the
+    :data:`MAX_LIGHTER` most frequent): page furniture, not meaning."""
     furniture: Counter[str] = Counter()
     for ex in examples:
         if ex.is_duplicate:
             furniture.update(one_sided_words(ex.a.text, ex.b.text))
-    lighter = set(model.lighter) | {w for w, n in furniture.most_common(MAX_LIGHTER)
-                                    if n >= min_support and w not in heavier}
-    return replace(model, polarity=tuple((w, c, s) for w, (c, s) in sorted(polarity.items())),
-                   heavier=tuple(sorted(heavier)), lighter=tuple(sorted(lighter)))
+    return {w for w, n in furniture.most_common(MAX_LIGHTER) if n >= min_support}
 
 
 # -- thresholds ------------------------------------------------------------------------------
@@ -408,19 +432,13 @@ async def write_model(store: Any, model: Model, history: list[dict[str, Any]]) -
 async def stored_features(settings: Any, store: Any, labels: Sequence[Label]) -> tuple[list[Label], dict[str, Any]]:
     """Pair features of labelled pairs from the records in ``store`` (no texts needed): the
     engine's similarity and its critical-difference and version checks on the stored profiles."""
-    from neardup.kernels.profile import replaced_context
-    from neardup.sketch.similarity import Sketch, SketchTable, similarities
+    from neardup.sketch.similarity import SketchTable, similarities
     from neardup.storage import doc_ref
 
     ids = sorted({i for x in labels for i in (x.a, x.b)})
     records = await store.fetch([doc_ref(i) for i in ids])
     fp = settings.fingerprint
-    sketches: dict[str, Sketch] = {}
-    for rec in records.values():
-        try:
-            sketches[rec.doc_id] = Sketch.from_record(rec, fp.seed, fp.num_perm, fp.minhash_family)
-        except ValueError:
-            continue
+    sketches = _readable_sketches(records.values(), fp)
     used = [x for x in labels if x.a in sketches and x.b in sketches]
     if not used:
         return [], {}
@@ -430,16 +448,33 @@ async def stored_features(settings: Any, store: Any, labels: Sequence[Label]) ->
     a = np.array([row[x.a] for x in used], dtype=np.int64)
     b = np.array([row[x.b] for x in used], dtype=np.int64)
     sims = similarities(table, b, a)
-    from neardup.rules.versions import different_versions
-
-    critical = np.array([
-        different_versions(sketches[x.a].marks, sketches[x.b].marks)
-        or (len(sketches[x.a].profile) > 0 and len(sketches[x.b].profile) > 0
-            and int(replaced_context(sketches[x.b].profile, sketches[x.a].profile)) >= 0)
-        for x in used], dtype=bool)
+    critical = np.array([_critical_pair(sketches[x.a], sketches[x.b]) for x in used], dtype=bool)
     return used, {"jaccard": sims.jaccard, "hamming": sims.hamming.astype(np.float64),
                   "containment": sims.containment, "comparable": sims.comparable, "critical": critical,
                   "label": np.array([int(x.is_duplicate) for x in used])}
+
+
+def _readable_sketches(records: Iterable[Any], fp: Any) -> dict[str, Sketch]:
+    """doc id -> the sketch of each stored record that reads with the fingerprint settings ``fp``."""
+    from neardup.sketch.similarity import Sketch
+
+    sketches: dict[str, Sketch] = {}
+    for rec in records:
+        try:
+            sketches[rec.doc_id] = Sketch.from_record(rec, fp.seed, fp.num_perm, fp.minhash_family)
+        except ValueError:
+            continue
+    return sketches
+
+
+def _critical_pair(a: Sketch, b: Sketch) -> bool:
+    """The engine's veto on stored sketches: different versions, or a replaced context in the profiles."""
+    from neardup.kernels.profile import replaced_context
+    from neardup.rules.versions import different_versions
+
+    if different_versions(a.marks, b.marks):
+        return True
+    return len(a.profile) > 0 and len(b.profile) > 0 and int(replaced_context(b.profile, a.profile)) >= 0
 
 
 async def learn_thresholds_from_store(settings: Any, store: Any, model: Model, new: Sequence[Label],

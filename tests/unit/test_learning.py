@@ -57,13 +57,19 @@ def test_a_later_judgement_of_a_pair_supersedes_an_earlier_one() -> None:
     assert sorted((x.a, x.b, x.is_duplicate) for x in held) == [("b", "a", False), ("c", "d", True)]
 
 
+def _three(text: str, prefix: str) -> dict[str, Document]:
+    """Three independent notices made from ``text`` (another document number each), ids
+    prefix0..prefix2."""
+    return {f"{prefix}{k}": Document(id=f"{prefix}{k}", text=f"{text}\n文号：2024-{k + 17}") for k in range(3)}
+
+
 async def test_feedback_teaches_a_reversal_the_engine_then_keeps_apart() -> None:
     settings = load_settings(store_url="memory://", worker_id="learn")
-    docs = {d.id: d for d in (Document(id="t", text=TRAIN), Document(id="f", text=FLIP))}
+    docs = {**_three(TRAIN, "t"), **_three(FLIP, "f")}
     before = Engine(settings, MemoryFingerprintStore())
     out = await before.decide([Document(id="x", text=TEST), Document(id="y", text=TEST.replace("核准", "否决"))])
     assert out[1].status == "duplicate"  # unknown words: the reversal is missed
-    model, outcome = await learn(settings, Model(), [Label("t", "f", False)], docs)
+    model, outcome = await learn(settings, Model(), [Label(f"t{k}", f"f{k}", False) for k in range(3)], docs)
     assert outcome.accepted and model.version == 1
     assert ("否决", "approval", "-") in model.polarity  # the class of its configured partner 核准
     after = Engine(settings, MemoryFingerprintStore())
@@ -73,16 +79,26 @@ async def test_feedback_teaches_a_reversal_the_engine_then_keeps_apart() -> None
     assert out[1].evidence.model_version == 1
 
 
+async def test_one_pair_teaches_no_word_and_punctuation_or_stop_words_never() -> None:
+    settings = load_settings(store_url="memory://", worker_id="learn")
+    docs = {**_three(TRAIN, "t"), **_three(FLIP, "f")}
+    model, outcome = await learn(settings, Model(), [Label("t0", "f0", False)], docs)
+    assert outcome.accepted and model.polarity == ()  # one pair's word is a guess
+    comma = {**_three(TRAIN, "t"), **_three(TRAIN.replace("，", "、"), "c")}
+    model, _ = await learn(settings, Model(), [Label(f"t{k}", f"c{k}", False) for k in range(3)], comma)
+    assert all(w not in ("，", "、") for w, _, _ in model.polarity)
+
+
 async def test_feedback_that_lowers_f1_on_the_labels_held_is_rejected() -> None:
     settings = load_settings(store_url="memory://", worker_id="learn")
     synonym = TRAIN.replace("予以核准", "予以准许")  # a reprint with a synonym: a duplicate
-    docs = {d.id: d for d in (Document(id="t", text=TRAIN), Document(id="s", text=synonym),
-                              Document(id="u", text=TEST), Document(id="v", text=TEST.replace("核准", "准许")))}
+    docs = {d.id: d for d in (Document(id="t", text=TRAIN), Document(id="s", text=synonym))}
+    docs |= {**_three(TEST, "u"), **_three(TEST.replace("核准", "准许"), "v")}
     good, outcome = await learn(settings, Model(), [Label("t", "s", True)], docs)
     assert outcome.accepted and good.metrics["pair_f1"] == 1.0
-    # a reviewer's slip: the same synonym swap judged "not a duplicate" would teach 核准/准许 as a
-    # reversal and split the pair already held as a duplicate: the batch is refused
-    _, rejected = await learn(settings, good, [Label("u", "v", False)], docs)
+    # a reviewer's slips: the same synonym swap judged "not a duplicate" three times would teach
+    # 核准/准许 as a reversal and split the pair already held as a duplicate: the batch is refused
+    _, rejected = await learn(settings, good, [Label(f"u{k}", f"v{k}", False) for k in range(3)], docs)
     assert not rejected.accepted and "rejected" in rejected.message
     assert rejected.version == good.version and rejected.after["pair_f1"] < rejected.before["pair_f1"]
 
