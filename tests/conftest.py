@@ -4,6 +4,8 @@ modules below, once per session, on free loopback ports, and stopped by PID."""
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,15 @@ def compiled_kernels() -> None:
     it the first worker of a fresh clone spends its first window compiling, and a latency alert
     fires on healthy traffic."""
     warm_kernels()
+
+
+@pytest.fixture(autouse=True)
+def sigpipe_stays_ignored() -> Iterator[None]:
+    """Python ignores SIGPIPE; a test that lets code reset it (a script imported in process) would
+    make the next write to a pipe whose reader was killed end the whole pytest process."""
+    before = signal.getsignal(signal.SIGPIPE)
+    yield
+    assert signal.getsignal(signal.SIGPIPE) == before, "the test left SIGPIPE changed: restore it"
 
 
 def warm_kernels() -> None:

@@ -8,7 +8,6 @@ from collections.abc import Awaitable
 from typing import Any
 
 import pytest
-from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError
 
 from neardup.agents.dedup import BatchProcessor, Deliverer, InMessage, OutRecord, raw_field
 from neardup.config import Settings, load_settings
@@ -21,6 +20,12 @@ from neardup.errors import (
     is_transient,
 )
 from neardup.retry import Backoff
+
+# the Kafka client's own errors (the kafka extra): what the producer raises, as the worker sees it
+kafka_errors = pytest.importorskip("aiokafka.errors",
+                                   reason="the kafka extra is not installed (pip install 'neardup[kafka]')")
+KafkaTimeoutError = kafka_errors.KafkaTimeoutError
+MessageSizeTooLargeError = kafka_errors.MessageSizeTooLargeError
 
 
 class FakeDecision:

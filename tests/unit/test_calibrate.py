@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -232,7 +233,13 @@ def test_pair_scores_follow_the_dataset_scorer() -> None:
         spec = importlib.util.spec_from_file_location("dataset_score", scorer)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        # the script sets SIGPIPE to its default for its own command line; left so, a later test that
+        # writes to a process it killed would kill this pytest process
+        sigpipe = signal.getsignal(signal.SIGPIPE)
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            signal.signal(signal.SIGPIPE, sigpipe)
         for case in [(0, 0, 0), (0, 0, 3), (1, 4, 2), (3, 3, 3), (2, 5, 0)]:
             assert prf(*case) == module.prf(*case), case
 

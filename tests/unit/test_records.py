@@ -6,13 +6,26 @@ import csv
 import datetime as dt
 import json
 from pathlib import Path
+from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from neardup.errors import InputError
 from neardup.files.records import FieldMap, Format, count_records, format_for, open_writer, read_records
+
+PARQUET_EXTRA = "the parquet extra is not installed (pip install 'neardup[parquet]')"
+
+
+@pytest.fixture
+def pa() -> Any:
+    """pyarrow; the test is skipped where the parquet extra is not installed."""
+    return pytest.importorskip("pyarrow", reason=PARQUET_EXTRA)
+
+
+@pytest.fixture
+def pq(pa: Any) -> Any:
+    """pyarrow.parquet, as :func:`pa`."""
+    return pytest.importorskip("pyarrow.parquet", reason=PARQUET_EXTRA)
 
 
 def test_format_by_extension_or_flag() -> None:
@@ -42,7 +55,7 @@ def test_a_field_clash_is_a_rejection_not_a_lost_field(tmp_path: Path) -> None:
     assert rec.data == {"doc": "a", "id": "other", "text": "t"}
 
 
-def test_parquet_cells_become_json_values(tmp_path: Path) -> None:
+def test_parquet_cells_become_json_values(tmp_path: Path, pa: Any, pq: Any) -> None:
     src = tmp_path / "in.parquet"
     table = pa.Table.from_pylist([
         {"key": 7, "body": "文本".encode(), "published_at": dt.datetime(2024, 1, 2, 3, 4, 5), "tags": ["a"]},
@@ -55,7 +68,7 @@ def test_parquet_cells_become_json_values(tmp_path: Path) -> None:
     assert [r.position for r in recs] == [1, 2] and count_records(str(src), Format.PARQUET) == 2
 
 
-def test_unreadable_parquet_is_an_input_error(tmp_path: Path) -> None:
+def test_unreadable_parquet_is_an_input_error(tmp_path: Path, pa: Any) -> None:
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"not parquet at all")
     with pytest.raises(InputError, match="not a readable Parquet file"):
@@ -82,7 +95,7 @@ def test_csv_output_has_a_header_and_json_cells(tmp_path: Path) -> None:
     assert json.loads(rows[1]["evidence"]) == {"jaccard": 0.9}
 
 
-def test_parquet_output_spans_row_groups(tmp_path: Path) -> None:
+def test_parquet_output_spans_row_groups(tmp_path: Path, pa: Any, pq: Any) -> None:
     out = tmp_path / "o.parquet"
     w = open_writer(str(out))
     many = [{**RECORDS[i % 2], "id": str(i)} for i in range(2500)]  # 3 row groups; duplicate_of null in many
@@ -96,6 +109,8 @@ def test_parquet_output_spans_row_groups(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_tabular_output_refuses_a_field_the_first_record_lacks(tmp_path: Path, suffix: str) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow", reason=PARQUET_EXTRA)
     w = open_writer(str(tmp_path / f"o{suffix}"))
     w.write(RECORDS[0])
     with pytest.raises(InputError, match="'extra'"):
@@ -103,7 +118,7 @@ def test_tabular_output_refuses_a_field_the_first_record_lacks(tmp_path: Path, s
 
 
 # --------------------------------------------------------------------------- strict readers (every command but dedup)
-def test_strict_readers_take_csv_and_parquet_too(tmp_path: Path) -> None:
+def test_strict_readers_take_csv_and_parquet_too(tmp_path: Path, pa: Any, pq: Any) -> None:
     from neardup.files.records import read_documents, read_pairs, read_rows
 
     docs_csv = tmp_path / "docs.csv"

