@@ -5,7 +5,7 @@
 #   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka, Prometheus), runs pytest
 #                 with line coverage (a floor of COV_FLOOR %)
 #   make test-fast  unit and contract tests without servers (about 3 minutes)
-#   make lint     ruff (incl. docstrings) + mypy + vulture
+#   make lint     ruff (incl. docstrings) + mypy + vulture + radon (complexity)
 #   make bench    neardup bench
 #   make lock     regenerate requirements.lock from pyproject.toml
 #   make check-wheels  install the lock into a throwaway venv with source builds refused
@@ -114,10 +114,18 @@ typecheck-tree:
 	@ln -s "$(CURDIR)/bench/suite" $(TYPECHECK)/bench
 
 # vulture: dead code; tests/vulture_whitelist.py lists what frameworks call (click, Faust, pydantic)
+# radon: no function above grade C (cyclomatic complexity 20) outside the Numba kernels, whose
+# loops are written out for the compiler
+RADON_PATHS := service storage agents config scripts bench
 lint: venv typecheck-tree
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/vulture service storage agents config scripts tests/vulture_whitelist.py --min-confidence 60
+	@complex=$$($(VENV)/bin/radon cc -n D -s -e 'service/kernels/*' $(RADON_PATHS)); \
+	if [ -n "$$complex" ]; then \
+	  echo "radon: functions above cyclomatic complexity 20 (grade D or worse); split them:"; \
+	  echo "$$complex"; exit 1; \
+	fi; echo "radon: no function above cyclomatic complexity 20"
 
 # ---------------------------------------------------------------- tests
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -326,32 +327,12 @@ async def _tail(
     meta: bool,
     out: IO[str],
 ) -> int:
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-    from aiokafka.errors import KafkaConnectionError
+    from aiokafka import TopicPartition
 
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap_servers(settings),
-        enable_auto_commit=False,
-        auto_offset_reset="earliest" if from_beginning else "latest",
-        **aiokafka_security(settings),
-    )
-    try:
-        await consumer.start()
-    except (KafkaConnectionError, OSError) as exc:
-        await consumer.stop()
-        raise await broker_unreachable(settings, exc) from exc
+    consumer = await _started_consumer(settings, from_beginning)
     printed = 0
     try:
-        deadline = time.monotonic() + (timeout if timeout is not None else 30.0)
-        while True:
-            # no public call lists a topic's partitions without subscribing (which needs a group)
-            partitions = (await consumer._client.fetch_all_metadata()).partitions_for_topic(topic)
-            if partitions:
-                break
-            if time.monotonic() > deadline:
-                raise BrokerError(f"topic {topic!r} not found on the broker",
-                                  hint="name raw, unique, duplicate, dead-letter or an existing topic")  # fmt: skip
-            await asyncio.sleep(0.5)
+        partitions = await _topic_partitions(consumer, topic, timeout if timeout is not None else 30.0)
         tps = [TopicPartition(topic, p) for p in sorted(partitions)]
         consumer.assign(tps)
         if from_beginning:
@@ -366,19 +347,60 @@ async def _tail(
                     break
                 continue
             last = time.monotonic()
-            for msgs in batch.values():
-                for msg in msgs:
-                    try:
-                        out.write(_render(msg, meta) + "\n")
-                    except BrokenPipeError:  # `neardup tail ... | head`
-                        return printed
-                    printed += 1
-                    if max_messages is not None and printed >= max_messages:
-                        break
-                if max_messages is not None and printed >= max_messages:
-                    break
+            room = None if max_messages is None else max_messages - printed
+            written, pipe_open = _write_batch(batch, meta, out, room)
+            printed += written
+            if not pipe_open:  # `neardup tail ... | head`
+                return printed
             with contextlib.suppress(BrokenPipeError):
                 out.flush()
     finally:
         await consumer.stop()
     return printed
+
+
+async def _started_consumer(settings: Settings, from_beginning: bool) -> Any:
+    """A started consumer without a group (it commits nothing); an unreachable broker is a :class:`BrokerError`."""
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.errors import KafkaConnectionError
+
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap_servers(settings),
+        enable_auto_commit=False,
+        auto_offset_reset="earliest" if from_beginning else "latest",
+        **aiokafka_security(settings),
+    )
+    try:
+        await consumer.start()
+    except (KafkaConnectionError, OSError) as exc:
+        await consumer.stop()
+        raise await broker_unreachable(settings, exc) from exc
+    return consumer
+
+
+async def _topic_partitions(consumer: Any, topic: str, wait: float) -> set[int]:
+    """The partitions of ``topic``, waiting up to ``wait`` seconds for it to appear."""
+    deadline = time.monotonic() + wait
+    while True:
+        # no public call lists a topic's partitions without subscribing (which needs a group)
+        partitions: set[int] | None = (await consumer._client.fetch_all_metadata()).partitions_for_topic(topic)
+        if partitions:
+            return partitions
+        if time.monotonic() > deadline:
+            raise BrokerError(f"topic {topic!r} not found on the broker",
+                              hint="name raw, unique, duplicate, dead-letter or an existing topic")  # fmt: skip
+        await asyncio.sleep(0.5)
+
+
+def _write_batch(batch: dict[Any, list[Any]], meta: bool, out: IO[str], room: int | None) -> tuple[int, bool]:
+    """Write up to ``room`` (None: all) records of a fetched batch; (how many, whether ``out`` is still open)."""
+    written = 0
+    for msg in itertools.chain.from_iterable(batch.values()):
+        if room is not None and written >= room:
+            break
+        try:
+            out.write(_render(msg, meta) + "\n")
+        except BrokenPipeError:
+            return written, False
+        written += 1
+    return written, True

@@ -108,6 +108,7 @@ def coverage(docs: list[dict[str, Any]], zh: list[tuple[str, str]], en: list[tup
 
 
 def main() -> None:
+    """Run the benchmark and print (or write) its report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=Path, default=DATASETS / "docs.jsonl")
     ap.add_argument("--build", type=Path, default=DATASETS / "build.py", help="the set's build.py (its flip pairs)")

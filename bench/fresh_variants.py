@@ -131,6 +131,7 @@ def report(duplicate_of: dict[str, str | None], positives: list[Pair], flips: li
 
 
 def main() -> None:
+    """Run the benchmark and print (or write) its report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", type=Path, default=DATASETS)
     ap.add_argument("--seed", type=int, default=11)

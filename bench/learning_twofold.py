@@ -46,6 +46,7 @@ def halves(ids: list[str], pairs: list[dict[str, Any]]) -> tuple[set[str], set[s
 
 
 async def run_engine(settings: Any, model: Model, docs: list[Any], pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """F1, precision and recall of the engine (with ``model`` applied) over the labelled pairs."""
     engine = Engine(settings, MemoryFingerprintStore())
     if model.version:
         engine.apply_model(model)
@@ -56,6 +57,7 @@ async def run_engine(settings: Any, model: Model, docs: list[Any], pairs: list[d
 
 
 async def main() -> None:
+    """Run the benchmark and print (or write) its report."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", default=str(ROOT.parent / "shared" / "datasets" / "docs.jsonl"))
     ap.add_argument("--pairs", default=str(ROOT.parent / "shared" / "datasets" / "pairs.jsonl"))

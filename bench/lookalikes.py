@@ -174,6 +174,7 @@ def build(docs: list[dict[str, str]], names: dict[str, str], seed: int, per_kind
 
 
 def main() -> None:
+    """Run the benchmark and print (or write) its report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=Path, action="append",
                     help="originals (JSONL, id/text/lang); default: the development set and other sources")

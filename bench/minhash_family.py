@@ -63,6 +63,7 @@ def summary(values: list[float], best: Any = min) -> dict[str, Any]:
 
 
 def main() -> None:
+    """Run the benchmark and print (or write) its report."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=6400)
     ap.add_argument("--repeats", type=int, default=3)

@@ -86,6 +86,7 @@ def lee_corpus(wheel: Path) -> Iterator[dict[str, str]]:
 
 
 def main() -> None:
+    """Fetch both sources (archives from the package index) and write their documents as one JSONL file."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-o", "--output", type=Path, default=Path("/tmp/neardup-other/other.jsonl"))
     args = ap.parse_args()

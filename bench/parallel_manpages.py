@@ -43,6 +43,7 @@ def render(page: Path) -> str:
 
 
 def main() -> None:
+    """Fetch the manual-page packages (apt-get download) and write the Chinese and English pages as parallel texts."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("/tmp/neardup-parallel"))
     args = ap.parse_args()

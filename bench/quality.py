@@ -85,44 +85,56 @@ class CapturingStore:
     """A store that passes every call to ``inner`` and keeps what was committed."""
 
     def __init__(self, inner: Any) -> None:
+        """Pass every call to ``inner``."""
         self.inner = inner
         self.url = inner.url
         self.captured = Captured()
 
     async def open(self) -> None:
+        """Open the inner store."""
         await self.inner.open()
 
     async def close(self) -> None:
+        """Close the inner store."""
         await self.inner.close()
 
     async def lookup(self, query: WindowQuery) -> WindowAnswer:
+        """The inner store's answer."""
         return await self.inner.lookup(query)  # type: ignore[no-any-return]
 
     async def candidates(self, index_keys: IndexKeys) -> list[Candidates]:
+        """The inner store's answer."""
         return await self.inner.candidates(index_keys)  # type: ignore[no-any-return]
 
     async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:
+        """The inner store's answer."""
         return await self.inner.fetch(refs)  # type: ignore[no-any-return]
 
     async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
                      recheck: Collection[str] = ()) -> CommitAnswer:
+        """Keep the claims and records, then commit them to the inner store."""
         self.captured.commits.append((list(claims), list(records)))
         return await self.inner.commit(claims, records, recheck)  # type: ignore[no-any-return]
 
     async def get_decisions(self, doc_ids: Sequence[str]) -> dict[str, DecisionRecord]:
+        """The inner store's answer."""
         return await self.inner.get_decisions(doc_ids)  # type: ignore[no-any-return]
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
+        """Keep the decisions, then store them in the inner store."""
         self.captured.decisions.append(list(decisions))
         await self.inner.put_decisions(decisions)
 
     async def write_state(self, name: str, value: StateValue) -> bool:
+        """The inner store's answer."""
         return await self.inner.write_state(name, value)  # type: ignore[no-any-return]
 
     async def expire(self, now: float | None = None) -> int:
+        """The inner store's answer."""
         return await self.inner.expire(now)  # type: ignore[no-any-return]
 
     async def stats(self) -> dict[str, int]:
+        """The inner store's answer."""
         return await self.inner.stats()  # type: ignore[no-any-return]
 
 
@@ -131,6 +143,7 @@ class BandsOnly(IndexLayout):
 
     def window_keys(self, simhash: npt.NDArray[np.uint64], signatures: npt.NDArray[np.uint32] | None,
                     comparable: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.uint64]:
+        """The engine's keys with the SimHash block keys zeroed."""
         keys = IndexLayout.window_keys(self, simhash, signatures, comparable)
         keys[:, : self.hamming_radius + 1] = 0
         return keys
@@ -171,10 +184,12 @@ class ProfilesOfVersion:
     """The engine's profiler, making profiles of another record version (``--profile-version``)."""
 
     def __init__(self, inner: Any, version: int) -> None:
+        """Wrap the engine's profiler ``inner``."""
         self.inner = inner
         self.version = version
 
     def profile_batch(self, texts: Sequence[str], langs: Sequence[str]) -> Any:
+        """The inner profiler's profiles, made as record version ``version``."""
         return self.inner.profile_batch(texts, langs, version=self.version)
 
 
@@ -329,6 +344,7 @@ async def run(overrides: dict[str, Any], bands_only: bool = False, docs_path: Pa
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark and print (or write) its report."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="SECTION.NAME=VALUE")
     p.add_argument("--no-simhash-blocks", action="store_true", help="experiment: index LSH bands only")

@@ -66,6 +66,7 @@ def measure(r: redis.Redis, entries: int, rng: random.Random) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark and print (or write) its report."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--entries", type=int, default=20_000)
     p.add_argument("--json", type=Path, default=None)

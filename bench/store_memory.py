@@ -98,6 +98,7 @@ def encode_decision_v2(d: DecisionRecord) -> bytes:
 
 
 def free_port() -> int:
+    """A free TCP port on loopback, chosen by the kernel."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -127,6 +128,7 @@ class Copier:
     """Copy ``c`` of the captured calls: same-length ids, rehashed content hashes and index keys."""
 
     def __init__(self, ids: list[str], copies: int) -> None:
+        """Copies of ``ids``, numbered from 0 (``copies`` of them in all)."""
         self.digits = max(1, len(str(copies - 1)))
         tails = [i[self.digits :] for i in ids]
         # the ids' tails must stay distinct once their heads are replaced by the copy number;
@@ -135,15 +137,18 @@ class Copier:
         self.c = 0
 
     def id(self, doc_id: str | None) -> str | None:
+        """The id in copy ``c``: as long as the original where that keeps ids distinct."""
         if doc_id is None:
             return None
         head = f"{self.c:0{self.digits}d}"
         return head + doc_id[self.digits :] if self.same_length else f"{head}~{doc_id}"
 
     def hash(self, content_hash: bytes) -> bytes:
+        """The content hash in copy ``c``."""
         return hashlib.blake2b(content_hash + self.c.to_bytes(4, "big"), digest_size=len(content_hash)).digest()
 
     def keys(self, keys: tuple[int, ...]) -> tuple[int, ...]:
+        """The index keys in copy ``c`` (never 0, which means no key)."""
         if not keys:
             return ()
         mixed = fmix64(np.array(keys, dtype=np.uint64) ^ (np.uint64(self.c + 1) * GOLDEN))
@@ -151,13 +156,16 @@ class Copier:
         return tuple(int(k) for k in mixed)
 
     def claim(self, cl: Claim) -> Claim:
+        """The claim in copy ``c``."""
         return Claim(self.hash(cl.content_hash), self.id(cl.doc_id) or "", cl.content_type)
 
     def record(self, rec: FingerprintRecord, with_index: bool) -> FingerprintRecord:
+        """The record in copy ``c``; without its index keys unless ``with_index``."""
         return replace(rec, doc_id=self.id(rec.doc_id) or "", content_hash=self.hash(rec.content_hash),
                        index_keys=self.keys(rec.index_keys) if with_index else ())
 
     def decision(self, d: DecisionRecord) -> DecisionRecord:
+        """The decision in copy ``c``, its evidence naming the copied ids."""
         ev = json.loads(d.evidence)
         if ev.get("matched_id"):
             ev["matched_id"] = self.id(ev["matched_id"])
@@ -201,6 +209,7 @@ def windows(captured: quality.Captured, steps: list[tuple[int, int, set[str] | N
 
 
 async def used(client: Any) -> dict[str, int]:
+    """Redis' own memory figures (INFO memory)."""
     info = await client.info("memory")
     return {k: int(info[k]) for k in ("used_memory", "used_memory_dataset", "used_memory_rss")}
 
@@ -251,6 +260,7 @@ async def shard_census(client: Any, store: RedisFingerprintStore, limit: int) ->
 
 
 async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
+    """Decide the sample, store copies of it in Redis and measure the memory a document takes."""
     overrides = quality.parse_sets(args.sets)
     report, captured = await quality.run(overrides, args.no_simhash_blocks)
     settings = load_settings(**overrides)
@@ -336,6 +346,7 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`measure` on a throwaway redis-server."""
     with tempfile.TemporaryDirectory(prefix="neardup-bench-redis-") as tmp:
         proc, port = start_server(Path(tmp))
         try:
@@ -346,6 +357,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark and print (or write) its report."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("n", nargs="?", type=int, default=1_000_000, help="documents to decide (default 1,000,000)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="SECTION.NAME=VALUE",

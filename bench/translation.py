@@ -83,6 +83,7 @@ async def engine_run(docs: list[dict[str, str]], pairs: list[dict[str, Any]], th
 
 
 def main() -> None:
+    """Run the benchmark and print (or write) its report."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=Path("/tmp/neardup-parallel"))
     ap.add_argument("--max-false-rate", type=float, default=0.001)

@@ -38,6 +38,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -246,19 +247,211 @@ async def consume(bootstrap: str, topics: list[str], expected: int, timeout: flo
     return out
 
 
-def main() -> int:
-    """Run the demo; returns the exit code (0 only when every message came out once)."""
+def sample_path() -> Path:
+    """The first argument, else ``SAMPLE``, else samples/sample.jsonl (relative: to here, else to the repository)."""
     sample = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("SAMPLE", "samples/sample.jsonl"))
     if not sample.is_absolute():
         sample = (Path.cwd() / sample) if (Path.cwd() / sample).exists() else ROOT / sample
-    out_timeout = float(os.environ.get("TIMEOUT", "60"))
-    ready_timeout = float(os.environ.get("READY_TIMEOUT", "120"))
-    ids = []
-    for line in sample.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            ids.append(str(json.loads(line)["id"]))
-    expected = len(ids) + len(BAD_LINES)
+    return sample
 
+
+def sample_ids(sample: Path) -> list[str]:
+    """The ids of the sample's documents, in file order."""
+    return [str(json.loads(line)["id"]) for line in sample.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def start_broker(children: Children, workdir: Path) -> str:
+    """Start tansu on a free port with the four topics; its bootstrap address."""
+    exe = tansu_binary()
+    port = free_port()
+    bootstrap = f"127.0.0.1:{port}"
+    say(f"-- broker: tansu {bootstrap} (in-memory storage)")
+    say("   NOTE: tansu is a DEVELOPMENT broker that speaks the Kafka protocol, not Apache Kafka;")
+    say("         it is used here because it starts in a second without Java. Production runs")
+    say("         the workers against Apache Kafka (see deploy/).")
+    url = f"tcp://{bootstrap}"
+    broker_log = workdir / "tansu.log"
+    broker = children.start(
+        "tansu broker",
+        [str(exe), "broker", "--listener-url", url, "--advertised-listener-url", url,
+         "--storage-engine", "memory://tansu/"],
+        broker_log,
+    )  # fmt: skip
+    wait_broker(broker, port, broker_log)
+    names = list(TOPICS.values())
+    asyncio.run(create_topics(bootstrap, names, PARTITIONS))
+    say(f"   ready; topics {', '.join(names)} created with {PARTITIONS} partitions each")
+    return bootstrap
+
+
+def worker_env(bootstrap: str, web_port: int, metrics_port: int) -> dict[str, str]:
+    """The worker's environment: the demo's settings whatever the caller's shell says."""
+    # no inherited NEARDUP_* (config file, topic names, ...) beyond what is set here, except the
+    # cache folder, which holds the kernels the batch part compiled
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_") or k == "NEARDUP_CACHE_DIR"},
+        "NEARDUP_BROKER_URL": f"kafka://{bootstrap}",
+        "NEARDUP_STORE_URL": "memory://",
+        "NEARDUP_APP_ID": "neardup-demo",
+        "NEARDUP_WORKER_ID": "demo-worker",
+        "NEARDUP_WEB_PORT": str(web_port),
+        "NEARDUP_METRICS_PORT": str(metrics_port),
+        # short consumer-group timings for a quick start (production: 30 s / 3 s / 2.8 s)
+        "NEARDUP_KAFKA__SESSION_TIMEOUT_SECONDS": "6",
+        "NEARDUP_KAFKA__HEARTBEAT_INTERVAL_SECONDS": "1",
+        "NEARDUP_KAFKA__COMMIT_INTERVAL_SECONDS": "0.5",
+        "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+
+
+@dataclass(frozen=True)
+class Worker:
+    """The running worker: its environment (publish uses it too) and its ports."""
+
+    env: dict[str, str]
+    web_port: int
+    metrics_port: int
+
+
+def start_worker(children: Children, workdir: Path, bootstrap: str, ready_timeout: float) -> Worker:
+    """Start one worker on a memory store and wait until it is ready."""
+    web_port, metrics_port = free_port(), free_port()
+    env = worker_env(bootstrap, web_port, metrics_port)
+    worker_log = workdir / "worker.log"
+    say(f"-- worker: neardup worker (memory:// store, web :{web_port}, metrics :{metrics_port})")
+    t0 = time.monotonic()
+    worker = children.start(
+        "worker", [sys.executable, "-m", "neardup", "worker", "--web-bind", "127.0.0.1"], worker_log, env
+    )
+    ready = wait_ready(worker, web_port, worker_log, ready_timeout)
+    say(f"   GET /ready -> 200 after {time.monotonic() - t0:.1f}s; assigned {', '.join(ready['assigned'])}")
+    return Worker(env, web_port, metrics_port)
+
+
+def publish_all(env: dict[str, str], sample: Path, documents: int, workdir: Path) -> None:
+    """``neardup publish`` the sample, then the bad lines."""
+    bad = workdir / "bad.jsonl"
+    bad.write_text("\n".join(BAD_LINES) + "\n", encoding="utf-8")
+    # tansu refuses aiokafka's idempotent producer: publish says so in one line and goes on without
+    publish = [sys.executable, "-m", "neardup", "publish", "--no-progress"]
+    pub_env = {**env, "NEARDUP_LOG_LEVEL": "WARNING"}
+    for path, what in ((sample, f"the sample ({documents} documents)"), (bad, "2 bad messages (not JSON; no id)")):
+        say(f"-- publish {what}: neardup publish {path.name if path == sample else 'bad.jsonl'}")
+        res = subprocess.run([*publish, str(path)], cwd=ROOT, env=pub_env, capture_output=True, text=True,
+                             start_new_session=True, timeout=60, check=False)  # fmt: skip
+        for line in (res.stdout + res.stderr).strip().splitlines():
+            say(f"   {line}")
+        if res.returncode != 0:
+            raise RuntimeError(f"publish failed with {res.returncode}")
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The decisions read back from the output topics."""
+
+    unique: list[dict[str, Any]]
+    duplicate: list[dict[str, Any]]
+    dead: list[dict[str, Any]]
+
+    @property
+    def seen(self) -> Counter[str]:
+        """How often each document id came out (unique or duplicate)."""
+        return Counter(str(d.get("id")) for d in self.unique + self.duplicate)
+
+    @property
+    def reasons(self) -> Counter[str]:
+        """Dead-letter reasons."""
+        return Counter(str(d.get("reason")) for d in self.dead)
+
+
+def read_outputs(bootstrap: str, expected: int, timeout: float) -> Outputs:
+    """Every record of the unique, duplicate and dead-letter topics, and a line of counts."""
+    outputs = [TOPICS["unique"], TOPICS["duplicate"], TOPICS["dead-letter"]]
+    say(f"-- reading {', '.join(outputs)} until all {expected} messages are accounted for (<= {timeout:.0f}s)")
+    t0 = time.monotonic()
+    records = asyncio.run(consume(bootstrap, outputs, expected, timeout))
+    by_topic: dict[str, list[dict[str, Any]]] = {t: [] for t in outputs}
+    for r in records:
+        by_topic[r.topic].append(json.loads(r.value))
+    out = Outputs(*(by_topic[t] for t in outputs))
+    say(f"   after {time.monotonic() - t0:.1f}s: unique {len(out.unique)}  duplicate {len(out.duplicate)}  "
+        f"dead-letter {len(out.dead)} ({', '.join(f'{k} {v}' for k, v in sorted(out.reasons.items()))})")  # fmt: skip
+    return out
+
+
+def show_duplicates(duplicate: list[dict[str, Any]]) -> None:
+    """Duplicates by reason, and the least similar one as an example."""
+    if not duplicate:
+        return
+    dup_reasons = Counter(str((d.get("evidence") or {}).get("reason")) for d in duplicate)
+    say("   duplicates by reason: " + ", ".join(f"{k} {v}" for k, v in dup_reasons.most_common()))
+    d = min(duplicate, key=lambda d: (d.get("evidence") or {}).get("jaccard") or 1.0)
+    e = d.get("evidence") or {}
+    say(f"   e.g. {d['id']} duplicate of {d.get('duplicate_of')}: reason {e.get('reason')} "
+        f"rule {e.get('rule')} jaccard {e.get('jaccard')} hamming {e.get('hamming')}")  # fmt: skip
+
+
+def compare_with_batch(out: Outputs) -> None:
+    """The batch part's counts (``BATCH_OUT``, scripts/demo.sh) beside the stream's: same engine, same answer?"""
+    batch_out = Path(os.environ.get("BATCH_OUT", ""))
+    if not batch_out.is_file():
+        return
+    batch = Counter(json.loads(line).get("status") for line in batch_out.open(encoding="utf-8") if line.strip())
+    same = batch["unique"] == len(out.unique) and batch["duplicate"] == len(out.duplicate)
+    note = "same counts" if same else "differs: the stream decides in arrival order over 4 partitions"
+    say(f"   batch run on the same file: unique {batch['unique']}  duplicate {batch['duplicate']}  ({note})")
+
+
+def output_problems(out: Outputs, ids: list[str], expected: int) -> list[str]:
+    """What is wrong with the outputs: an id missing, unexpected or out twice, other dead letters."""
+    seen, reasons = out.seen, out.reasons
+    problems = []
+    if set(seen) != set(ids):
+        missing, extra = set(ids) - set(seen), set(seen) - set(ids)
+        problems.append(f"{len(missing)} sample ids missing, {len(extra)} unexpected")
+    if any(n > 1 for n in seen.values()):
+        problems.append(f"{sum(1 for n in seen.values() if n > 1)} ids out more than once")
+    if sorted(reasons.elements()) != sorted(BAD_REASONS):
+        problems.append(f"dead-letter reasons {dict(reasons)}, expected {BAD_REASONS}")
+    accounted = len(set(seen) & set(ids)) + min(len(out.dead), len(BAD_LINES))
+    say(f"   accounted for {accounted}/{expected}" + (f"  PROBLEMS: {'; '.join(problems)}" if problems else ""))
+    return problems
+
+
+def show_metrics(worker: Worker) -> list[str]:
+    """The worker's document counters; a problem when its metrics cannot be read."""
+    metrics_url = f"http://127.0.0.1:{worker.metrics_port}/metrics"
+    say(f"-- metrics: {metrics_url} (also http://127.0.0.1:{worker.web_port}/metrics; /ready, /health, POST /check)")
+    try:
+        _, body = http_get(metrics_url)
+    except OSError as exc:
+        say(f"   not reachable: {exc}")
+        return [f"metrics not reachable: {exc}"]
+    for line in body.decode().splitlines():
+        if line.startswith(("neardup_documents_total", "neardup_dead_letter_total",
+                            "neardup_agent_messages_in_total")):  # fmt: skip
+            say(f"   {line}")
+    return []
+
+
+def run(children: Children, workdir: Path, sample: Path, ids: list[str]) -> bool:
+    """Broker, worker, publish, read back, check; True when every message came out once."""
+    expected = len(ids) + len(BAD_LINES)
+    bootstrap = start_broker(children, workdir)
+    worker = start_worker(children, workdir, bootstrap, float(os.environ.get("READY_TIMEOUT", "120")))
+    publish_all(worker.env, sample, len(ids), workdir)
+    out = read_outputs(bootstrap, expected, float(os.environ.get("TIMEOUT", "60")))
+    show_duplicates(out.duplicate)
+    compare_with_batch(out)
+    problems = output_problems(out, ids, expected)
+    problems += show_metrics(worker)
+    return not problems
+
+
+def main() -> int:
+    """Run the demo; returns the exit code (0 only when every message came out once)."""
+    sample = sample_path()
+    ids = sample_ids(sample)
     workdir = Path(tempfile.mkdtemp(prefix="neardup-stream-demo-"))
     children = Children()
     ok = interrupted = False
@@ -270,122 +463,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     try:
-        # -- broker -------------------------------------------------------------------------------
-        exe = tansu_binary()
-        port = free_port()
-        bootstrap = f"127.0.0.1:{port}"
-        say(f"-- broker: tansu {bootstrap} (in-memory storage)")
-        say("   NOTE: tansu is a DEVELOPMENT broker that speaks the Kafka protocol, not Apache Kafka;")
-        say("         it is used here because it starts in a second without Java. Production runs")
-        say("         the workers against Apache Kafka (see deploy/).")
-        url = f"tcp://{bootstrap}"
-        broker_log = workdir / "tansu.log"
-        broker = children.start(
-            "tansu broker",
-            [str(exe), "broker", "--listener-url", url, "--advertised-listener-url", url,
-             "--storage-engine", "memory://tansu/"],
-            broker_log,
-        )  # fmt: skip
-        wait_broker(broker, port, broker_log)
-        names = list(TOPICS.values())
-        asyncio.run(create_topics(bootstrap, names, PARTITIONS))
-        say(f"   ready; topics {', '.join(names)} created with {PARTITIONS} partitions each")
-
-        # -- worker -------------------------------------------------------------------------------
-        web_port, metrics_port = free_port(), free_port()
-        # the demo's settings whatever the caller's shell says: no inherited NEARDUP_* (config file,
-        # topic names, ...) beyond what is set here, except the cache folder, which holds the kernels
-        # the batch part compiled
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_") or k == "NEARDUP_CACHE_DIR"},
-            "NEARDUP_BROKER_URL": f"kafka://{bootstrap}",
-            "NEARDUP_STORE_URL": "memory://",
-            "NEARDUP_APP_ID": "neardup-demo",
-            "NEARDUP_WORKER_ID": "demo-worker",
-            "NEARDUP_WEB_PORT": str(web_port),
-            "NEARDUP_METRICS_PORT": str(metrics_port),
-            # short consumer-group timings for a quick start (production: 30 s / 3 s / 2.8 s)
-            "NEARDUP_KAFKA__SESSION_TIMEOUT_SECONDS": "6",
-            "NEARDUP_KAFKA__HEARTBEAT_INTERVAL_SECONDS": "1",
-            "NEARDUP_KAFKA__COMMIT_INTERVAL_SECONDS": "0.5",
-            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-        }
-        worker_log = workdir / "worker.log"
-        say(f"-- worker: neardup worker (memory:// store, web :{web_port}, metrics :{metrics_port})")
-        t0 = time.monotonic()
-        worker = children.start(
-            "worker", [sys.executable, "-m", "neardup", "worker", "--web-bind", "127.0.0.1"], worker_log, env
-        )
-        ready = wait_ready(worker, web_port, worker_log, ready_timeout)
-        say(f"   GET /ready -> 200 after {time.monotonic() - t0:.1f}s; assigned {', '.join(ready['assigned'])}")
-
-        # -- publish ------------------------------------------------------------------------------
-        bad = workdir / "bad.jsonl"
-        bad.write_text("\n".join(BAD_LINES) + "\n", encoding="utf-8")
-        # tansu refuses aiokafka's idempotent producer: publish says so in one line and goes on without
-        publish = [sys.executable, "-m", "neardup", "publish", "--no-progress"]
-        pub_env = {**env, "NEARDUP_LOG_LEVEL": "WARNING"}
-        for path, what in ((sample, f"the sample ({len(ids)} documents)"), (bad, "2 bad messages (not JSON; no id)")):
-            say(f"-- publish {what}: neardup publish {path.name if path == sample else 'bad.jsonl'}")
-            res = subprocess.run([*publish, str(path)], cwd=ROOT, env=pub_env, capture_output=True, text=True,
-                                 start_new_session=True, timeout=60, check=False)  # fmt: skip
-            for line in (res.stdout + res.stderr).strip().splitlines():
-                say(f"   {line}")
-            if res.returncode != 0:
-                raise RuntimeError(f"publish failed with {res.returncode}")
-        t_pub = time.monotonic()
-
-        # -- outputs ------------------------------------------------------------------------------
-        outputs = [TOPICS["unique"], TOPICS["duplicate"], TOPICS["dead-letter"]]
-        say(f"-- reading {', '.join(outputs)} until all {expected} messages are accounted for (<= {out_timeout:.0f}s)")
-        records = asyncio.run(consume(bootstrap, outputs, expected, out_timeout))
-        by_topic: dict[str, list[dict[str, Any]]] = {t: [] for t in outputs}
-        for r in records:
-            by_topic[r.topic].append(json.loads(r.value))
-        unique, duplicate, dead = (by_topic[t] for t in outputs)
-        seen = Counter(str(d.get("id")) for d in unique + duplicate)
-        reasons = Counter(str(d.get("reason")) for d in dead)
-        say(f"   after {time.monotonic() - t_pub:.1f}s: unique {len(unique)}  duplicate {len(duplicate)}  "
-            f"dead-letter {len(dead)} ({', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))})")  # fmt: skip
-        dup_reasons = Counter(str((d.get("evidence") or {}).get("reason")) for d in duplicate)
-        if duplicate:
-            say("   duplicates by reason: " + ", ".join(f"{k} {v}" for k, v in dup_reasons.most_common()))
-            d = min(duplicate, key=lambda d: (d.get("evidence") or {}).get("jaccard") or 1.0)
-            e = d.get("evidence") or {}
-            say(f"   e.g. {d['id']} duplicate of {d.get('duplicate_of')}: reason {e.get('reason')} "
-                f"rule {e.get('rule')} jaccard {e.get('jaccard')} hamming {e.get('hamming')}")  # fmt: skip
-
-        batch_out = Path(os.environ.get("BATCH_OUT", ""))
-        if batch_out.is_file():  # the batch part's decisions (scripts/demo.sh): same engine, same answer?
-            batch = Counter(json.loads(line).get("status") for line in batch_out.open(encoding="utf-8") if line.strip())
-            same = batch["unique"] == len(unique) and batch["duplicate"] == len(duplicate)
-            note = "same counts" if same else "differs: the stream decides in arrival order over 4 partitions"
-            say(f"   batch run on the same file: unique {batch['unique']}  duplicate {batch['duplicate']}  ({note})")
-
-        problems = []
-        if set(seen) != set(ids):
-            missing, extra = set(ids) - set(seen), set(seen) - set(ids)
-            problems.append(f"{len(missing)} sample ids missing, {len(extra)} unexpected")
-        if any(n > 1 for n in seen.values()):
-            problems.append(f"{sum(1 for n in seen.values() if n > 1)} ids out more than once")
-        if sorted(reasons.elements()) != sorted(BAD_REASONS):
-            problems.append(f"dead-letter reasons {dict(reasons)}, expected {BAD_REASONS}")
-        accounted = len(set(seen) & set(ids)) + min(len(dead), len(BAD_LINES))
-        say(f"   accounted for {accounted}/{expected}" + (f"  PROBLEMS: {'; '.join(problems)}" if problems else ""))
-
-        # -- metrics ------------------------------------------------------------------------------
-        metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
-        say(f"-- metrics: {metrics_url} (also http://127.0.0.1:{web_port}/metrics; /ready, /health, POST /check)")
-        try:
-            _, body = http_get(metrics_url)
-            for line in body.decode().splitlines():
-                if line.startswith(("neardup_documents_total", "neardup_dead_letter_total",
-                                    "neardup_agent_messages_in_total")):  # fmt: skip
-                    say(f"   {line}")
-        except OSError as exc:
-            problems.append(f"metrics not reachable: {exc}")
-            say(f"   not reachable: {exc}")
-        ok = not problems
+        ok = run(children, workdir, sample, ids)
     except KeyboardInterrupt as exc:
         interrupted = True
         say(f"\nstream demo: interrupted ({exc.args[0] if exc.args else 'SIGINT'}); stopping")

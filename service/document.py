@@ -125,35 +125,38 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_000_000,
-                   max_id_length: int = 512, naive_time_zone: str = "UTC") -> Document:
-    """Validate one input record (bytes, JSON text or a mapping) into a :class:`Document`.
+def _decoded(data: bytes, max_bytes: int) -> str:
+    """The UTF-8 text of a message, refused when far beyond the size limit or not UTF-8."""
+    if len(data) > max_bytes * 2 + 4096:
+        raise InvalidDocument("too_large", f"message of {len(data)} bytes exceeds the size limit")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidDocument("bad_encoding", f"not valid UTF-8 at byte {exc.start}") from exc
 
-    JSON text must be strict JSON (``NaN``, ``Infinity`` and out-of-range numbers are ``bad_json``;
-    a mapping holding a NaN or infinite float is ``bad_json`` too), so that every record written
-    back out is strict JSON. A ``published_at`` without a UTC offset is read in
-    ``naive_time_zone`` (setting ``normalize.naive_time_zone``, default UTC).
-    """
+
+def _strict_json(text: str) -> Any:
+    """:func:`loads_strict`, its failures as ``bad_json``."""
+    try:
+        return loads_strict(text)
+    except RecursionError as exc:
+        raise InvalidDocument("bad_json", "JSON nested too deeply") from exc
+    except ValueError as exc:
+        raise InvalidDocument("bad_json", f"not JSON: {exc}") from exc
+
+
+def _record_object(raw: bytes | str | Mapping[str, Any], max_bytes: int) -> Mapping[str, Any]:
+    """The record as a mapping: decoded and parsed (bytes, JSON text) or given; strict JSON that
+    can be written back out as UTF-8."""
     from_bytes = isinstance(raw, bytes | bytearray | memoryview)
     if isinstance(raw, bytes | bytearray | memoryview):
-        data = bytes(raw)
-        if len(data) > max_bytes * 2 + 4096:
-            raise InvalidDocument("too_large", f"message of {len(data)} bytes exceeds the size limit")
-        try:
-            raw = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidDocument("bad_encoding", f"not valid UTF-8 at byte {exc.start}") from exc
-    check_encoding = not isinstance(raw, str | bytes | bytearray | memoryview)
+        raw = _decoded(bytes(raw), max_bytes)
     if isinstance(raw, str):
         # decoded bytes hold no surrogates; escapes in the JSON (or a str given directly) may
         check_encoding = bool(SURROGATE_ESCAPE.search(raw)) or (not from_bytes and _has_surrogate(raw))
-        try:
-            obj = loads_strict(raw)
-        except RecursionError as exc:
-            raise InvalidDocument("bad_json", "JSON nested too deeply") from exc
-        except ValueError as exc:
-            raise InvalidDocument("bad_json", f"not JSON: {exc}") from exc
+        obj = _strict_json(raw)
     else:
+        check_encoding = True
         obj = raw
     if not isinstance(obj, Mapping):
         raise InvalidDocument("bad_schema", f"expected a JSON object, got {type(obj).__name__}")
@@ -166,6 +169,11 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
             json.dumps(obj, ensure_ascii=False).encode("utf-8")
         except (UnicodeEncodeError, TypeError, ValueError) as exc:
             raise InvalidDocument("bad_encoding", f"a field is not encodable as UTF-8 JSON: {exc}") from exc
+    return obj
+
+
+def _document_id(obj: Mapping[str, Any], max_id_length: int) -> str:
+    """Field ``id``: a non-empty string (an integer is read as its digits) of at most ``max_id_length``."""
     doc_id = obj.get("id")
     if isinstance(doc_id, int) and not isinstance(doc_id, bool):
         doc_id = str(doc_id)
@@ -173,6 +181,11 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
         raise InvalidDocument("missing_id", "field 'id' must be a non-empty string")
     if len(doc_id) > max_id_length:
         raise InvalidDocument("bad_field", f"id longer than {max_id_length} characters")
+    return doc_id
+
+
+def _document_text(obj: Mapping[str, Any], max_bytes: int) -> str:
+    """Field ``text``: a string of at most ``max_bytes`` UTF-8 bytes that is not only white space."""
     text = obj.get("text")
     if not isinstance(text, str):
         raise InvalidDocument("missing_text", "field 'text' must be a string")
@@ -184,6 +197,21 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
         raise InvalidDocument("too_large", f"text of {size} bytes exceeds the limit of {max_bytes}")
     if not text.strip():
         raise InvalidDocument("empty_text", "text is empty")
+    return text
+
+
+def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_000_000,
+                   max_id_length: int = 512, naive_time_zone: str = "UTC") -> Document:
+    """Validate one input record (bytes, JSON text or a mapping) into a :class:`Document`.
+
+    JSON text must be strict JSON (``NaN``, ``Infinity`` and out-of-range numbers are ``bad_json``;
+    a mapping holding a NaN or infinite float is ``bad_json`` too), so that every record written
+    back out is strict JSON. A ``published_at`` without a UTC offset is read in
+    ``naive_time_zone`` (setting ``normalize.naive_time_zone``, default UTC).
+    """
+    obj = _record_object(raw, max_bytes)
+    doc_id = _document_id(obj, max_id_length)
+    text = _document_text(obj, max_bytes)
     for name in TEXT_FIELDS:
         value = obj.get(name)
         if value is not None and not isinstance(value, str):

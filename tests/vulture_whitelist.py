@@ -4,11 +4,11 @@ Vulture reads this file as code that uses the names below; nothing imports it.
 """
 # ruff: noqa: B018, F821
 
-# click runs these commands (service/cli/__init__.py)
+# click runs these commands (service/cli/__init__.py; warmup_command by its LAZY_COMMANDS path)
 explain
 evaluate
-bench
 idf_build
+warmup_command
 # Faust calls them: a timer, web views and the view's handler (agents/app.py)
 _refresh_lag
 Health
@@ -36,23 +36,20 @@ _.log_message
 _.do_GET
 _.do_POST
 review_command
-# public helpers that only the tests call so far
+# public helpers that only the tests call
 normalize_text  # service/text/normalize.py: one text through the batch kernel
 acl_rules  # storage/redis/acl.py: tests/fixtures/redis_servers.py builds the test user's ACL from it
-# lead is rewriting these files (service/sketch/index.py, policy.py, window.py, storage/): entries go with the rewrite
-candidate_probability
-updates
+candidate_probability  # service/sketch/index.py: the LSH curve the band choice rests on
+_.doc_keys  # storage/redis/keys.py: a document's record and decision keys
+# the window's state for its callers (service/sketch/window.py): windows closed, seconds left
 closed
 _.time_left
-_.release_exact
-_.stats
-_.doc_keys
-# the public API's module hooks and methods (service/__init__.py: lazy exports; service/api.py)
+# numba calls a compile listener's on_start and on_end (service/kernels/cache.py)
+_.on_end
+# the public API's module hooks (service/__init__.py: lazy exports)
 __getattr__
 __dir__
-_.decide_many
-# click commands (bench/suite/cli.py, service/cli/learning.py)
-e2e
+# click commands (service/cli/learning.py)
 model_show
 model_history
 model_rollback
@@ -67,8 +64,6 @@ _.band_keys
 jaccard_estimates
 hamming_distances
 corrected_jaccard
-PROFILE_VERSION
-# counters and report fields read by people (hot-tier misses; a learning report's counts)
-_.misses
+# report fields read by people (a learning report's counts)
 false_merges
 missed

@@ -55,59 +55,65 @@ def _load_t2s() -> dict[int, int]:
     return table
 
 
+def _composes(ch: str, cat: str, norm: str) -> bool:
+    """Whether ``ch`` (of category ``cat``, NFKC ``norm``) may compose with its neighbours: a mark,
+    a Hangul letter or a combining character, before or after NFKC."""
+    cp = ord(ch)
+    if cat.startswith("M") or 0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F or unicodedata.combining(ch) != 0:
+        return True
+    # a single-character result can still compose with its neighbours: half-width katakana
+    # voiced marks (U+FF9E -> U+3099) and half-width / circled Hangul letters (-> conjoining jamo)
+    return any(
+        unicodedata.combining(c) != 0 or unicodedata.category(c).startswith("M") or 0x1100 <= ord(c) <= 0x11FF
+        for c in norm
+    )
+
+
+def _mapped(cp: int, t2s_map: dict[int, int]) -> int:
+    """What the kernel makes of ``cp``: one code point, ``DROP``, or ``SLOW`` (normalised in Python)."""
+    if 0xD800 <= cp <= 0xDFFF:
+        return ktext.DROP
+    ch = chr(cp)
+    if ch.isspace():
+        return 32
+    cat = unicodedata.category(ch)
+    if ch in DROP_CHARS or cat == "Cc" or cat == "Cf":
+        return ktext.DROP
+    norm = unicodedata.normalize("NFKC", ch)
+    composes = _composes(ch, cat, norm)
+    norm = PUNCT_FOLD.get(norm, norm)
+    low = norm.lower()
+    if len(low) == 1:
+        norm = low
+    if composes or len(norm) != 1:
+        return ktext.SLOW
+    m = ord(norm)
+    return t2s_map.get(m, m)
+
+
+def _char_class(cp: int) -> int:
+    """The class bits (SPACE, ALNUM, DIGIT, CJK) of a mapped (output) character."""
+    if 0xD800 <= cp <= 0xDFFF:
+        return 0
+    ch = chr(cp)
+    if ch.isspace():
+        return ktext.SPACE
+    c = 0
+    if ch.isalnum():
+        c |= ktext.ALNUM
+    if ch.isdigit():
+        c |= ktext.DIGIT
+    if (0x3400 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp < TABLE_SIZE) and ch.isalpha():
+        c |= ktext.CJK
+    if ch == "〇":
+        c |= ktext.CJK | ktext.ALNUM
+    return c
+
+
 def _build_tables(t2s: bool) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
-    table = np.arange(TABLE_SIZE, dtype=np.int32)
-    classes = np.zeros(TABLE_SIZE, dtype=np.uint8)
     t2s_map = _load_t2s() if t2s else {}
-    for cp in range(TABLE_SIZE):
-        if 0xD800 <= cp <= 0xDFFF:
-            table[cp] = ktext.DROP
-            continue
-        ch = chr(cp)
-        cat = unicodedata.category(ch)
-        if ch.isspace():
-            table[cp] = 32
-            classes[cp] = ktext.SPACE
-            continue
-        if ch in DROP_CHARS or cat == "Cc" or cat == "Cf":
-            table[cp] = ktext.DROP
-            continue
-        composes = cat.startswith("M") or 0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F or (
-            unicodedata.combining(ch) != 0
-        )
-        norm = unicodedata.normalize("NFKC", ch)
-        # a single-character result can still compose with its neighbours: half-width katakana
-        # voiced marks (U+FF9E -> U+3099) and half-width / circled Hangul letters (-> conjoining jamo)
-        composes = composes or any(
-            unicodedata.combining(c) != 0 or unicodedata.category(c).startswith("M")
-            or 0x1100 <= ord(c) <= 0x11FF
-            for c in norm
-        )
-        norm = PUNCT_FOLD.get(norm, norm)
-        low = norm.lower()
-        if len(low) == 1:
-            norm = low
-        if composes or len(norm) != 1:
-            table[cp] = ktext.SLOW
-            continue
-        m = ord(norm)
-        m = t2s_map.get(m, m)
-        table[cp] = m
-    # classes are of the mapped (output) characters
-    for cp in range(TABLE_SIZE):
-        if classes[cp]:
-            continue
-        ch = chr(cp) if not 0xD800 <= cp <= 0xDFFF else " "
-        c = 0
-        if ch.isalnum():
-            c |= ktext.ALNUM
-        if ch.isdigit():
-            c |= ktext.DIGIT
-        if (0x3400 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp < TABLE_SIZE) and ch.isalpha():
-            c |= ktext.CJK
-        if ch == "〇":
-            c |= ktext.CJK | ktext.ALNUM
-        classes[cp] = c
+    table = np.fromiter((_mapped(cp, t2s_map) for cp in range(TABLE_SIZE)), dtype=np.int32, count=TABLE_SIZE)
+    classes = np.fromiter(map(_char_class, range(TABLE_SIZE)), dtype=np.uint8, count=TABLE_SIZE)
     return table, classes
 
 
