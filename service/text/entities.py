@@ -11,7 +11,6 @@ their first ``EN_FILL_LETTERS`` letters.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,8 +35,6 @@ NAME_FILL_BYTE = kprof.NAME_FILL_BYTE
 PLACE_SUFFIXES = "省市县区镇乡村州"
 CONTEXT_TOKENS = 3  # tokens each side of a name
 CONTEXT_SEED = 0x0E17
-# the kernel's rule, as a pattern (for reading; the bench builds look-alikes with its own)
-EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][A-Za-z]{2,}")
 EN_MIN_LETTERS = 3  # "Ph" of ph&innaeus is noise
 # capitalised inside a sentence, yet no name: title-case articles, pronouns and particles; days and months
 EN_NOT_NAMES = frozenset({
@@ -112,8 +109,9 @@ def _not_names() -> npt.NDArray[np.uint64]:
 
 
 def en_names(raw_texts: list[str]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
-    """The token hashes of the words each text capitalises inside a sentence (:data:`EN_NAME`,
-    in a kernel), sorted within each text, and each text's offsets into them."""
+    """The token hashes of the words each text capitalises inside a sentence (after a lower-case
+    word, a digit or a comma; :func:`neardup.kernels.entities.capitalised_names`), sorted within
+    each text, and each text's offsets into them."""
     offsets = np.zeros(len(raw_texts) + 1, dtype=np.int64)
     np.cumsum([len(x) for x in raw_texts], out=offsets[1:])
     cps = np.frombuffer("".join(raw_texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)

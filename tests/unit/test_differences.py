@@ -19,7 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from neardup.rules.differences import EN_WORD, PROFILE_VERSION, V1_HEAD, CriticalDifference, decode_profile, profile_version, profiler
+from neardup.rules.differences import (
+    EN_WORD,
+    PROFILE_VERSION,
+    V1_HEAD,
+    CriticalDifference,
+    decode_profile,
+    profile_version,
+    profiler,
+)
 from neardup.text.normalize import normalize_text
 
 P = profiler()
