@@ -189,7 +189,7 @@ services:
 PYTEST_WORKERS ?= 2
 # line coverage of the package in the pytest processes (pyproject.toml [tool.coverage.*]), with a
 # floor a few points under the 78% that the unit and contract tests alone reach; the kernels stay
-# compiled (never NUMBA_DISABLE_JIT here). A subset: make test PYTEST_ARGS=tests/unit/test_x.py COV_ARGS=
+# compiled (never NUMBA_DISABLE_JIT here). A subset: make test PYTEST_ARGS=tests/unit/test_cli.py COV_ARGS=
 COV_FLOOR ?= 75
 COV_ARGS  ?= --cov --cov-report=term:skip-covered --cov-fail-under=$(COV_FLOOR)
 test: venv services
