@@ -227,6 +227,21 @@ class Engine:
         answer = await self._store("lookup", lambda: self.store.lookup(WindowQuery(
             doc_ids=[d.id for d in w.docs], exact_hashes=[w.fps.content_hashes[r] for r in maybe],
             index_keys=w.keys, state_names=self._state_names)))
+        w = await self._adopt_states(answer, w, t0)
+        owner_of = {r: o for r, o in zip(maybe, answer.owners, strict=True)}
+        final, reused = _replays(w, answer)
+        rows = [r for r in range(n) if r not in final]
+        if rows:
+            decisions = await self._decide_rows(w, rows, answer.candidates, owner_of, reused, window_id, dry_run)
+            final.update(zip(rows, decisions, strict=True))
+        out: list[Decision | None] = [None] * n
+        for r, pos in enumerate(order):
+            out[pos] = final[r]
+        return [d for d in out if d is not None]
+
+    async def _adopt_states(self, answer: Any, w: _Window, t0: float) -> _Window:
+        """The shared states the lookup brought: a newer model (the window fingerprinted again
+        under it), the adaptive thresholds, the translation window."""
         model = answer.states.get(MODEL_STATE)
         if model is not None and model.version != self.model.version:
             await asyncio.to_thread(self.apply_model, Model.from_bytes(model.payload))
@@ -238,26 +253,7 @@ class Engine:
                 self.translation.merge(answer.states.get(TRANSLATION_STATE))
             except ValueError as exc:  # a corrupt shared window costs its matches, not the window
                 log.warning("translation window in the store ignored: %s", exc)
-        owner_of = {r: o for r, o in zip(maybe, answer.owners, strict=True)}
-
-        final: dict[int, Decision] = {}
-        reused: set[int] = set()
-        for r, doc in enumerate(w.docs):
-            stored = answer.decisions.get(doc.id)
-            if stored is None:
-                continue
-            if stored.content_hash and stored.content_hash != w.fps.content_hashes[r]:
-                reused.add(r)  # the id came back with other text: decide the new text
-            else:
-                final[r] = _replay(doc, stored)
-        rows = [r for r in range(n) if r not in final]
-        if rows:
-            decisions = await self._decide_rows(w, rows, answer.candidates, owner_of, reused, window_id, dry_run)
-            final.update(zip(rows, decisions, strict=True))
-        out: list[Decision | None] = [None] * n
-        for r, pos in enumerate(order):
-            out[pos] = final[r]
-        return [d for d in out if d is not None]
+        return w
 
     def apply_model(self, model: Model) -> None:
         """Decide from now on with a learned model (:mod:`neardup.learning.model`): its words in the
@@ -306,26 +302,7 @@ class Engine:
         seen = [strongest(stored_cands[r], own, cap) for r in rows]
         sketches = await self._sketches(sorted({ref for refs in seen for ref in refs}))
 
-        table_rows = [w.sketches[r] for r in rows]
-        slot: dict[bytes, int] = {}
-        left: list[int] = []
-        right: list[int] = []
-        for k, refs in enumerate(seen):
-            for ref in refs:
-                s = sketches.get(ref)
-                if s is None:
-                    continue
-                if ref not in slot:
-                    slot[ref] = len(table_rows)
-                    table_rows.append(s)
-                left.append(k)
-                right.append(slot[ref])
-        inner = self_join(keys)  # (earlier, later) rows of this window sharing a key
-        pairs = np.empty((len(left) + inner.shape[0], 2), dtype=np.int64)
-        pairs[: len(left), 0] = left
-        pairs[: len(left), 1] = right
-        pairs[len(left):, 0] = inner[:, 1]
-        pairs[len(left):, 1] = inner[:, 0]
+        table_rows, pairs = _candidate_pairs([w.sketches[r] for r in rows], seen, sketches, keys)
         fp = self.settings.fingerprint
         table = SketchTable.of(table_rows, fp.num_perm, w.fps.simhash.shape[1])
         case = WindowCase(table, n, [w.profiles[r] for r in rows], pairs, [owner_of.get(r) for r in rows])
@@ -336,17 +313,14 @@ class Engine:
         for v in verdicts:
             self.metrics.candidates.observe(v.candidates)
         embedded: list[int] = []
+        vectors = np.zeros((0, 0), dtype=np.float32)
         if self.translation is not None:
             verdicts, embedded, vectors = await asyncio.to_thread(self._translate, self.translation, w, rows, verdicts)
 
         if not dry_run:
             verdicts, rechecked = await self._commit(w, rows, verdicts, owner_of)
             verdicts = await self._resolve_races(w, rows, table, verdicts, seen, thresholds, rechecked)
-            if self.translation is not None and embedded:
-                kept = [i for i, k in enumerate(embedded) if verdicts[k].status is Status.UNIQUE]
-                self.translation.remember([w.docs[rows[embedded[i]]].id for i in kept],
-                                          [w.fps.langs[rows[embedded[i]]] for i in kept], vectors[kept])
-                await self._share_translations()
+            await self._remember_translations(w, rows, verdicts, embedded, vectors)
         decisions = [
             Decision(w.docs[r], v.status, v.matched if v.status is Status.DUPLICATE else None,
                      self._evidence(v, thresholds[k], window_id, id_reused=r in reused))
@@ -360,6 +334,16 @@ class Engine:
                 for r, d in zip(rows, decisions, strict=True)]))
             await self._adapt(decisions)
         return decisions
+
+    async def _remember_translations(self, w: _Window, rows: list[int], verdicts: list[Verdict],
+                                     embedded: list[int], vectors: npt.NDArray[np.float32]) -> None:
+        """Keep the embeddings of the rows that stayed unique, and share the window with the store."""
+        if self.translation is None or not embedded:
+            return
+        kept = [i for i, k in enumerate(embedded) if verdicts[k].status is Status.UNIQUE]
+        self.translation.remember([w.docs[rows[embedded[i]]].id for i in kept],
+                                  [w.fps.langs[rows[embedded[i]]] for i in kept], vectors[kept])
+        await self._share_translations()
 
     @staticmethod
     def _translate(check: TranslationCheck, w: _Window, rows: list[int], verdicts: list[Verdict]
@@ -490,12 +474,8 @@ class Engine:
         if not uniques:
             return verdicts
         own = set(w.refs)
-        late: dict[int, list[bytes]] = {}
-        for k in uniques:
-            refs = rechecked.get(w.docs[rows[k]].id, {})
-            new = sorted(refs.keys() - set(seen[k]) - own)
-            if new:
-                late[k] = new
+        late = {k: new for k in uniques
+                if (new := sorted(rechecked.get(w.docs[rows[k]].id, {}).keys() - set(seen[k]) - own))}
         if not late:
             return verdicts
         wanted = sorted({ref for refs in late.values() for ref in refs})
@@ -512,22 +492,24 @@ class Engine:
             cands = [row_of[sketches[ref].doc_id] for ref in late_refs if ref in sketches]
             for row, sim, rule in similar_candidates(big, k, cands, w.profiles[rows[k]], thresholds[k]):
                 other = big.sketches[row]
-                theirs = decided.get(other.doc_id)
-                if theirs is None and (other.published_at, other.doc_id) < (me.published_at, me.doc_id):
-                    other_first = True  # both in flight and it is earlier: we yield at once
-                else:
-                    if theirs is None:
-                        # we are earlier, but the other may have re-checked before our insert and
-                        # missed us: its decision (written right after its re-check) tells
-                        theirs = await self._await_decision(other.doc_id)
-                    # decided, so possibly emitted: a unique one wins; one that names us does not
-                    other_first = theirs is not None and theirs.status == Status.UNIQUE.value
-                if other_first:
+                if await self._other_first(me, other, decided.get(other.doc_id)):
                     out[k] = Verdict(Status.DUPLICATE, Reason.NEAR, rule, other.doc_id, sim, len(cands), race=True)
                     me.original = other.original or other.doc_id
                     self.metrics.races.inc()
                     break
         return out
+
+    async def _other_first(self, me: Sketch, other: Sketch, theirs: Any) -> bool:
+        """Whether ``other`` (stored by another worker since our lookup, ``theirs`` its decision if
+        written) wins the race against ``me``."""
+        if theirs is None and (other.published_at, other.doc_id) < (me.published_at, me.doc_id):
+            return True  # both in flight and it is earlier: we yield at once
+        if theirs is None:
+            # we are earlier, but the other may have re-checked before our insert and missed us:
+            # its decision (written right after its re-check) tells
+            theirs = await self._await_decision(other.doc_id)
+        # decided, so possibly emitted: a unique one wins; one that names us does not
+        return theirs is not None and theirs.status == Status.UNIQUE.value
 
 
 def strongest(candidates: Candidates, exclude: set[bytes], cap: int) -> list[bytes]:
@@ -539,6 +521,49 @@ def strongest(candidates: Candidates, exclude: set[bytes], cap: int) -> list[byt
         refs.sort(key=lambda r: (-candidates[r], r))
         return refs[:cap]
     return sorted(refs)
+
+
+def _candidate_pairs(table_rows: list[Sketch], seen: list[list[bytes]], sketches: dict[bytes, Sketch],
+                     keys: npt.NDArray[np.uint64]) -> tuple[list[Sketch], npt.NDArray[np.int64]]:
+    """The sketch table (the window's rows, then each stored candidate once) and the (row, table
+    row) pairs to compare: each row with its stored candidates, and the window's rows with the
+    earlier rows that share a key with them."""
+    slot: dict[bytes, int] = {}
+    left: list[int] = []
+    right: list[int] = []
+    for k, refs in enumerate(seen):
+        for ref in refs:
+            s = sketches.get(ref)
+            if s is None:
+                continue
+            if ref not in slot:
+                slot[ref] = len(table_rows)
+                table_rows.append(s)
+            left.append(k)
+            right.append(slot[ref])
+    inner = self_join(keys)  # (earlier, later) rows of this window sharing a key
+    pairs = np.empty((len(left) + inner.shape[0], 2), dtype=np.int64)
+    pairs[: len(left), 0] = left
+    pairs[: len(left), 1] = right
+    pairs[len(left):, 0] = inner[:, 1]
+    pairs[len(left):, 1] = inner[:, 0]
+    return table_rows, pairs
+
+
+def _replays(w: _Window, answer: Any) -> tuple[dict[int, Decision], set[int]]:
+    """The rows the store already decided (replayed as they were), and the rows whose id came
+    back with other text (decided anew)."""
+    final: dict[int, Decision] = {}
+    reused: set[int] = set()
+    for r, doc in enumerate(w.docs):
+        stored = answer.decisions.get(doc.id)
+        if stored is None:
+            continue
+        if stored.content_hash and stored.content_hash != w.fps.content_hashes[r]:
+            reused.add(r)  # the id came back with other text: decide the new text
+        else:
+            final[r] = _replay(doc, stored)
+    return final, reused
 
 
 def _replay(doc: Document, stored: DecisionRecord) -> Decision:

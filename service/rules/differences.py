@@ -481,6 +481,26 @@ def _base_char_table() -> npt.NDArray[np.uint8]:
     return cached_arrays(f"profile-chars-{unicodedata.unidata_version}-1", build)["table"].astype(np.uint8)
 
 
+def _check_classes(pairs: Sequence[tuple[str, str]]) -> None:
+    """Refuse a polarity class whose fill would read as a figure, a bare negation or a sentence."""
+    for cls, sign in pairs:
+        if (cls + sign).startswith("#") or cls + sign == "N" or is_sentence_fill(cls + sign):
+            raise ValueError(f"polarity class {cls!r} with sign {sign!r} reads as a figure, a bare negation "
+                             "or a sentence")
+
+
+def _char_table(zh_terms: Sequence[str]) -> npt.NDArray[np.uint8]:
+    """The character flags with the lexicon's: a term's first character, numerals, sentence ends."""
+    ctab = _base_char_table().copy()
+    for term in zh_terms:
+        ctab[ord(term[0])] |= kprof.TERM
+    for ch in ZH_NUMERALS:
+        ctab[ord(ch)] |= kprof.NUMERAL
+    for ch in SENTENCE_ENDS:
+        ctab[ord(ch)] |= kprof.SENTENCE_END
+    return ctab
+
+
 @dataclass(frozen=True, slots=True)
 class KernelTables:
     """The lexicon as the profile kernel reads it (see ``neardup.kernels.profile``)."""
@@ -575,14 +595,8 @@ class AnchorProfiler:
     def _class_word(self, cls: str, version: int) -> str:
         return POLARITY_WORD if version >= CLASS_FREE_SINCE else self.en_class_word[cls]
 
-    def _compile(self, zh_terms: list[str], class_free: bool) -> KernelTables:
-        lex = self.lexicon
-        pairs = sorted(set(lex.polarity.values()), key=lambda p: p[0] + p[1])
-        code_of = {p: i for i, p in enumerate(pairs)}
-        for cls, sign in pairs:
-            if (cls + sign).startswith("#") or cls + sign == "N" or is_sentence_fill(cls + sign):
-                raise ValueError(f"polarity class {cls!r} with sign {sign!r} reads as a figure, a bare negation "
-                                 "or a sentence")
+    def _term_kinds(self, zh_terms: list[str], code_of: dict[tuple[str, str], int]) -> dict[str, tuple[int, int]]:
+        """Each Chinese term's trie node: (kind, polarity code)."""
         kind_of: dict[str, tuple[int, int]] = {}
         for term in zh_terms:
             if term in self.aff_zh:
@@ -590,15 +604,16 @@ class AnchorProfiler:
             elif term in self.neg_zh:
                 kind_of[term] = (kprof.NODE_NEGATOR, -1)
             else:
-                kind_of[term] = (kprof.NODE_POLARITY, code_of[lex.polarity[term]])
-        edge_keys, edge_vals, node_kind, node_code = _trie(zh_terms, kind_of)
-        ctab = _base_char_table().copy()
-        for term in zh_terms:
-            ctab[ord(term[0])] |= kprof.TERM
-        for ch in ZH_NUMERALS:
-            ctab[ord(ch)] |= kprof.NUMERAL
-        for ch in SENTENCE_ENDS:
-            ctab[ord(ch)] |= kprof.SENTENCE_END
+                kind_of[term] = (kprof.NODE_POLARITY, code_of[self.lexicon.polarity[term]])
+        return kind_of
+
+    def _compile(self, zh_terms: list[str], class_free: bool) -> KernelTables:
+        lex = self.lexicon
+        pairs = sorted(set(lex.polarity.values()), key=lambda p: p[0] + p[1])
+        code_of = {p: i for i, p in enumerate(pairs)}
+        _check_classes(pairs)
+        edge_keys, edge_vals, node_kind, node_code = _trie(zh_terms, self._term_kinds(zh_terms, code_of))
+        ctab = _char_table(zh_terms)
         words = sorted(set(lex.polarity) | self.neg_en)
         word_cps, word_off = _cps(words)
         word_keys, word_vals = kprof.build_word_table(word_cps, word_off)
@@ -727,56 +742,22 @@ class AnchorProfiler:
                                                                      Sentences, set[int]]:
         """Units, anchors, sentences, and the units that are do-support (a do, does or did that a
         negator follows: "do not like" negates "like"), which sentence frames leave out."""
-        units: list[str] = []
-        anchors: list[tuple[int, str, int]] = []
-        sentences = _SentenceRun(EN_SENTENCE)
-        support: set[int] = set()
-        last_do = False
-        pending_neg = False
-        polarity = self.polarity
+        reader = _EnReader(self, version)
         pos = 0
         for m in EN_WORD.finditer(text):
             for end in SENTENCE_END.finditer(text, pos, m.start()):
-                sentences.close(len(units), end.end())
+                reader.sentences.close(len(reader.units), end.end())
             pos = m.end()
             raw = m.group()
             words = EN_CONTRACTIONS.get(raw)
             if words is None:
                 words = [raw[:-3], "not"] if raw.endswith("n't") and len(raw) > 3 else [raw]
             for w in words:
-                if w in self.neg_en:
-                    sentences.negators += 1
-                    if last_do:
-                        support.add(len(units) - 1)
-                    last = anchors[-1] if anchors else None
-                    if last is not None and last[0] == len(units) - 1 and last[1].lstrip("N ").startswith("auxiliary"):
-                        anchors[-1] = (last[0], "N " + last[1], last[2])  # was not, was not not
-                    else:
-                        pending_neg = True
-                    continue
-                hit = polarity.get(w)
-                cut = negative_prefix(w) if version >= AFFIX_SINCE and not w[0].isdigit() else 0
-                if hit is None and cut and w[cut:] in polarity:  # disapproved: approved, negated
-                    hit = polarity[w[cut:]]
-                    pending_neg = True
-                    sentences.negators += 1
-                if hit is not None:
-                    anchors.append((len(units), ("N " if pending_neg else "") + hit[0] + hit[1], m.start()))
-                    units.append(self._class_word(hit[0], version))
-                elif w[0].isdigit():
-                    anchors.append((len(units), ("N " if pending_neg else "") + "#" + w, m.start()))
-                    units.append("#")
-                else:
-                    if pending_neg:
-                        anchors.append((len(units), "N", m.start()))
-                    sentences.negators += 1 if cut else 0
-                    units.append(w[cut:])
-                last_do = w in DO_SUPPORT
-                pending_neg = False
+                reader.word(w, m.start())
         for end in SENTENCE_END.finditer(text, pos):
-            sentences.close(len(units), end.end())
-        sentences.close(len(units), len(text))
-        return units, anchors, sentences.found, support
+            reader.sentences.close(len(reader.units), end.end())
+        reader.sentences.close(len(reader.units), len(text))
+        return reader.units, reader.anchors, reader.sentences.found, reader.support
 
     def profile(self, text: str, lang: str, version: int = PROFILE_VERSION) -> Profile:
         """The profile of one text, in plain Python: the reference :meth:`profile_batch` is tested against."""
@@ -812,6 +793,58 @@ class AnchorProfiler:
         older = (lambda v: self.profile(text, lang, version=v)) if version > codec.VERSIONS[0] else None
         return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,
                        bits=self.context_bits, version=version, remade=older)
+
+
+class _EnReader:
+    """The English reference's state while it reads a text word by word (:meth:`AnchorProfiler._en`)."""
+
+    def __init__(self, profiler: AnchorProfiler, version: int) -> None:
+        self.profiler = profiler
+        self.version = version
+        self.units: list[str] = []
+        self.anchors: list[tuple[int, str, int]] = []
+        self.sentences = _SentenceRun(EN_SENTENCE)
+        self.support: set[int] = set()
+        self.last_do = False
+        self.pending_neg = False
+
+    def word(self, w: str, at: int) -> None:
+        """Read the word ``w`` of the match at text offset ``at``."""
+        if w in self.profiler.neg_en:
+            self._negator()
+            return
+        polarity = self.profiler.polarity
+        hit = polarity.get(w)
+        cut = negative_prefix(w) if self.version >= AFFIX_SINCE and not w[0].isdigit() else 0
+        if hit is None and cut and w[cut:] in polarity:  # disapproved: approved, negated
+            hit = polarity[w[cut:]]
+            self.pending_neg = True
+            self.sentences.negators += 1
+        neg = "N " if self.pending_neg else ""
+        if hit is not None:
+            self.anchors.append((len(self.units), neg + hit[0] + hit[1], at))
+            self.units.append(self.profiler._class_word(hit[0], self.version))
+        elif w[0].isdigit():
+            self.anchors.append((len(self.units), neg + "#" + w, at))
+            self.units.append("#")
+        else:
+            if self.pending_neg:
+                self.anchors.append((len(self.units), "N", at))
+            self.sentences.negators += 1 if cut else 0
+            self.units.append(w[cut:])
+        self.last_do = w in DO_SUPPORT
+        self.pending_neg = False
+
+    def _negator(self) -> None:
+        """A negator: it negates the auxiliary just read (was not), or the next word."""
+        self.sentences.negators += 1
+        if self.last_do:
+            self.support.add(len(self.units) - 1)
+        last = self.anchors[-1] if self.anchors else None
+        if last is not None and last[0] == len(self.units) - 1 and last[1].lstrip("N ").startswith("auxiliary"):
+            self.anchors[-1] = (last[0], "N " + last[1], last[2])  # was not, was not not
+        else:
+            self.pending_neg = True
 
 
 ARTICLE_UNITS = "条章节款项编"  # 第十八条, 第三章, ...: what a law's numbered parts are called

@@ -228,18 +228,43 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
           codes: npt.NDArray[np.int8], t: Thresholds) -> Verdict:
     """The veto chain over row ``i``'s similar candidates, most similar first."""
     sketches = case.table.sketches
-    me = sketches[i]
     comparable = idx[sims.comparable[idx]]
     similar = comparable[codes[comparable] > 0]
     _count(case, "similarity", int(comparable.size - similar.size))
     order = sorted(similar.tolist(), key=lambda p: (-sims.jaccard[p], sims.hamming[p], sketches[sims.right[p]].doc_id))
+    conflicts = _conflicts(case, i, order, sims)
+    passed = _passing(case, sketches[i], order, sims, conflicts, t)
+    if passed:
+        p = _most_carried([sketches[int(sims.right[q])] for q in passed], passed)
+        cand = sketches[int(sims.right[p])]
+        return Verdict(Status.DUPLICATE, Reason.NEAR, RULES[int(codes[p])], cand.doc_id, sims.at(p), int(idx.size),
+                       cluster=cand.original or cand.doc_id)
+    best = None
+    if comparable.size:
+        b = int(comparable[np.argmax(sims.jaccard[comparable])])
+        best = (sketches[int(sims.right[b])].doc_id, sims.at(b))
+    first = next(iter(conflicts), None)
+    return Verdict(Status.UNIQUE, Reason.CRITICAL if conflicts else Reason.UNIQUE, None,
+                   best[0] if best else None, best[1] if best else None, int(idx.size),
+                   conflicts[first] if first is not None else None)
+
+
+def _conflicts(case: WindowCase, i: int, order: list[int], sims: PairSimilarities) -> dict[int, CriticalEvidence]:
+    """The candidates (in ``order``) that differ critically from row ``i``, with their evidence."""
     conflicts: dict[int, CriticalEvidence] = {}
     for p in order:
-        cand = sketches[int(sims.right[p])]
-        found = _conflict(case, i, cand, sims.at(p))
+        found = _conflict(case, i, case.table.sketches[int(sims.right[p])], sims.at(p))
         if found is not None:
             _count(case, "critical" if found.kind != "version" else "version")
             conflicts[p] = found
+    return conflicts
+
+
+def _passing(case: WindowCase, me: Sketch, order: list[int], sims: PairSimilarities,
+             conflicts: dict[int, CriticalEvidence], t: Thresholds) -> list[int]:
+    """The candidates (in ``order``) the vetoes let through: not too short, not conflicting, not
+    much farther than a conflicting one, and not in a conflicting candidate's cluster."""
+    sketches = case.table.sketches
     # the clusters a conflicting candidate belongs to: this document must not join them either
     conflicting = {c for p in conflicts for c in _cluster(sketches[int(sims.right[p])])}
     first = next(iter(conflicts), None)
@@ -259,18 +284,7 @@ def _near(case: WindowCase, i: int, idx: npt.NDArray[np.int64], sims: PairSimila
             _count(case, "cluster_conflict")
             continue
         passed.append(p)
-    if passed:
-        p = _most_carried([sketches[int(sims.right[q])] for q in passed], passed)
-        cand = sketches[int(sims.right[p])]
-        return Verdict(Status.DUPLICATE, Reason.NEAR, RULES[int(codes[p])], cand.doc_id, sims.at(p), int(idx.size),
-                       cluster=cand.original or cand.doc_id)
-    best = None
-    if comparable.size:
-        b = int(comparable[np.argmax(sims.jaccard[comparable])])
-        best = (sketches[int(sims.right[b])].doc_id, sims.at(b))
-    return Verdict(Status.UNIQUE, Reason.CRITICAL if conflicts else Reason.UNIQUE, None,
-                   best[0] if best else None, best[1] if best else None, int(idx.size),
-                   conflicts[first] if first is not None else None)
+    return passed
 
 
 def _most_carried(cands: list[Sketch], passed: list[int]) -> int:
