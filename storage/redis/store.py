@@ -45,6 +45,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -110,67 +111,36 @@ AUTH_ERRORS: tuple[type[BaseException], ...] = (
     rex.NoPermissionError,
 )
 
+LUA = Path(__file__).resolve().parent / "lua"  # the scripts, as .lua files (package data)
+
+
+def _lua(name: str, **values: int) -> bytes:
+    """The script ``lua/NAME.lua``, each ``$KEY`` in it replaced by ``values[KEY]``."""
+    body = (LUA / f"{name}.lua").read_bytes()
+    for key, value in values.items():
+        body = body.replace(b"$" + key.encode(), str(value).encode())
+    if b"$" in body.replace(b"'$'", b""):
+        raise RuntimeError(f"lua/{name}.lua: a $placeholder was left unfilled")  # an invariant
+    return body
+
+
 # Redis refuses declared keys of several slots (CROSSSLOT) even with allow-cross-slot-keys; the flag
 # lets a script touch keys of several slots of its node that it was not given as KEYS. So the
 # scripts below take no KEYS: ARGV[1] is a count n, ARGV[2..n+1] the keys (K), the rest the
 # arguments (A). The grouping by node makes every key local to the node a script runs on.
-_HEAD = b"""#!lua flags=allow-cross-slot-keys
-local nk = tonumber(ARGV[1])
-local K = {}
-for i = 1, nk do K[i] = ARGV[1 + i] end
-local A = {}
-for i = nk + 2, #ARGV do A[#A + 1] = ARGV[i] end
-"""
+_HEAD = _lua("head")
 
 # The live members (expiry after ``now``) filed under the 5-byte ``check`` in shard ``key``, each
 # appended to ``hits`` as row u32 + ref (8 B): the lookup and the write script's recheck.
-_LIVE_HITS = b"""
-local top = string.rep('\\255', 12)
-local function live_hits(key, check, row, now, hits)
-  local got = redis.call('ZRANGE', key, '[' .. check, '[' .. check .. top, 'BYLEX')
-  for j = 1, #got do
-    local m = got[j]
-    if #m == 17 and struct.unpack('>I4', m, 6) > now then
-      hits[#hits + 1] = struct.pack('>I4', row) .. string.sub(m, 10)
-    end
-  end
-end
-"""
+_LIVE_HITS = _lua("live_hits")
 
 # K: plain keys to GET. A[1]: key prefix; A[2]: now (epoch seconds); A[3]: lookups, 13 bytes
 # each, big-endian: row u32, shard u32, check (5 B). Returns the GETs, then one blob of hits:
 # row u32 + ref (8 B) per live member found.
-_LOOKUP_LUA = _HEAD + _LIVE_HITS + b"""
-local out = {}
-for i = 1, #K do out[i] = redis.call('GET', K[i]) end
-local prefix = A[1]
-local now = tonumber(A[2])
-local blob = A[3]
-local hits = {}
-for off = 1, #blob, 13 do
-  local row, shard, check = struct.unpack('>I4I4c5', blob, off)
-  live_hits(prefix .. '{i' .. string.format('%x', shard) .. '}', check, row, now, hits)
-end
-out[#K + 1] = table.concat(hits)
-return out
-"""
+_LOOKUP_LUA = _HEAD + _LIVE_HITS + _lua("lookup")
 
 # K: claim keys. A: "id" then ttl (0 = none) per key. Returns the owner per key.
-_CLAIM_LUA = _HEAD + b"""
-local out = {}
-for i = 1, #K do
-  local held = redis.call('GET', K[i])
-  if held then
-    out[i] = held
-  else
-    local ttl = tonumber(A[2 * i])
-    if ttl > 0 then redis.call('SET', K[i], A[2 * i - 1], 'EX', ttl)
-    else redis.call('SET', K[i], A[2 * i - 1]) end
-    out[i] = A[2 * i - 1]
-  end
-end
-return out
-"""
+_CLAIM_LUA = _HEAD + _lua("claim")
 
 # K: keys to SET. A[1]: key prefix; A[2]: now; A[3]: index entries, 25 bytes each, big-endian:
 # shard u32, member (check 5 B, expiry u32, ref 8 B), recheck row u32 (NO_RECHECK: none);
@@ -185,50 +155,11 @@ return out
 # the scripts' time, INFO commandstats).
 CLEAN_EVERY = 4
 NO_RECHECK = 0xFFFFFFFF
-_WRITE_LUA = _HEAD + _LIVE_HITS + b"""
-for i = 1, #K do
-  local ttl = tonumber(A[4 + 2 * i])
-  if ttl > 0 then redis.call('SET', K[i], A[3 + 2 * i], 'EX', ttl)
-  else redis.call('SET', K[i], A[3 + 2 * i]) end
-end
-local prefix = A[1]
-local now = tonumber(A[2])
-local blob = A[3]
-local turn = tonumber(A[4])
-local touched = {}
-local hits = {}
-for off = 1, #blob, 25 do
-  local shard, member, row = struct.unpack('>I4c17I4', blob, off)
-  local key = prefix .. '{i' .. string.format('%x', shard) .. '}'
-  if row ~= """ + str(NO_RECHECK).encode() + b""" then
-    live_hits(key, string.sub(member, 1, 5), row, now, hits)
-  end
-  redis.call('ZADD', key, 0, member)
-  touched[key] = true
-end
-local n = 0
-for key, _ in pairs(touched) do
-  if n % """ + str(CLEAN_EVERY).encode() + b""" == turn then
-    local sample = redis.call('ZRANDMEMBER', key, """ + str(3 * CLEAN_EVERY).encode() + b""")
-    for j = 1, #sample do
-      local m = sample[j]
-      if #m ~= 17 or struct.unpack('>I4', m, 6) <= now then redis.call('ZREM', key, m) end
-    end
-  end
-  n = n + 1
-end
-return table.concat(hits)
-"""
+_WRITE_LUA = _HEAD + _LIVE_HITS + _lua("write", NO_RECHECK=NO_RECHECK, CLEAN_EVERY=CLEAN_EVERY,
+                                          SAMPLE=3 * CLEAN_EVERY)
 
 # KEYS[1]: a state key; ARGV[1]: expected version (0: absent), ARGV[2]: the new value. 1 if written.
-_CAS_LUA = b"""
-local held = redis.call('GET', KEYS[1])
-local version = 0
-if held then version = tonumber(string.sub(held, 1, 20)) end
-if version ~= tonumber(ARGV[1]) then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
-return 1
-"""
+_CAS_LUA = _lua("cas")
 
 _SCRIPTS = {hashlib.sha1(body).hexdigest(): body for body in (_LOOKUP_LUA, _CLAIM_LUA, _WRITE_LUA, _CAS_LUA)}
 _LOOKUP_SHA = hashlib.sha1(_LOOKUP_LUA).hexdigest()

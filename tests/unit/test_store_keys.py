@@ -96,3 +96,15 @@ def test_members_carry_expiry_and_sort_inside_their_lex_range(layout: KeyLayout)
 def test_prefix_cannot_hold_braces() -> None:
     with pytest.raises(ValueError):
         KeyLayout(prefix="a{b}")
+
+
+def test_the_lua_scripts_are_files_with_every_placeholder_filled() -> None:
+    from pathlib import Path
+
+    from neardup.storage.redis import store
+
+    names = {p.stem for p in (Path(store.__file__).parent / "lua").glob("*.lua")}
+    assert names == {"head", "live_hits", "lookup", "claim", "write", "cas"}
+    for body in (store._LOOKUP_LUA, store._CLAIM_LUA, store._WRITE_LUA, store._CAS_LUA):
+        assert b"$" not in body and b"redis.call" in body
+    assert str(store.NO_RECHECK).encode() in store._WRITE_LUA
