@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from neardup.kernels.hashing import FNV_OFFSET, FNV_PRIME, GOLDEN, fmix64
+from neardup.kernels.text import CJK
 
 NAME_MARK = np.uint64(0x9E3779B97F4A7C15)  # a name inside another name's context
 LEFT = np.uint64(0x4C)
@@ -150,16 +151,17 @@ def entity_entries(tok_hashes, tok_off, flags, fills, breaks, k, seed, fill_byte
 
 
 @njit(nogil=True, cache=True)
-def _cjk_span(cps, start, end):
-    """Whether ``cps[start:end]`` is all CJK ideographs."""
+def _han_span(cps, start, end, classes):
+    """Whether ``cps[start:end]`` is all Han ideographs (the ``CJK`` flag of ``classes``)."""
+    limit = classes.shape[0]
     for c in range(start, end):  # noqa: SIM110 (numba compiles loops, not generators)
-        if cps[c] < 0x4E00 or cps[c] > 0x9FFF:
+        if cps[c] >= limit or not classes[cps[c]] & CJK:
             return False
     return True
 
 
 @njit(nogil=True, cache=True)
-def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames):
+def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, classes):
     """Flag, in place, people the dictionary lacks (Chinese): a surname standing alone as a
     one-character token (``surnames``: sorted code points) followed by a token of one or two
     ideographs (王/新民, 刘/业/定): both tokens are the name."""
@@ -171,7 +173,7 @@ def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames
             at = np.searchsorted(surnames, cps[starts[i]])
             m = ends[i + 1] - starts[i + 1]
             if (at < surnames.shape[0] and surnames[at] == cps[starts[i]] and 1 <= m <= 2
-                    and _cjk_span(cps, starts[i + 1], ends[i + 1])):
+                    and _han_span(cps, starts[i + 1], ends[i + 1], classes)):
                 flags[i] = True
                 flags[i + 1] = True
                 fills[i] = tok_hashes[i]

@@ -873,6 +873,19 @@ def _count_fill(entries, at, count, fill, skip_ctx):
 
 
 @njit(nogil=True, cache=True)
+def _all_polarity(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1, pol):
+    """Whether every leftover of a context, ``left_mine[i0:i1]`` and ``left_theirs[j0:j1]``, has
+    the polarity byte ``pol``."""
+    for s in range(i0, i1):
+        if (mine[left_mine[s]] >> np.uint64(8) & np.uint64(0xFF)) != pol:
+            return False
+    for t in range(j0, j1):  # noqa: SIM110 (numba compiles loops, not generators)
+        if (theirs[left_theirs[t]] >> np.uint64(8) & np.uint64(0xFF)) != pol:
+            return False
+    return True
+
+
+@njit(nogil=True, cache=True)
 def _moved_figure(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, ctx):
     """Whether the replacement in context ``ctx`` (leftovers ``left_mine[i0:i1]`` of ``mine`` and
     ``left_theirs[j0:j1]`` of ``theirs``) is a figure that moved, not one that changed: every fill
@@ -883,12 +896,8 @@ def _moved_figure(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, 
     away. A figure written in place of another is one more of its kind on its side (2018 -> 2022
     where both texts also carry 2022 elsewhere), which no moving explains."""
     pol = mine[left_mine[i0]] >> np.uint64(8) & np.uint64(0xFF)
-    for s in range(i0, i1):
-        if (mine[left_mine[s]] >> np.uint64(8) & np.uint64(0xFF)) != pol:
-            return False
-    for t in range(j0, j1):
-        if (theirs[left_theirs[t]] >> np.uint64(8) & np.uint64(0xFF)) != pol:
-            return False
+    if not _all_polarity(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1, pol):
+        return False
     if _swapped(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, ctx):
         return False
     everywhere = np.uint64(1) << np.uint64(48)  # no context is this large
@@ -947,13 +956,8 @@ def _partial_rename(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1):
     """Whether the replacement in a context is of names (every fill has ``NAME_FILL_BYTE``) that
     each text still carries elsewhere: a typo or a synonym in one place (lon&g, 大都市 / 大都会),
     not another company or person, which is replaced everywhere (no text keeps the other's name)."""
-    name = np.uint64(NAME_FILL_BYTE)
-    for s in range(i0, i1):
-        if (mine[left_mine[s]] >> np.uint64(8) & np.uint64(0xFF)) != name:
-            return False
-    for t in range(j0, j1):
-        if (theirs[left_theirs[t]] >> np.uint64(8) & np.uint64(0xFF)) != name:
-            return False
+    if not _all_polarity(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1, np.uint64(NAME_FILL_BYTE)):
+        return False
     for s in range(i0, i1):
         x = mine[left_mine[s]] & np.uint64(0xFFFF)
         for t in range(j0, j1):

@@ -279,6 +279,7 @@ class Profile:
     # how to profile this text the way records of another version were made (set by the profiler)
     remade: Callable[[int], Profile] | None = field(default=None, repr=False)
     _as: dict[int, Profile] = field(default_factory=dict, repr=False)
+    _without_furniture: Profile | None = field(default=None, repr=False)  # made once, on the first near pair
 
     def encode(self) -> bytes:
         """The record the store keeps (v3; v2 for a profile made the v2 way)."""
@@ -308,7 +309,13 @@ class Profile:
 
     def without_furniture_figures(self) -> Profile:
         """The profile less the figures of a short first sentence (:func:`furniture_spans`): a
-        reprint's own header numbers (转载第2次 编号00012。), not the notice's."""
+        reprint's own header numbers (转载第2次 编号00012。), not the notice's. Made once a profile:
+        a document is compared with every candidate of its window."""
+        if self._without_furniture is None:
+            self._without_furniture = self._furniture_dropped()
+        return self._without_furniture
+
+    def _furniture_dropped(self) -> Profile:
         spans = furniture_spans(self.text)
         if not spans or len(self.entries) == 0:
             return self

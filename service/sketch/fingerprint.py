@@ -352,8 +352,7 @@ class Fingerprinter:
             names=_name_entries(names),
         )
 
-    @staticmethod
-    def _names(tokenizer: Tokenizer, idx: list[int], raw: list[str], cps: npt.NDArray[np.uint32],
+    def _names(self, tokenizer: Tokenizer, idx: list[int], raw: list[str], cps: npt.NDArray[np.uint32],
                offsets: npt.NDArray[np.int64],
                starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], tok_off: npt.NDArray[np.int64],
                tok_hashes: npt.NDArray[np.uint64],
@@ -361,7 +360,7 @@ class Fingerprinter:
         """The name entries of a group of one tokeniser, each with its name's span, into ``out[row]``."""
         if tokenizer is Tokenizer.CHINESE:
             flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
-            kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames())
+            kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames(), self.classes)
         elif tokenizer is Tokenizer.WORDS:
             flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)

@@ -19,9 +19,8 @@ import numpy.typing as npt
 
 from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
-from neardup.kernels.hashing import hash_spans
 from neardup.text.cache import cached_arrays
-from neardup.text.lexicon import TOKEN_SEED
+from neardup.text.lexicon import TOKEN_SEED, hash_words
 from neardup.text.segment import jieba_dict_path
 
 NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt"})
@@ -49,16 +48,6 @@ EN_NOT_NAMES = frozenset({
 SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
 
 
-def _hashes(words: list[str]) -> npt.NDArray[np.uint64]:
-    """Token hashes of ``words``, as the fingerprint path hashes a text's tokens."""
-    if not words:
-        return np.zeros(0, dtype=np.uint64)
-    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    ends = np.cumsum(lengths)
-    cps = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
-    return hash_spans(cps, ends - lengths, ends, TOKEN_SEED)
-
-
 def canonical_name(word: str) -> str:
     """A Chinese name as its fill reads it: a place without its administrative suffix
     (北京市 and 北京 are one place)."""
@@ -80,8 +69,8 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
                 parts = line.split()
                 if len(parts) == 3 and parts[2] in NAME_TAGS and len(parts[0]) >= MIN_NAME_CHARS.get(parts[2], 2):
                     words.append(parts[0])
-        names = _hashes(words)
-        canon = _hashes([canonical_name(w) for w in words])
+        names = hash_words(words)
+        canon = hash_words([canonical_name(w) for w in words])
         order = np.argsort(names, kind="stable")
         names, canon = names[order], canon[order]
         keep = np.ones(len(names), dtype=np.bool_)
@@ -105,7 +94,7 @@ def zh_surnames() -> npt.NDArray[np.uint32]:
 
 @lru_cache(maxsize=1)
 def _not_names() -> npt.NDArray[np.uint64]:
-    return np.sort(_hashes(sorted(EN_NOT_NAMES)))
+    return np.sort(hash_words(sorted(EN_NOT_NAMES)))
 
 
 def en_names(raw_texts: list[str]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:

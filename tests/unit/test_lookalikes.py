@@ -16,7 +16,9 @@ from neardup import Deduplicator, Status
 from neardup.kernels import entities as kent
 from neardup.kernels.hashing import fmix64
 from neardup.rules.differences import furniture_spans
-from neardup.text.entities import EN_NOT_NAMES, _hashes, en_names
+from neardup.text.entities import EN_NOT_NAMES, en_names
+from neardup.text.lexicon import hash_words
+from neardup.text.normalize import tables
 
 NOTICE = ("根据《中华人民共和国公司法》和有关规定，经审查，{c}提交的设立登记申请材料齐全，符合法定形式，"
           "本局决定准予登记。请{c}自收到本通知之日起三十日内领取营业执照，逾期未领取的，视为放弃。"
@@ -167,7 +169,7 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
     hashes = np.arange(4, dtype=np.uint64) + np.uint64(100)
     flags, fills = np.zeros(4, dtype=np.bool_), np.zeros(4, dtype=np.uint64)
     surnames = np.array(sorted(map(ord, "王李")), dtype=np.uint32)
-    kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames)
+    kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames, tables(True)[1])
     assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 101, 102, 0]
 
 
@@ -187,7 +189,7 @@ def test_capitalised_names_kernel_matches_the_pattern() -> None:
              "The firm ph&innaeus Ph went to London, then to Paris and the Hague.", "", "no names here"]
     hashes, off = en_names(texts)
     for d, text in enumerate(texts):
-        want = sorted(set(_hashes(sorted({w.lower() for w in EN_NAME.findall(text)} - EN_NOT_NAMES)).tolist()))
+        want = sorted(set(hash_words(sorted({w.lower() for w in EN_NAME.findall(text)} - EN_NOT_NAMES)).tolist()))
         assert hashes[off[d] : off[d + 1]].tolist() == want
 
 
