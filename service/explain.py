@@ -300,7 +300,7 @@ async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> 
     vb = feature_votes(fper, fp.texts[1], fp.langs[1])
     sa = shingles(fper, fp.texts[0], fp.langs[0])
     sb = shingles(fper, fp.texts[1], fp.langs[1])
-    found = critical_differences(w.profiles[1], w.profiles[0].entries)
+    found = critical_differences(w.profiles[1].compared_at(sim.jaccard), w.profiles[0].entries)
     await engine.decide([da])
     decision = await engine.check(db)
     side_a, side_b = _side(fp, 0, da.id, va), _side(fp, 1, db.id, vb)

@@ -31,8 +31,8 @@ def pair_features(engine: Engine, docs: Sequence[Any], pairs: Sequence[Mapping[s
     b = np.array([row[p["b"]] for p in pairs], dtype=np.int64)
     sims = similarities(table, b, a)
     crit = np.array([different_versions(w.sketches[x].marks, w.sketches[y].marks)
-                     or w.profiles[y].critical_against(w.profiles[x].entries) is not None
-                     for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool)
+                     or w.profiles[y].critical_against(w.profiles[x].entries, jaccard=float(j)) is not None
+                     for x, y, j in zip(a.tolist(), b.tolist(), sims.jaccard.tolist(), strict=True)], dtype=bool)
     labels = np.array([p["label"] for p in pairs])
     hashes = w.fps.content_hashes
     exact = np.array([hashes[x] == hashes[y] for x, y in zip(a.tolist(), b.tolist(), strict=True)], dtype=bool)

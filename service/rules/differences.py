@@ -307,6 +307,11 @@ class Profile:
         return np.fromiter((f.lstrip("N ").startswith("#") for f in self.fills), dtype=np.bool_,
                            count=len(self.fills))
 
+    def compared_at(self, jaccard: float) -> Profile:
+        """The profile as a pair of this Jaccard compares it: without its header's figures when the
+        two texts share their body (:data:`BODY_MATCH_JACCARD`), else all of it."""
+        return self.without_furniture_figures() if jaccard >= BODY_MATCH_JACCARD else self
+
     def without_furniture_figures(self) -> Profile:
         """The profile less the figures of a short first sentence (:func:`furniture_spans`): a
         reprint's own header numbers (转载第2次 编号00012。), not the notice's. Made once a profile:
@@ -327,15 +332,15 @@ class Profile:
         return self.keep(~drop) if drop.any() else self
 
     def critical_against(self, theirs: npt.NDArray[np.uint64],
-                         version: int = PROFILE_VERSION, body_match: bool = False) -> CriticalDifference | None:
+                         version: int = PROFILE_VERSION, jaccard: float = 0.0) -> CriticalDifference | None:
         """The first shared context whose fills were replaced (each side has one the other lacks).
 
         ``version``: of the record ``theirs`` was decoded from. Entries of an older record are
         compared with this text's profile made that version's way (computed once, when one comes up).
-        ``body_match``: the two texts are near-identical (:data:`BODY_MATCH_JACCARD`), so a figure in
-        a short header sentence is the reprint's furniture and not compared."""
-        if body_match:
-            return self.without_furniture_figures().critical_against(theirs, version)
+        ``jaccard``: the pair's; at :data:`BODY_MATCH_JACCARD` or more the two texts share their
+        body, so a figure in a short header sentence is the reprint's furniture and not compared."""
+        if jaccard >= BODY_MATCH_JACCARD:
+            return self.compared_at(jaccard).critical_against(theirs, version)
         scheme = comparable(version)
         if scheme != comparable(self.version):
             if self.remade is None:

@@ -21,8 +21,9 @@ sketch came out a hair more similar. The vetoes:
 
 1. *short text*: either text is shorter than ``short_text_chars`` normalised characters and the
    contents differ (a 40-character notice has too few shingles for an estimate): skip it;
-2. *critical difference* (:mod:`neardup.rules.differences`): the pair shares a clause whose polarity or
-   figure was replaced (不予批准 / 给予批准, a changed amount): skip it, and remember it;
+2. *critical difference* (:mod:`neardup.rules.differences`): the pair shares a clause whose polarity,
+   figure or name was replaced (不予批准 / 给予批准, a changed amount, figures that traded places,
+   another company named everywhere): skip it, and remember it;
    Two versions of one regulation (different version marks, :mod:`neardup.rules.versions`) count as a
    critical difference too;
 3. *reversal nearer*: a skipped critical candidate is nearer than this one by more than
@@ -55,7 +56,7 @@ import numpy.typing as npt
 
 from neardup.config.settings import ThresholdSettings
 from neardup.decision import CriticalEvidence, Reason, Rule, Status
-from neardup.rules.differences import BODY_MATCH_JACCARD, Profile
+from neardup.rules.differences import Profile
 from neardup.rules.versions import different_versions
 from neardup.sketch.similarity import PairSimilarities, Similarity, Sketch, SketchTable, similarities
 
@@ -306,8 +307,7 @@ def _conflict(case: WindowCase, i: int, cand: Sketch, sim: Similarity) -> Critic
     me = case.table.sketches[i]
     if different_versions(me.marks, cand.marks):
         return CriticalEvidence("version", "", "version marks differ", cand.doc_id, sim.jaccard, sim.hamming)
-    diff = case.profiles[i].critical_against(cand.profile, cand.profile_version,
-                                             body_match=sim.jaccard >= BODY_MATCH_JACCARD)
+    diff = case.profiles[i].critical_against(cand.profile, cand.profile_version, jaccard=sim.jaccard)
     if diff is None:
         return None
     ev = diff.as_evidence()
@@ -327,8 +327,8 @@ def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], 
     out = []
     for p in np.argsort(-sims.jaccard, kind="stable").tolist():
         cand = table.sketches[int(right[p])]
-        body_match = float(sims.jaccard[p]) >= BODY_MATCH_JACCARD
-        if codes[p] and profile.critical_against(cand.profile, cand.profile_version, body_match=body_match) is None:
+        jaccard = float(sims.jaccard[p])
+        if codes[p] and profile.critical_against(cand.profile, cand.profile_version, jaccard=jaccard) is None:
             out.append((int(right[p]), sims.at(p), RULES[int(codes[p])] or Rule.JACCARD))
     return out
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from neardup import Deduplicator, Status
+from neardup.document import Document
 from neardup.kernels import entities as kent
 from neardup.kernels.hashing import fmix64
 from neardup.rules.differences import furniture_spans
@@ -198,3 +199,23 @@ def test_merge_order_merges_each_document() -> None:
     order, off = kent.merge_order(first, np.array([0, 2, 3]), second, np.array([0, 1, 3]))
     joined = np.concatenate([first, second])
     assert joined[order].tolist() == [1, 3, 5, 0, 2, 9] and off.tolist() == [0, 3, 6]
+
+
+async def test_explain_and_eval_read_a_reprint_header_as_the_engine_does() -> None:
+    from neardup.config import load_settings
+    from neardup.engine import Engine
+    from neardup.explain import explain_pair
+    from neardup.learning.evaluate import pair_features
+    from neardup.storage.memory import MemoryFingerprintStore
+
+    body = NOTICE.format(c="深圳市华为技术有限公司")
+    a, b = {"id": "r2", "text": f"转载第2次 编号00012。{body}"}, {"id": "r3", "text": f"转载第3次 编号00012。{body}"}
+    settings = load_settings(store_url="memory://")
+    report = await explain_pair(settings, a, b)
+    assert report["critical_differences"] == []
+    engine = Engine(settings, MemoryFingerprintStore())
+    feats = pair_features(engine, [Document(id=a["id"], text=a["text"]), Document(id=b["id"], text=b["text"])],
+                          [{"a": "r2", "b": "r3", "label": 1}])
+    assert feats["critical"].tolist() == [False]
+    batch = {"id": "b1", "text": body + "（第1批）"}, {"id": "b2", "text": body + "（第2批）"}
+    assert (await explain_pair(settings, *batch))["critical_differences"] != []
