@@ -369,7 +369,8 @@ class Profile:
             passage = self.text[at : end.end() if end else len(self.text)].strip()
         else:
             passage = self.text[max(0, at - 12) : at + 16]
-        return CriticalDifference(kind, passage, self.fills[i], other, self._swap_partner(i, other))
+        swapped = self._swap_partner(i, other) if kind in ("figure", "entity") else ""
+        return CriticalDifference(kind, passage, self.fills[i], other, swapped)
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the

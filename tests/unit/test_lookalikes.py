@@ -219,3 +219,14 @@ async def test_explain_and_eval_read_a_reprint_header_as_the_engine_does() -> No
     assert feats["critical"].tolist() == [False]
     batch = {"id": "b1", "text": body + "（第1批）"}, {"id": "b2", "text": body + "（第2批）"}
     assert (await explain_pair(settings, *batch))["critical_differences"] != []
+
+
+def test_a_polarity_difference_is_not_called_a_swap() -> None:
+    # 应当 elsewhere carries the same fill as the replaced 可以: no swap for all that
+    text = PETITIONS.format(a=1200, b=980).replace("有所提高", "有所提高，可以继续推广") + "各单位应当认真落实。"
+    status, _, kind = decide_pair(text, text.replace("可以", "不得"))
+    assert status is Status.UNIQUE and kind == "polarity"
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "a", "text": text})
+        d = dedup.decide({"id": "b", "text": text.replace("可以", "不得")})
+    assert d.evidence.critical is not None and "swapped" not in d.evidence.critical.term
