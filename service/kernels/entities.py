@@ -2,8 +2,13 @@
 
 A name token's entries are two one-sided contexts, the k tokens before it and the k after it
 (other names in them stand as one mark, so a name replaced everywhere leaves its neighbours'
-contexts equal), each with the name's hash as its fill. Two texts that share such a context but
-not its name speak of someone else: the same notice about another company is a distinct document.
+contexts equal), each with 8 bits of the name's hash as its fill. Two texts that share such a
+context but not its name speak of someone else: the same notice about another company is a
+distinct document. Each distinct name also gets one presence entry (its fill ``present_fill``,
+its context the name's letter set in 24 bits under the fill's 8), so that whether the other text
+carries a name at all is asked of 32 bits, not of the 8 a fill has (a text with 30 names has one
+whose fill byte matches by chance in one case of nine), and a name written another way
+(中国银行 / 中国人民银行, a typo) is told from another name.
 The entries join the document's critical-difference profile (``neardup.rules.differences``).
 """
 
@@ -107,17 +112,63 @@ def _context(tok_hashes, flags, lo, hi, seed, side):
     return h >> np.uint64(32)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _in_sorted(table, c):
+    at = np.searchsorted(table, c)
+    return at < table.shape[0] and table[at] == c
+
+
+PRESENCE_BITS = 24  # bits of a presence entry's letter set (the fill byte takes the other 8 of its context)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def presence_context(fill_hash, letters):
+    """The 32-bit context of a name's presence entry: the byte its fill has on top (where a
+    comparison looks it up), then the name's letter set (:func:`letter_sets`)."""
+    return ((fill_hash & np.uint64(0xFF)) << np.uint64(PRESENCE_BITS)) | (letters & np.uint64((1 << PRESENCE_BITS) - 1))
+
+
 @njit(nogil=True, cache=True)
-def entity_entries(tok_hashes, tok_off, flags, fills, breaks, k, seed, fill_byte):
+def letter_sets(cps, starts, ends, flags, pairs, suffixes):
+    """Each name token's letters as a set of ``PRESENCE_BITS`` bits: its characters (Chinese; a
+    place without its administrative suffix, sorted ``suffixes``, as its fill reads it) or its
+    letter pairs (``pairs``: English, where single letters say little). Two names written alike
+    share most of their bits (中国银行 / 中国人民银行, kurosawa / hurosawa); two different
+    names few; equal names all, so the set also tells whether a text carries a name."""
+    out = np.zeros(starts.shape[0], dtype=np.uint64)
+    for t in range(starts.shape[0]):
+        if not flags[t]:
+            continue
+        a, b = starts[t], ends[t]
+        if not pairs and b - a >= 3 and _in_sorted(suffixes, cps[b - 1]):
+            b -= 1
+        bits = np.uint64(0)
+        if pairs and b - a >= 2:
+            for c in range(a, b - 1):
+                h = fmix64((np.uint64(cps[c]) << np.uint64(21)) ^ np.uint64(cps[c + 1]) ^ GOLDEN)
+                bits |= np.uint64(1) << (h % np.uint64(PRESENCE_BITS))
+        else:
+            for c in range(a, b):
+                h = fmix64(np.uint64(cps[c]) ^ GOLDEN)
+                bits |= np.uint64(1) << (h % np.uint64(PRESENCE_BITS))
+        out[t] = bits
+    return out
+
+
+@njit(nogil=True, cache=True)
+def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, fill_byte, present_fill):
     """The entries (context << 16 | fill_byte << 8 | name byte) of every name token, two a name,
+    and one presence entry (:func:`presence_context` << 16 | ``present_fill``) a distinct name,
     sorted within each document; the token of each entry; the entries' document offsets.
-    ``fills[i]``: the name hash of token i (where ``flags[i]``). A context stays inside the name's
+    ``fills[i]``: the name hash of token i (where ``flags[i]``) its fill byte is taken from;
+    ``letters[i]``: its letter set (:func:`letter_sets`; an English fill reads only its first
+    letters, the set all of them). A context stays inside the name's
     sentence (``breaks``): a reordered paragraph or a deleted sentence puts other words before a
     name at a sentence's start, which would read as another name in the same place."""
     n_docs = tok_off.shape[0] - 1
     total = 0
     for i in range(tok_hashes.shape[0]):
-        total += 2 if flags[i] else 0
+        total += 3 if flags[i] else 0
     entries = np.empty(total, dtype=np.uint64)
     tokens = np.empty(total, dtype=np.int64)
     doc_off = np.zeros(n_docs + 1, dtype=np.int64)
@@ -129,6 +180,9 @@ def entity_entries(tok_hashes, tok_off, flags, fills, breaks, k, seed, fill_byte
         for i in range(a, b):
             if not flags[i]:
                 continue
+            entries[w] = (presence_context(fills[i], letters[i]) << np.uint64(16)) | np.uint64(present_fill)
+            tokens[w] = i
+            w += 1
             fill = fb | (fills[i] & np.uint64(0xFF))
             lo = i
             while lo > max(a, i - k) and not breaks[lo]:
@@ -146,8 +200,17 @@ def entity_entries(tok_hashes, tok_off, flags, fills, breaks, k, seed, fill_byte
         order = np.argsort(entries[start:w], kind="mergesort")
         entries[start:w] = entries[start:w][order]
         tokens[start:w] = tokens[start:w][order]
+        kept = start  # one presence entry a name (the first occurrence's token: stable sort)
+        for j in range(start, w):
+            v = entries[j]
+            if j > start and v == entries[kept - 1] and (v & np.uint64(0xFFFF)) == np.uint64(present_fill):
+                continue
+            entries[kept] = v
+            tokens[kept] = tokens[j]
+            kept += 1
+        w = kept
         doc_off[d + 1] = w
-    return entries, tokens, doc_off
+    return entries[:w].copy(), tokens[:w].copy(), doc_off
 
 
 @njit(nogil=True, cache=True)
@@ -178,6 +241,41 @@ def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames
                 flags[i + 1] = True
                 fills[i] = tok_hashes[i]
                 fills[i + 1] = tok_hashes[i + 1]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _has_any(cps, start, end, table):
+    for c in range(start, end):  # noqa: SIM110 (numba compiles loops, not generators)
+        if _in_sorted(table, cps[c]):
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, suffixes, stops, classes):
+    """Flag, in place, places and bodies the dictionary lacks (Chinese): a one-character suffix
+    token (``suffixes``: sorted code points, 村 乡 市 队 ...) after one to three tokens of two to
+    four ideographs in all that are no names, as many as there are, the first of them a single
+    character or the whole span one word (喻/家/湾/村, 三/庄/乡, 财金/队); a token with a particle,
+    a preposition or a demonstrative (``stops``: 据, 该, 全) ends the span. Every token of the
+    span is the name."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a + 1, b):
+            if ends[i] - starts[i] != 1 or flags[i] or not _in_sorted(suffixes, cps[starts[i]]):
+                continue
+            first = i
+            while (first > a and i - first < 3 and ends[i - 1] - starts[first - 1] <= 4 and not flags[first - 1]
+                   and _han_span(cps, starts[first - 1], ends[first - 1], classes)
+                   and not _has_any(cps, starts[first - 1], ends[first - 1], stops)):
+                first -= 1
+            while first < i - 1 and ends[first] - starts[first] != 1:
+                first += 1  # several tokens before the suffix: the first a single character
+            if first == i or ends[i - 1] - starts[first] < 2:
+                continue
+            for t in range(first, i + 1):
+                flags[t] = True
+                fills[t] = tok_hashes[t]
 
 
 @njit(nogil=True, cache=True, inline="always")

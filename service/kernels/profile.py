@@ -48,6 +48,7 @@ ANCHOR_NEGATOR = 2  # a negator governing no anchor: the fill "N"
 ANCHOR_SENTENCE = 3  # a sentence (v4): its frame, the fill "S" + its negators (at most 9)
 ANCHOR_NAME = 4  # a name (v6, neardup.kernels.entities): '@' + the name
 NAME_FILL_BYTE = 0xB0  # the polarity byte of a name's fill: mmh3("@name", POLARITY_SEED) & 0xFF
+NAME_PRESENT_FILL = 0xAA00  # a name's presence entry (neardup.kernels.entities): mmh3("@present", ...) & 0xFF, 0
 MAX_SENTENCE_NEGATORS = 9
 SECTION_SIGN = 0xA7  # starts a sentence's context
 DI = ord("第")
@@ -952,17 +953,82 @@ def _has_fill(entries, fill):
 
 
 @njit(nogil=True, cache=True)
+def _has_presence(entries):
+    """Whether ``entries`` carry names' presence entries (a record made before they were is
+    compared by fill bytes alone)."""
+    for t in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
+        if (entries[t] & np.uint64(0xFFFF)) == np.uint64(NAME_PRESENT_FILL):
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def _carries(owner, other, fill):
+    """Whether ``other`` carries the name of ``owner`` whose entries have ``fill``: owner's presence
+    entries with that fill byte on top of their context are all in ``other`` too (32 bits of the
+    name compared; when two names of ``owner`` share the byte, both must be carried, as which one
+    the fill stands for is not known). Without presence entries on both sides, whether ``other``
+    has the fill."""
+    if not (_has_presence(owner) and _has_presence(other)):
+        return _has_fill(other, fill)
+    byte = fill & np.uint64(0xFF)
+    found = False
+    for t in range(owner.shape[0]):
+        v = owner[t]
+        if (v & np.uint64(0xFFFF)) != np.uint64(NAME_PRESENT_FILL) or (v >> np.uint64(40)) != byte:
+            continue
+        at = np.searchsorted(other, v)
+        if at >= other.shape[0] or other[at] != v:
+            return False
+        found = True
+    return found
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _popcount(v):
+    n = 0
+    while v:
+        v &= v - np.uint64(1)
+        n += 1
+    return n
+
+
+@njit(nogil=True, cache=True)
+def _written_alike(mine, theirs, x, y):
+    """Whether a name of ``mine`` with fill ``x`` and one of ``theirs`` with fill ``y`` that the
+    other lacks share more than half of their letters (presence entries' letter sets,
+    ``neardup.kernels.entities.letter_sets``): one name written two ways (中国银行 / 中国人民银行,
+    动画部 / 动画片部, a typo: kurosawa / hurosawa), not two names (王新民 / 王新明 share half)."""
+    low = np.uint64(0xFFFFFF)
+    for s in range(mine.shape[0]):
+        v = mine[s]
+        if (v & np.uint64(0xFFFF)) != np.uint64(NAME_PRESENT_FILL) or (v >> np.uint64(40)) != (x & np.uint64(0xFF)):
+            continue
+        a = (v >> np.uint64(16)) & low
+        for t in range(theirs.shape[0]):
+            u = theirs[t]
+            if (u & np.uint64(0xFFFF)) != np.uint64(NAME_PRESENT_FILL) or (u >> np.uint64(40)) != (y & np.uint64(0xFF)):
+                continue
+            b = (u >> np.uint64(16)) & low
+            if 2 * _popcount(a & b) > _popcount(a | b):
+                return True
+    return False
+
+
+@njit(nogil=True, cache=True)
 def _partial_rename(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1):
     """Whether the replacement in a context is of names (every fill has ``NAME_FILL_BYTE``) that
-    each text still carries elsewhere: a typo or a synonym in one place (lon&g, 大都市 / 大都会),
-    not another company or person, which is replaced everywhere (no text keeps the other's name)."""
+    each text still carries elsewhere, or that are one name written two ways: a typo or a synonym
+    in one place (lon&g, 大都市 / 大都会), not another company or person, which is replaced
+    everywhere (no text keeps the other's name) by a name written otherwise."""
     if not _all_polarity(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1, np.uint64(NAME_FILL_BYTE)):
         return False
     for s in range(i0, i1):
         x = mine[left_mine[s]] & np.uint64(0xFFFF)
         for t in range(j0, j1):
             y = theirs[left_theirs[t]] & np.uint64(0xFFFF)
-            if x != y and not _has_fill(theirs, x) and not _has_fill(mine, y):
+            if (x != y and not _carries(mine, theirs, x) and not _carries(theirs, mine, y)
+                    and not _written_alike(mine, theirs, x, y)):
                 return False
     return True
 

@@ -37,10 +37,13 @@ from neardup.text.entities import (
     CONTEXT_TOKENS,
     EN_FILL_LETTERS,
     NAME_FILL_BYTE,
+    NAME_PRESENT_FILL,
     SENTENCE_MARKS,
     NameEntries,
     en_names,
     zh_name_table,
+    zh_place_suffixes,
+    zh_suffix_tables,
     zh_surnames,
 )
 from neardup.text.language import (
@@ -361,14 +364,16 @@ class Fingerprinter:
         if tokenizer is Tokenizer.CHINESE:
             flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
             kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames(), self.classes)
+            kent.suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, *zh_suffix_tables(), self.classes)
         elif tokenizer is Tokenizer.WORDS:
             flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)
         else:
             return
         breaks = kent.sentence_breaks(cps, starts, ends, tok_off, SENTENCE_MARKS)
-        entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, breaks, CONTEXT_TOKENS,
-                                                     NAME_CONTEXT_SEED, NAME_FILL_BYTE)
+        letters = kent.letter_sets(cps, starts, ends, flags, tokenizer is Tokenizer.WORDS, zh_place_suffixes())
+        entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, CONTEXT_TOKENS,
+                                                     NAME_CONTEXT_SEED, NAME_FILL_BYTE, NAME_PRESENT_FILL)
         bounds = e_off.tolist()
         for k, row in enumerate(idx):
             a, b = bounds[k], bounds[k + 1]

@@ -11,6 +11,7 @@ their first ``EN_FILL_LETTERS`` letters.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -31,7 +32,11 @@ EN_FILL_LETTERS = 3  # an English name fills by its first letters: crawler noise
 # the polarity byte of a name's fill (the kernel's constant): no polarity word, figure or
 # sentence fill hashes to it (tests/unit/test_lookalikes.py)
 NAME_FILL_BYTE = kprof.NAME_FILL_BYTE
+NAME_PRESENT_FILL = kprof.NAME_PRESENT_FILL  # the fill of a name's presence entry (the same test)
 PLACE_SUFFIXES = "省市县区镇乡村州"
+PROPER_TAGS: frozenset[str] = frozenset()  # nz words are as often common nouns (大都会, 永恒性) as names
+NOUN_TAGS = frozenset({"n", "nz", "j"})
+BODY_SUFFIXES = PLACE_SUFFIXES + "部局厅委署社"  # ... and the suffixes of public bodies
 CONTEXT_TOKENS = 3  # tokens each side of a name
 CONTEXT_SEED = 0x0E17
 EN_MIN_LETTERS = 3  # "Ph" of ph&innaeus is noise
@@ -56,6 +61,17 @@ def canonical_name(word: str) -> str:
     return word
 
 
+def is_dictionary_name(word: str, tag: str) -> bool:
+    """Whether a word of jieba's dictionary is a name: tagged one (nr, nrt, nrfg, ns, nt), or a
+    word of three or more characters that ends as a body or a place does (公安部, 浇底乡: jieba
+    tags many such words plain n), or that is tagged another proper noun (nz: 白纸坊)."""
+    if tag in NAME_TAGS:
+        return len(word) >= MIN_NAME_CHARS.get(tag, 2)
+    if len(word) < 3:
+        return False
+    return tag in PROPER_TAGS or (tag in NOUN_TAGS and word[-1] in BODY_SUFFIXES)
+
+
 @lru_cache(maxsize=1)
 def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     """The dictionary's names as a lookup table (:func:`neardup.kernels.entities.build_name_table`):
@@ -67,7 +83,7 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 parts = line.split()
-                if len(parts) == 3 and parts[2] in NAME_TAGS and len(parts[0]) >= MIN_NAME_CHARS.get(parts[2], 2):
+                if len(parts) == 3 and is_dictionary_name(parts[0], parts[2]):
                     words.append(parts[0])
         names = hash_words(words)
         canon = hash_words([canonical_name(w) for w in words])
@@ -78,18 +94,43 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         return {"names": names[keep], "canonical": canon[keep]}
 
     stat = path.stat()
-    tags = "-".join(sorted(NAME_TAGS)) + "-" + "-".join(f"{k}{v}" for k, v in sorted(MIN_NAME_CHARS.items()))
+    rules = repr((sorted(NAME_TAGS), sorted(PROPER_TAGS), sorted(NOUN_TAGS), BODY_SUFFIXES,
+                  sorted(MIN_NAME_CHARS.items())))
+    tags = hashlib.sha1(rules.encode()).hexdigest()[:12]  # a changed rule is another table
     arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}-3", build)
     return kent.build_name_table(arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64))
 
 
-# surnames rarely written alone for another word (张 counts sheets, 高 is high: left out)
-SURNAMES = ("王李刘陈杨赵吴周徐孙朱胡郭何罗郑梁谢宋唐许韩冯邓曹彭曾肖董袁潘蒋蔡杜程苏魏吕丁沈姚卢姜崔"
-            "钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫段雷侯史陶黎贺顾毛郝龚邵钱严覃戴莫孔汤")
+# surnames rarely written alone for another word (张 counts sheets, 高 is high, 曾 is "once", 何 "what",
+# 许 "perhaps", 莫 "do not": left out)
+SURNAMES = ("王李刘陈杨赵吴周徐孙朱胡郭罗郑梁谢宋唐韩冯邓曹彭肖董袁潘蒋蔡杜程苏魏吕丁沈姚卢姜崔"
+            "钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫段雷侯史陶黎贺顾毛郝龚邵钱严覃戴孔汤黄林叶")
 @lru_cache(maxsize=1)
 def zh_surnames() -> npt.NDArray[np.uint32]:
     """The surnames' code points, sorted (for :func:`neardup.kernels.entities.surname_names`)."""
     return np.array(sorted(map(ord, SURNAMES)), dtype=np.uint32)
+
+
+# a place or a body the dictionary lacks ends with one of these (喻家湾村, 三庄乡, 财金队) ...
+NAME_SUFFIXES = "省市县区镇乡村州队部局厅社"
+# ... and has none of these: particles, demonstratives, quantities (该市, 全县, 各区, 本部)
+NOT_IN_NAMES = ("的了在是和与及或等到从向于为对把被将据经自至去来赴往离给"
+                "该本全我各每其此这那个些有无不也都就又还所之以由")
+
+
+@lru_cache(maxsize=1)
+def zh_place_suffixes() -> npt.NDArray[np.uint32]:
+    """The administrative suffixes' code points, sorted (a name's letters leave them out, as
+    :func:`canonical_name` does)."""
+    return np.array(sorted(map(ord, PLACE_SUFFIXES)), dtype=np.uint32)
+
+
+@lru_cache(maxsize=1)
+def zh_suffix_tables() -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """The suffixes' and the excluded characters' code points, sorted
+    (for :func:`neardup.kernels.entities.suffix_names`)."""
+    return (np.array(sorted(map(ord, NAME_SUFFIXES)), dtype=np.uint32),
+            np.array(sorted(map(ord, NOT_IN_NAMES)), dtype=np.uint32))
 
 
 @lru_cache(maxsize=1)

@@ -657,9 +657,21 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
         here_theirs = [v & 0xFFFF for v in left_theirs if v >> 16 == ctx]
         if any(f >> 8 != kprof.NAME_FILL_BYTE for f in here_mine + here_theirs):
             return False
-        all_mine = {v & 0xFFFF for v in mine}
-        all_theirs = {v & 0xFFFF for v in theirs}
-        return not any(x != y and x not in all_theirs and y not in all_mine for x in here_mine for y in here_theirs)
+        return not any(x != y and not carries(mine, theirs, x) and not carries(theirs, mine, y) and not alike(x, y)
+                       for x in here_mine for y in here_theirs)
+
+    def carries(owner: list[int], other: list[int], fill: int) -> bool:
+        present = [v for v in owner if v & 0xFFFF == kprof.NAME_PRESENT_FILL]
+        if not present or not any(v & 0xFFFF == kprof.NAME_PRESENT_FILL for v in other):
+            return fill in {v & 0xFFFF for v in other}
+        named = [v for v in present if v >> 40 == fill & 0xFF]
+        return bool(named) and all(v in other for v in named)
+
+    def alike(x: int, y: int) -> bool:
+        def sets(owner: list[int], fill: int) -> list[int]:
+            return [(v >> 16) & 0xFFFFFF for v in owner
+                    if v & 0xFFFF == kprof.NAME_PRESENT_FILL and v >> 40 == fill & 0xFF]
+        return any(2 * bin(a & b).count("1") > bin(a | b).count("1") for a in sets(mine, x) for b in sets(theirs, y))
 
     their_contexts = {v >> 16 for v in left_theirs}
     for i, v in left_mine:
@@ -672,9 +684,15 @@ RANDOM_FILLS = (0x0001, 0x0002, 0x0101, 0x0203, 0xB001, 0xB002)  # figures, pola
 
 
 def random_profile(rng: np.random.Generator, n: int, contexts: int, fills: int) -> list[int]:
+    """Entries over a few contexts and fills; names' presence entries (fill byte on top of the
+    context) in about half the profiles."""
     ctx = rng.integers(0, contexts, size=n)
     fill = rng.integers(0, fills, size=n)
-    return sorted(int(c) << 16 | RANDOM_FILLS[int(f)] for c, f in zip(ctx, fill, strict=True))
+    out = [int(c) << 16 | RANDOM_FILLS[int(f)] for c, f in zip(ctx, fill, strict=True)]
+    if rng.random() < 0.5:
+        out += [((byte << 24) | int(rng.integers(0, 3))) << 16 | kprof.NAME_PRESENT_FILL
+                for byte in rng.integers(1, 3, size=int(rng.integers(0, 4))).tolist()]
+    return sorted(out)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -15,9 +15,16 @@ import pytest
 from neardup import Deduplicator, Status
 from neardup.document import Document
 from neardup.kernels import entities as kent
+from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import fmix64
 from neardup.rules.differences import furniture_spans
-from neardup.text.entities import EN_NOT_NAMES, en_names
+from neardup.text.entities import (
+    EN_NOT_NAMES,
+    en_names,
+    is_dictionary_name,
+    zh_place_suffixes,
+    zh_suffix_tables,
+)
 from neardup.text.lexicon import hash_words
 from neardup.text.normalize import tables
 
@@ -111,9 +118,12 @@ def test_a_notice_of_another_batch_stays_unique() -> None:
 # ------------------------------------------------------------------------------ the name kernel
 
 def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int, seed: int,
-                fill_byte: int) -> list[int]:
-    """Two entries a name: the context of up to k tokens on each side within its sentence."""
+                fill_byte: int, letters: list[int], present_fill: int) -> list[int]:
+    """Two entries a name: the context of up to k tokens on each side within its sentence; and one
+    presence entry a distinct name: its fill byte on top of its 24-bit letter set."""
     mask = (1 << 64) - 1
+    presence = {(((h & 0xFF) << 24) | (bits & 0xFFFFFF)) << 16 | present_fill
+                for h, bits, is_name in zip(hashes, letters, flags, strict=True) if is_name}
 
     def ctx(lo: int, hi: int, side: int) -> int:
         h = int(fmix64(np.uint64(seed ^ side)))
@@ -133,7 +143,7 @@ def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int
             hi += 1
         fill = fill_byte << 8 | (hashes[i] & 0xFF)
         out += [ctx(lo, i, int(kent.LEFT)) << 16 | fill, ctx(i + 1, hi, int(kent.RIGHT)) << 16 | fill]
-    return sorted(out)
+    return sorted(out + list(presence))
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -146,10 +156,13 @@ def test_entity_entries_match_reference(seed: int) -> None:
         breaks = rng.random(n) < 0.2
         if n:
             breaks[0] = True
-        entries, tokens, off = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes, breaks,
-                                                   3, 7, 0xAB)
-        assert entries.tolist() == ref_entries(hashes.tolist(), flags.tolist(), breaks.tolist(), 3, 7, 0xAB)
-        assert off.tolist() == [0, 2 * int(flags.sum())]
+        letters = rng.integers(0, 1 << 24, size=n).astype(np.uint64)
+        letters[hashes == 0] = 12345  # one name written twice has one letter set
+        entries, tokens, off = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes, letters,
+                                                   breaks, 3, 7, 0xAB, 0xCD00)
+        want = ref_entries(hashes.tolist(), flags.tolist(), breaks.tolist(), 3, 7, 0xAB, letters.tolist(), 0xCD00)
+        assert entries.tolist() == want
+        assert off.tolist() == [0, len(want)]
         assert all(flags[t] for t in tokens.tolist())
 
 
@@ -172,6 +185,94 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
     surnames = np.array(sorted(map(ord, "王李")), dtype=np.uint32)
     kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames, tables(True)[1])
     assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 101, 102, 0]
+
+
+def test_a_place_or_body_the_dictionary_lacks_ends_with_its_suffix() -> None:
+    def flagged(words: list[str]) -> list[bool]:
+        text = "".join(words)
+        cps = np.array([ord(c) for c in text], dtype=np.uint32)
+        ends = np.cumsum([len(w) for w in words])
+        starts = ends - np.array([len(w) for w in words])
+        n = len(words)
+        flags, fills = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.uint64)
+        hashes = np.arange(n, dtype=np.uint64) + np.uint64(1)
+        kent.suffix_names(cps, starts, ends, np.array([0, n]), hashes, flags, fills, *zh_suffix_tables(),
+                          tables(True)[1])
+        assert all(fills[flags] == hashes[flags])
+        return flags.tolist()
+
+    assert flagged(["同期", "喻", "家", "湾", "村", "房价"]) == [False, True, True, True, True, False]
+    assert flagged(["据", "财金", "队", "报道"]) == [False, True, True, False]
+    assert flagged(["据", "该", "市", "报道"]) == [False] * 4  # a demonstrative: no name
+    assert flagged(["全", "县", "人口"]) == [False] * 3  # one character before: too short
+    assert flagged(["白纸坊", "市", "医院"]) == [True, True, False]  # one word before the suffix
+    assert flagged(["报道", "财金", "队"]) == [False, True, True]  # several tokens: the first a single character
+
+
+def test_dictionary_words_that_end_as_a_body_are_names() -> None:
+    assert is_dictionary_name("公安部", "n") and is_dictionary_name("浇底乡", "n")  # jieba tags them plain nouns
+    assert is_dictionary_name("新华社", "nt") and is_dictionary_name("江泽民", "nr")
+    assert not is_dictionary_name("大都会", "nz") and not is_dictionary_name("修正", "nr")
+    assert not is_dictionary_name("城市", "n")  # two characters: a common noun as often as a name
+
+
+def test_a_village_notice_about_another_village_is_unique() -> None:
+    body = ("关于{p}2024年度农村危房改造补助资金发放情况的公示：根据县住建局的统一部署，经农户申请、"
+            "村民代表评议、乡镇审核，{p}共有十二户农户符合补助条件，现将名单予以公示，公示期七天。")
+    status, _, kind = decide_pair(body.format(p="喻家湾村"), body.format(p="前元庄村"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_name_that_only_shares_a_fill_byte_is_not_carried() -> None:
+    """Whether the other text still carries a replaced name is asked of 32 bits of it: a text with
+    many names has one whose 8-bit fill matches the replacement's by chance."""
+    c, d, e = 7 << 16, 9 << 16, 11 << 16
+    n1, n2 = kprof.NAME_FILL_BYTE << 8 | 1, kprof.NAME_FILL_BYTE << 8 | 2
+    present = kprof.NAME_PRESENT_FILL
+
+    def p(byte: int, ident: int) -> int:
+        return ((byte << 24) | ident) << 16 | present
+
+    def run(mine: list[int], theirs: list[int]) -> int:
+        return int(kprof.replaced_context(np.array(sorted(mine), dtype=np.uint64),
+                                          np.array(sorted(theirs), dtype=np.uint64)))
+
+    x, y, z = 0x00000F, 0x000F00, 0x0F0000  # letter sets: three names written nothing alike
+    # mine names X (byte 1) where theirs names Y (byte 2); both also name Z, whose byte is 2 too
+    mine = [c | n1, d | n1, p(1, x), e | n2, p(2, z)]
+    theirs = [c | n2, d | n2, p(2, y), e | n2, p(2, z)]
+    assert run(mine, theirs) >= 0  # Y is not carried by mine: Z only shares its byte
+    # ... while a typo in one place of a name the text still carries is no other name
+    assert run([*mine, p(2, y)], theirs) == -1
+    # ... nor is a name written another way (more than half of its letters shared)
+    def renamed(mine_letters: int, their_letters: int) -> int:
+        return run([c | n1, d | n1, p(1, mine_letters), e | n2, p(2, z)],
+                   [c | n2, d | n2, p(2, their_letters), e | n2, p(2, z)])
+
+    assert renamed(0x00003F, 0x00001F) == -1  # 5 of 6 letters shared
+    assert renamed(0x00000F, 0x0000F3) >= 0  # 2 of 8
+    # a record without presence entries is compared by fill bytes, as before
+    assert run([c | n1, d | n1, e | n2], [c | n2, d | n2, e | n2]) == -1
+
+
+def test_letter_sets_tell_a_name_written_otherwise_from_another_name() -> None:
+    def letters(words: list[str], pairs: bool = False) -> list[int]:
+        text = "".join(words)
+        cps = np.array([ord(ch) for ch in text], dtype=np.uint32)
+        ends = np.cumsum([len(w) for w in words])
+        starts = ends - np.array([len(w) for w in words])
+        flags = np.ones(len(words), dtype=np.bool_)
+        return [int(v) for v in kent.letter_sets(cps, starts, ends, flags, pairs, zh_place_suffixes())]
+
+    def alike(a: int, b: int) -> bool:
+        return 2 * bin(a & b).count("1") > bin(a | b).count("1")
+
+    bank, peoples_bank, wang, wang2, beijing, beijing_city = letters(
+        ["中国银行", "中国人民银行", "王新民", "王新明", "北京", "北京市"])
+    assert alike(bank, peoples_bank) and not alike(wang, wang2)
+    assert beijing == beijing_city and all(v < 1 << kent.PRESENCE_BITS for v in (bank, wang))
+    kurosawa, hurosawa, blair = letters(["kurosawa", "hurosawa", "blair"], pairs=True)
+    assert alike(kurosawa, hurosawa) and not alike(kurosawa, blair)
 
 
 def test_another_person_not_in_the_dictionary_is_unique() -> None:
