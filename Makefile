@@ -47,6 +47,7 @@ APT_REDIS := redis-server redis-tools
 APT_JAVA  := default-jre-headless maven
 APT_PROMETHEUS := prometheus
 APT_CHROMIUM := chromium
+APT_POSTGRES := postgresql
 IS_ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 
 .PHONY: help venv demo test test-fast services lint typecheck-tree bench lock check-wheels clean distclean
@@ -129,7 +130,7 @@ lint: venv typecheck-tree
 
 # ---------------------------------------------------------------- tests
 
-# The fixtures start and stop Redis, Redis Cluster, Kafka and Prometheus themselves; this only
+# The fixtures start and stop Redis, Redis Cluster, Kafka, Prometheus and PostgreSQL themselves; this only
 # makes sure the programs exist. Installing needs root; as another user it says what is missing and goes on.
 services:
 	@apt_install() { \
@@ -159,6 +160,15 @@ services:
 	else \
 	  echo "services: prometheus/promtool missing and not root: run 'sudo apt-get install $(APT_PROMETHEUS)';" \
 	       "the Prometheus alert tests will be skipped"; \
+	fi; \
+	if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then \
+	  echo "services: PostgreSQL $$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sed 's,.*/postgresql/,,; s,/bin,,' | tr '\n' ' ')"; \
+	elif [ -n "$(IS_ROOT)" ]; then \
+	  echo "services: installing $(APT_POSTGRES) for the cold-tier tests (apt-get)"; \
+	  apt_install $(APT_POSTGRES); \
+	else \
+	  echo "services: PostgreSQL (initdb) missing and not root: run 'sudo apt-get install $(APT_POSTGRES)';" \
+	       "the cold-tier tests will be skipped"; \
 	fi; \
 	if command -v chromium >/dev/null; then \
 	  echo "services: $$(chromium --version 2>/dev/null | head -n1)"; \

@@ -284,6 +284,10 @@ class Settings(BaseSettings):
 
     store_url: str = Field("memory://", description="memory:// file://PATH redis://H:P rediscluster://H:P,..")
     broker_url: str = "kafka://127.0.0.1:9092"
+    archive_url: str | None = Field(
+        None, description="the cold tier: postgresql://USER:PASSWORD@HOST:PORT/DB[?sslmode=verify-full]; "
+                          "none: no cold tier (the content types kept forever stay in the store)",
+    )
     app_id: str = "neardup"
     metrics_port: int = Field(9100, ge=0, le=65535)
     web_port: int = Field(6066, ge=0, le=65535)
@@ -324,6 +328,13 @@ class Settings(BaseSettings):
             )
         return v
 
+    @field_validator("archive_url")
+    @classmethod
+    def _archive_scheme(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"archive_url{_scheme_note(v)}: expected postgresql://USER:PASSWORD@HOST:PORT/DB")
+        return v or None
+
     @field_validator("broker_url")
     @classmethod
     def _broker_scheme(cls, v: str) -> str:
@@ -356,14 +367,17 @@ class Settings(BaseSettings):
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """``repr()`` without URL passwords (SecretStr fields mask themselves)."""
         for name, value in super().__repr_args__():
-            yield name, redact_url(value) if name in ("store_url", "broker_url") else value
+            yield name, redact_url(value) if name in _URLS and value else value
 
     def redacted(self) -> dict[str, Any]:
         """A dump safe to log: secrets are masked by SecretStr, URLs lose their passwords."""
         data = self.model_dump(mode="json")
-        for key in ("store_url", "broker_url"):
-            data[key] = redact_url(data[key])
+        for key in _URLS:
+            data[key] = redact_url(data[key]) if data[key] else data[key]
         return data
+
+
+_URLS = ("store_url", "broker_url", "archive_url")  # the settings that are URLs, which may carry a password
 
 
 def _scheme_note(url: str) -> str:

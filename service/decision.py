@@ -82,6 +82,7 @@ class Evidence:
     id_reused: bool = False  # the id was decided before with other text: this text was decided anew
     model_version: int = 0  # the learned model in force (0: none)
     cosine: float | None = None  # the translation check's: the embeddings' cosine
+    tier: str | None = None  # where the matched document was found when not the warm store: "cold"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; optional flags appear only when set, so rows stay as short as before."""
@@ -105,6 +106,8 @@ class Evidence:
             out["cosine"] = self.cosine
         if self.critical is not None:
             out["critical"] = self.critical.to_dict()
+        if self.tier is not None:
+            out["tier"] = self.tier
         for flag in ("replay", "race", "id_reused"):
             if getattr(self, flag):
                 out[flag] = True
@@ -133,6 +136,7 @@ class Evidence:
             id_reused=bool(d.get("id_reused")),
             model_version=int(d.get("model_version") or 0),
             cosine=float(d["cosine"]) if d.get("cosine") is not None else None,
+            tier=d.get("tier"),
         )
 
 

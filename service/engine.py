@@ -60,6 +60,7 @@ from neardup.storage import (
     DecisionRecord,
     FingerprintRecord,
     FingerprintStore,
+    TierAware,
     WindowQuery,
     doc_ref,
     open_store,
@@ -129,7 +130,8 @@ class Engine:
                    store: FingerprintStore | None = None) -> Engine:
         """Open the store named by ``settings.store_url`` (unless given) and build an engine on it."""
         if store is None:
-            store = open_store(settings.store_url, ttl=settings.ttl_seconds, **store_options(settings))
+            store = open_store(settings.store_url, ttl=settings.ttl_seconds, archive_url=settings.archive_url,
+                               **store_options(settings))
         await store.open()
         return cls(settings, store, Metrics(registry) if registry is not None else None)
 
@@ -226,7 +228,7 @@ class Engine:
         self.metrics.bloom_hits.labels("miss").inc(n - len(maybe))
         answer = await self._store("lookup", lambda: self.store.lookup(WindowQuery(
             doc_ids=[d.id for d in w.docs], exact_hashes=[w.fps.content_hashes[r] for r in maybe],
-            index_keys=w.keys, state_names=self._state_names)))
+            index_keys=w.keys, state_names=self._state_names, content_types=[d.type for d in w.docs])))
         w = await self._adopt_states(answer, w, t0)
         owner_of = {r: o for r, o in zip(maybe, answer.owners, strict=True)}
         final, reused = _replays(w, answer)
@@ -436,6 +438,7 @@ class Engine:
             thresholds=t.as_evidence(), threshold_version=t.version, window_id=window_id,
             worker_id=self.settings.worker_id, decided_at=round(time.time(), 3), critical=v.critical,
             race=v.race, id_reused=id_reused, model_version=self.model.version, cosine=v.cosine,
+            tier=self.store.tier_of(v.matched) if v.matched and isinstance(self.store, TierAware) else None,
         )
 
     async def _adapt(self, decisions: list[Decision]) -> None:

@@ -109,6 +109,10 @@ class WindowQuery:
     exact_hashes: Sequence[bytes] = ()
     index_keys: IndexKeys = field(default_factory=lambda: np.zeros((0, 0), dtype=np.uint64))
     state_names: Sequence[str] = ()
+    # the content type of each row of ``index_keys`` (and id of ``doc_ids``, the same documents in
+    # the same order), or () when unknown: a tiered store asks its cold tier only for the rows of
+    # the types archived there
+    content_types: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,23 @@ class CommitAnswer:
 
     owners: list[str]
     rechecked: dict[str, Candidates] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class KeptDocument:
+    """A document stored for good (its content type's TTL is None), as the archive moves it to the
+    cold tier: its record with its index keys, and its decision where one is stored."""
+
+    record: FingerprintRecord
+    decision: DecisionRecord | None
+
+
+@dataclass(frozen=True, slots=True)
+class KeptPage:
+    """One page of :meth:`FingerprintStore.kept`; ``cursor`` is ``""`` after the last page."""
+
+    documents: list[KeptDocument]
+    cursor: str
 
 
 @runtime_checkable
@@ -194,6 +215,27 @@ class FingerprintStore(Protocol):
         """Sizes for diagnostics (keys, entries, memory where the backend knows it)."""
         ...
 
+    async def kept(self, cursor: str = "", count: int = 500) -> KeptPage:
+        """A page of about ``count`` documents of the content types kept forever (TTL None), each
+        with its index keys, from ``cursor`` (``""``: the first page). Documents forgotten between
+        pages are not seen again; every document kept from the first call to the last is seen at
+        least once."""
+        ...
+
+    async def forget(self, records: Sequence[FingerprintRecord]) -> int:
+        """Remove these documents (record, index entries, their claim, their decision) once the
+        cold tier holds them; returns how many records were removed. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class TierAware(Protocol):
+    """A store of several tiers that can say which tier supplied a document to a recent window."""
+
+    def tier_of(self, doc_id: str) -> str | None:
+        """The tier's name (``"cold"``), or None for the store's first tier."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class TTLPolicy:
@@ -217,9 +259,12 @@ __all__ = [
     "FingerprintRecord",
     "FingerprintStore",
     "IndexKeys",
+    "KeptDocument",
+    "KeptPage",
     "StateValue",
     "StoreError",
     "TTLPolicy",
+    "TierAware",
     "WindowAnswer",
     "WindowQuery",
     "doc_ref",

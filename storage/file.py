@@ -302,6 +302,18 @@ class FileFingerprintStore(MemoryFingerprintStore):
                 db.execute("INSERT OR REPLACE INTO states VALUES (?, ?, ?)", (name, value.version, value.payload))
         return written
 
+    async def forget(self, records: Sequence[FingerprintRecord]) -> int:
+        """See :meth:`neardup.storage.base.FingerprintStore.forget`; deleted from the file at once."""
+        gone = await super().forget(records)
+        with self._sqlite("forget archived documents"):
+            self._commit_pending()
+            with self._transaction() as db:
+                db.executemany("DELETE FROM records WHERE ref = ? AND id = ?", [(r.ref, r.doc_id) for r in records])
+                db.executemany("DELETE FROM claims WHERE hash = ? AND id = ?",
+                               [(r.content_hash, r.doc_id) for r in records])  # fmt: skip
+                db.executemany("DELETE FROM decisions WHERE id = ?", [(r.doc_id,) for r in records])
+        return gone
+
     def _commit_pending(self) -> None:
         if not any(self._pending.values()):
             return

@@ -14,6 +14,8 @@ from neardup.storage.base import (
     DecisionRecord,
     FingerprintRecord,
     IndexKeys,
+    KeptDocument,
+    KeptPage,
     StateValue,
     TTLPolicy,
     WindowAnswer,
@@ -183,6 +185,37 @@ class MemoryFingerprintStore:
             return False
         self._states[name] = value
         return True
+
+    # -- moving documents to the cold tier ---------------------------------------------------
+    async def kept(self, cursor: str = "", count: int = 500) -> KeptPage:
+        """See :meth:`neardup.storage.base.FingerprintStore.kept`: in ref order, the cursor the
+        last ref's hex (a ref order survives documents forgotten between pages)."""
+        after = bytes.fromhex(cursor)
+        refs = sorted(ref for ref, e in self._records.items()
+                      if e.expires_at == INF and ref > after)[:count]  # fmt: skip
+        docs = [KeptDocument(rec, held[0] if (held := self._decisions.get(rec.doc_id)) else None)
+                for rec in (self._records[ref].record for ref in refs)]  # fmt: skip
+        return KeptPage(docs, refs[-1].hex() if len(refs) == count else "")
+
+    async def forget(self, records: Sequence[FingerprintRecord]) -> int:
+        """See :meth:`neardup.storage.base.FingerprintStore.forget`."""
+        gone = 0
+        for rec in records:
+            ref = rec.ref
+            entry = self._records.get(ref)
+            if entry is None or entry.record.doc_id != rec.doc_id:
+                continue
+            del self._records[ref]
+            gone += 1
+            for key in entry.record.index_keys:
+                bucket = self._buckets.get(key)
+                if bucket is not None and bucket.pop(ref, None) is not None and not bucket:
+                    del self._buckets[key]
+            held = self._claims.get(rec.content_hash)
+            if held is not None and held[0] == rec.doc_id:
+                del self._claims[rec.content_hash]
+            self._decisions.pop(rec.doc_id, None)
+        return gone
 
     # -- upkeep ------------------------------------------------------------------------------
     async def expire(self, now: float | None = None) -> int:

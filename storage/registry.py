@@ -1,4 +1,5 @@
-"""URL scheme -> backend (``memory://``, ``file://PATH``, ``redis://``, ``rediss://``, ``rediscluster://``)."""
+"""URL scheme -> backend (``memory://``, ``file://PATH``, ``redis://``, ``rediss://``, ``rediscluster://``), and
+the cold tier (``postgresql://``) behind it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,22 @@ from neardup.storage.extras import require_extra
 from neardup.storage.redact import redact_url
 
 
-def open_store(url: str, ttl: Mapping[str, int | None] | None = None, **options: Any) -> FingerprintStore:
-    """Build (not yet open) the backend for ``url``. ``options`` go to network backends."""
+def open_store(url: str, ttl: Mapping[str, int | None] | None = None, archive_url: str | None = None,
+               **options: Any) -> FingerprintStore:
+    """Build (not yet open) the backend for ``url``, with the cold tier at ``archive_url`` behind it
+    when given (:class:`~neardup.storage.postgres.tiered.TieredStore`). ``options`` go to network backends."""
     policy = TTLPolicy(by_type=dict(ttl or {}))
+    warm = _warm_store(url, policy, options)
+    if archive_url is None:
+        return warm
+    require_extra("psycopg", "archive", "the cold tier (--archive, archive_url)")
+    from neardup.storage.postgres.archive import ColdArchive
+    from neardup.storage.postgres.tiered import TieredStore
+
+    return TieredStore(warm, ColdArchive(archive_url), policy)
+
+
+def _warm_store(url: str, policy: TTLPolicy, options: dict[str, Any]) -> FingerprintStore:
     scheme, _, rest = url.partition("://")
     if scheme == "memory":
         from neardup.storage.memory import MemoryFingerprintStore

@@ -23,6 +23,7 @@ os.environ["NUMBA_CACHE_DIR"] = str(kernel_cache_dir())
 pytest_plugins = [
     "tests.fixtures.redis_servers",
     "tests.fixtures.kafka_broker",
+    "tests.fixtures.postgres",
 ]
 
 

@@ -56,6 +56,7 @@ LAZY_COMMANDS = {
     "model": "neardup.cli.learning.model_group",
     "bench": "neardup.bench.cli.bench",
     "warmup": "neardup.cli.warmup.warmup_command",
+    "archive": "neardup.cli.archive.archive_group",
 }
 
 
@@ -107,6 +108,15 @@ def store_option(f: F) -> F:
         "--store", "store_url", envvar="NEARDUP_STORE_URL", show_envvar=True, metavar="URL",
         help="Fingerprint store: memory:// (default), file://PATH, redis://HOST:PORT, "
              "rediss://HOST:PORT or rediscluster://HOST:PORT[,HOST:PORT...]. Settings key: store_url.",
+    )(f)  # fmt: skip
+
+
+def archive_option(f: F) -> F:
+    """``--archive URL``: the cold tier (env NEARDUP_ARCHIVE_URL, settings key archive_url)."""
+    return click.option(
+        "--archive", "archive_url", envvar="NEARDUP_ARCHIVE_URL", show_envvar=True, metavar="URL",
+        help="Cold tier: postgresql://USER:PASSWORD@HOST:PORT/DB[?sslmode=require]; the content types kept "
+             "forever are also looked up there. Settings key: archive_url.",
     )(f)  # fmt: skip
 
 
@@ -165,11 +175,14 @@ def batch_store_settings(settings: Settings) -> Settings:
 
 
 def require_store_extra(settings: Settings) -> None:
-    """A Redis store URL needs the ``redis`` extra: say so in one line before anything starts."""
+    """A Redis store URL needs the ``redis`` extra, a cold tier the ``archive`` extra: say so in one
+    line before anything starts."""
     from neardup.storage.extras import require_extra
 
     if settings.store_url.startswith(("redis://", "rediss://", "rediscluster://")):
         require_extra("redis", "redis", f"the store {settings.store_url.split('://', 1)[0]}://")
+    if settings.archive_url:
+        require_extra("psycopg", "archive", "the cold tier (--archive, archive_url)")
 
 
 # --------------------------------------------------------------------------- the group
@@ -418,17 +431,18 @@ async def _close_quietly(engine: Engine) -> None:
 @click.option("--text-field", default="text", show_default=True, help="Input field that holds the text.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar; a one-line summary.")
 @store_option
+@archive_option
 @config_option
 def dedup(source: str, output: str, unique: str | None, duplicates: str | None, rejects: str | None,
           input_format: str | None, id_field: str, text_field: str, quiet: bool, store_url: str | None,
-          config_path: str | None) -> None:
+          archive_url: str | None, config_path: str | None) -> None:
     """Decide every document of INPUT: unique, or duplicate of which one and why.
 
     INPUT is JSONL, CSV or Parquet (- is JSONL on stdin). Each output file's format follows its
     extension (.jsonl, .csv, .parquet; - is JSONL on stdout); in CSV and Parquet the evidence is
     JSON text.
     """
-    settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url))
+    settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url, archive_url=archive_url))
     require_store_extra(settings)
     check_readable(source)
     fmt = format_for(source, Format(input_format) if input_format else None)

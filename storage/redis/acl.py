@@ -28,6 +28,9 @@ STORE_COMMANDS: tuple[str, ...] = (
     # the sweep of expired index entries: a few sampled members per shard key written
     "zrandmember",
     "zrem",
+    # kept() and forget(): the archive's scan of the records and its deletes (in a script)
+    "scan",
+    "del",
     # stats(): keys and memory per master
     "dbsize",
     "info",

@@ -41,7 +41,6 @@ import math
 import secrets
 import struct
 import time
-import zlib
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -66,15 +65,28 @@ from neardup.storage.base import (
     DecisionRecord,
     FingerprintRecord,
     IndexKeys,
+    KeptDocument,
+    KeptPage,
     StateValue,
     TTLPolicy,
     WindowAnswer,
     WindowQuery,
 )
+
+# bench/store_memory.py writes the older formats with these two helpers, imported from here
+from neardup.storage.codec import (  # noqa: F401
+    _put_bytes,
+    _put_int,
+    decode_decision,
+    decode_record,
+    decode_state,
+    encode_decision,
+    encode_record,
+    encode_state,
+)
 from neardup.storage.errors import (
     NOTICE_LOGGER,
     StoreAuthError,
-    StoreCorruptError,
     StoreError,
     StoreLostDataError,
     StoreUnavailableError,
@@ -86,11 +98,8 @@ log = logging.getLogger(__name__)
 notice = logging.getLogger(NOTICE_LOGGER)
 T = TypeVar("T")
 
-RECORD_VERSION = 3
-DECISION_VERSION = 3
 GENERATION_MARKERS = 64
 
-_F64 = struct.Struct(">d")
 _HIT = np.dtype([("row", ">u4"), ("ref", f"S{REF_BYTES}")])
 
 # Errors that mean "the cluster is moving or a node is away", not "the request is wrong".
@@ -158,248 +167,28 @@ NO_RECHECK = 0xFFFFFFFF
 _WRITE_LUA = _HEAD + _LIVE_HITS + _lua("write", NO_RECHECK=NO_RECHECK, CLEAN_EVERY=CLEAN_EVERY,
                                           SAMPLE=3 * CLEAN_EVERY)
 
+# K: keys to delete; A[1]: key prefix; A[2]: index members to remove (shard u32 + member 17 B);
+# A[3..]: per key, the value it must hold ('' = any). Returns 1/0 per key. The archive's only write.
+_FORGET_LUA = _HEAD + _lua("forget")
+
 # KEYS[1]: a state key; ARGV[1]: expected version (0: absent), ARGV[2]: the new value. 1 if written.
 _CAS_LUA = _lua("cas")
 
-_SCRIPTS = {hashlib.sha1(body).hexdigest(): body for body in (_LOOKUP_LUA, _CLAIM_LUA, _WRITE_LUA, _CAS_LUA)}
+_SCRIPTS = {hashlib.sha1(body).hexdigest(): body
+            for body in (_LOOKUP_LUA, _CLAIM_LUA, _WRITE_LUA, _CAS_LUA, _FORGET_LUA)}
 _LOOKUP_SHA = hashlib.sha1(_LOOKUP_LUA).hexdigest()
 _CLAIM_SHA = hashlib.sha1(_CLAIM_LUA).hexdigest()
 _WRITE_SHA = hashlib.sha1(_WRITE_LUA).hexdigest()
 _CAS_SHA = hashlib.sha1(_CAS_LUA).hexdigest()
+_FORGET_SHA = hashlib.sha1(_FORGET_LUA).hexdigest()
 
 
-# -- compact binary values ---------------------------------------------------------------------
 def _count_hits(blob: bytes, found: list[Candidates]) -> None:
     """Add a script's hits (row u32 + ref 8 B each, ``_LIVE_HITS``) to the candidates of their rows."""
     hits = np.frombuffer(blob, dtype=_HIT)
     for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
         ref = ref.ljust(REF_BYTES, b"\0")  # S8 drops trailing zero bytes
         found[row][ref] = found[row].get(ref, 0) + 1
-
-
-def _put_uvarint(out: bytearray, n: int) -> None:
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-
-
-def _put_int(out: bytearray, n: int) -> None:
-    _put_uvarint(out, n << 1 if n >= 0 else (-n << 1) - 1)  # zigzag, for ints of any size
-
-
-def _put_bytes(out: bytearray, data: bytes) -> None:
-    _put_uvarint(out, len(data))
-    out += data
-
-
-# Strings that values repeat (statuses, content types), stored as their position + 1; 0: text
-# follows. Append only: a word's position is its stored code.
-_WORDS = ("unique", "duplicate", "default", "news", "announcement", "blog")
-_WORD_CODES = {w: i + 1 for i, w in enumerate(_WORDS)}
-_NUMBER_F64 = 0xFF
-_MAX_DECIMALS = 6
-
-
-def _put_word(out: bytearray, text: str) -> None:
-    code = _WORD_CODES.get(text, 0)
-    out.append(code)
-    if not code:
-        _put_bytes(out, text.encode("utf-8", "surrogatepass"))
-
-
-def _put_number(out: bytearray, x: float) -> None:
-    """A float as the shortest decimal that reads back as it (repr, what JSON writes): with at
-    most 6 decimals and no exponent, a byte of decimals and the digits as a zigzag varint (a time
-    in whole seconds: 6 bytes); else 0xFF and the double (-0.0, infinities, NaN, exponents)."""
-    text = repr(x)
-    if text.endswith(".0"):  # a whole number: no decimals
-        text = text[:-2] + "."
-    point = text.find(".")
-    decimals = len(text) - point - 1
-    if point > 0 and decimals <= _MAX_DECIMALS and "e" not in text and text != "-0.":
-        out.append(decimals)
-        _put_int(out, int(text[:point] + text[point + 1 :]))
-    else:
-        out.append(_NUMBER_F64)
-        out += _F64.pack(x)
-
-
-class _Reader:
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes) -> None:
-        self.buf = buf
-        self.pos = 0
-
-    def uvarint(self) -> int:
-        shift = n = 0
-        while True:
-            b = self.buf[self.pos]
-            self.pos += 1
-            n |= (b & 0x7F) << shift
-            if b < 0x80:
-                return n
-            shift += 7
-
-    def zigzag(self) -> int:
-        z = self.uvarint()
-        return (z >> 1) ^ -(z & 1)
-
-    def blob(self) -> bytes:
-        n = self.uvarint()
-        end = self.pos + n
-        if end > len(self.buf):
-            raise IndexError("truncated")
-        out = self.buf[self.pos : end]
-        self.pos = end
-        return out
-
-    def text(self) -> str:
-        return self.blob().decode("utf-8", "surrogatepass")
-
-    def f64(self) -> float:
-        (x,) = _F64.unpack_from(self.buf, self.pos)
-        self.pos += 8
-        return float(x)
-
-    def word(self) -> str:
-        code = self.buf[self.pos]
-        self.pos += 1
-        return _WORDS[code - 1] if code else self.text()
-
-    def number(self) -> float:
-        decimals = self.buf[self.pos]
-        self.pos += 1
-        if decimals == _NUMBER_F64:
-            return self.f64()
-        if decimals > _MAX_DECIMALS:
-            raise ValueError("bad number")
-        return self.zigzag() / 10**decimals
-
-
-def encode_record(rec: FingerprintRecord) -> bytes:
-    """Version byte, the id, then the re-check fields (index keys are not kept: never read back).
-
-    v3: the content type as a word (:data:`_WORDS`), published_at as a number (6 bytes for whole
-    seconds instead of 8); v2 had both as text and a double."""
-    out = bytearray((RECORD_VERSION,))
-    _put_bytes(out, rec.doc_id.encode("utf-8", "surrogatepass"))
-    _put_word(out, rec.content_type)
-    _put_number(out, rec.published_at)
-    _put_int(out, rec.shingles)
-    _put_int(out, rec.length)
-    for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile, rec.meta):
-        _put_bytes(out, part)
-    return bytes(out)
-
-
-def decode_record(data: bytes) -> FingerprintRecord:
-    """Inverse of :func:`encode_record`, and reads version 2; :class:`StoreCorruptError` for anything else."""
-    try:
-        r = _Reader(data)
-        version = r.uvarint()
-        if version == 2:
-            doc_id, content_type, published_at = r.text(), r.text(), r.f64()
-        elif version == RECORD_VERSION:
-            doc_id, content_type, published_at = r.text(), r.word(), r.number()
-        else:
-            raise StoreCorruptError("stored record has an unknown format version")
-        shingles, length = r.zigzag(), r.zigzag()
-        content_hash, simhash, signature, profile = r.blob(), r.blob(), r.blob(), r.blob()
-        meta = r.blob() if r.pos < len(data) else b""
-    except (IndexError, ValueError, struct.error) as exc:  # UnicodeDecodeError is a ValueError
-        raise StoreCorruptError(f"stored record is corrupt: {type(exc).__name__}") from exc
-    return FingerprintRecord(doc_id, content_type, published_at, content_hash, simhash, signature, profile,
-                             shingles, length, (), meta)
-
-
-# -- decisions -----------------------------------------------------------------------------------
-# Decision v3 keeps its evidence (JSON text) deflated (raw deflate, zlib) against a preset
-# dictionary: the evidence the engine writes, with its keys, rules and default thresholds, plus
-# the decision's duplicate_of (the evidence names it again). About 50 bytes instead of about 400,
-# byte for byte the same text back. _EVIDENCE_DICT is part of the format: a new one is a new version.
-_EVIDENCE_DICT = (
-    b'"critical": {"kind": "figure", "passage": "", "term": "", "against": "", "jaccard": 0.'
-    b', "race": true, "replay": true, "id_reused": true, "model_version": 1, '
-    b'"critical": {"kind": "polarity", "passage": "'
-    b'{"reason": "critical", "rule": null, "matched_id": "'
-    b'{"reason": "exact", "rule": "exact", "matched_id": "", "jaccard": 1.0, "hamming": 0, "containment": 1.0, '
-    b'"candidates": 1, '
-    b'{"reason": "near", "rule": "containment", "rule": "hybrid", "rule": "simhash", "rule": "jaccard", '
-    b'"matched_id": "", "jaccard": 0.9, "hamming": 1, "containment": 1.0, "candidates": 1, '
-    b'{"reason": "unique", "rule": null, "matched_id": null, "jaccard": null, "hamming": null, "containment": null, '
-    b'"candidates": 0, "thresholds": {"jaccard_high": 0.7, "jaccard_low": 0.45, "hamming_high": 3, '
-    b'"hamming_low": 12, "containment_high": 0.73, "short_text_chars": 50}, "threshold_version": 0, '
-    b'"window_id": "", "worker_id": "", "decided_at": 17'
-)
-
-
-def _evidence_dict(duplicate_of: str | None) -> bytes:
-    return _EVIDENCE_DICT + (duplicate_of or "").encode("utf-8", "surrogatepass")
-
-
-def _deflate(text: str, zdict: bytes) -> bytes:
-    packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, zdict)
-    return packer.compress(text.encode("utf-8", "surrogatepass")) + packer.flush()
-
-
-def _inflate(data: bytes, zdict: bytes) -> str:
-    unpacker = zlib.decompressobj(-15, zdict=zdict)
-    text = unpacker.decompress(data) + unpacker.flush()
-    if not unpacker.eof:
-        raise ValueError("truncated evidence")
-    return text.decode("utf-8", "surrogatepass")
-
-
-def encode_decision(d: DecisionRecord) -> bytes:
-    """Version byte, id, status, duplicate_of, content type, content hash, deflated evidence."""
-    out = bytearray((DECISION_VERSION,))
-    _put_bytes(out, d.doc_id.encode("utf-8", "surrogatepass"))
-    _put_word(out, d.status)
-    if d.duplicate_of is None:
-        out.append(0)
-    else:
-        out.append(1)
-        _put_bytes(out, d.duplicate_of.encode("utf-8", "surrogatepass"))
-    _put_word(out, d.content_type)
-    _put_bytes(out, d.content_hash)
-    out += _deflate(d.evidence, _evidence_dict(d.duplicate_of))
-    return bytes(out)
-
-
-def decode_decision(data: bytes) -> DecisionRecord:
-    """Inverse of :func:`encode_decision`, and reads version 2 (evidence as text);
-    :class:`StoreCorruptError` for anything else."""
-    try:
-        r = _Reader(data)
-        version = r.uvarint()
-        if version == 2:
-            doc_id, status = r.text(), r.text()
-            duplicate_of = r.text() if r.uvarint() else None
-            return DecisionRecord(doc_id, status, duplicate_of, r.text(), r.text(), r.blob())
-        if version != DECISION_VERSION:
-            raise StoreCorruptError("stored decision has an unknown format version")
-        doc_id, status = r.text(), r.word()
-        duplicate_of = r.text() if r.uvarint() else None
-        content_type, content_hash = r.word(), r.blob()
-        evidence = _inflate(data[r.pos :], _evidence_dict(duplicate_of))
-    except (IndexError, ValueError, zlib.error) as exc:
-        raise StoreCorruptError(f"stored decision is corrupt: {type(exc).__name__}") from exc
-    return DecisionRecord(doc_id, status, duplicate_of, evidence, content_type, content_hash)
-
-
-def encode_state(value: StateValue) -> bytes:
-    """The version as 20 decimal digits, then the payload (the CAS script reads the version)."""
-    return b"%020d" % value.version + value.payload
-
-
-def decode_state(data: bytes) -> StateValue:
-    """Inverse of :func:`encode_state`."""
-    try:
-        return StateValue(int(data[:20]), data[20:])
-    except ValueError as exc:
-        raise StoreCorruptError("stored state is corrupt") from exc
 
 
 # -- connection options ------------------------------------------------------------------------
@@ -892,7 +681,9 @@ class RedisFingerprintStore:
             slots = self.layout.shard_slots()[shard]
 
         def argv(w: _NodeWork) -> list[Any]:
-            values = [x for i in w.rows for x in (encode_record(records[i]), ttls[i])]
+            # a record kept forever (ttl 0) keeps its index keys: the archive moves it to the cold
+            # tier later, and needs them there and to remove its warm index entries
+            values = [x for i in w.rows for x in (encode_record(records[i], with_keys=ttls[i] == 0), ttls[i])]
             return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b"",
                     secrets.randbelow(CLEAN_EVERY), *values]
 
@@ -935,6 +726,74 @@ class RedisFingerprintStore:
     async def expire(self, now: float | None = None) -> int:
         """Redis expires keys itself: nothing to sweep."""
         return 0
+
+    # -- moving documents to the cold tier ---------------------------------------------------
+    async def kept(self, cursor: str = "", count: int = 500) -> KeptPage:
+        """See :meth:`neardup.storage.base.FingerprintStore.kept`: a SCAN of the record keys, master
+        by master (the cursor is ``master:scan cursor``). Records kept without their index keys
+        (written before records of kept types carried them) are left in the warm store."""
+
+        async def call() -> tuple[list[bytes], str]:
+            return await self._scan_records(cursor, count)
+
+        keys, after = await self._call("kept", call)
+        records = [decode_record(v) for v in await self._call("kept", lambda: self._get_all(keys)) if v is not None]
+        records = [r for r in records if r.index_keys and self.ttl.ttl(r.content_type) is None]
+        decisions = await self.get_decisions([r.doc_id for r in records])
+        return KeptPage([KeptDocument(r, decisions.get(r.doc_id)) for r in records], after)
+
+    async def _scan_records(self, cursor: str, count: int) -> tuple[list[bytes], str]:
+        """Record keys of one SCAN step, and the cursor after it (``""``: every master done)."""
+        masters = sorted(self._primaries(), key=lambda n: getattr(n, "name", ""))
+        position, _, scan = cursor.partition(":")
+        i, at = int(position or 0), int(scan or 0)
+        pattern = self._prefix + b"{d*}r"
+        while i < len(masters):
+            at, keys = await self._on(masters[i], "SCAN", at, "MATCH", pattern, "COUNT", count)
+            at = int(at)
+            if at == 0:
+                i += 1
+            if keys or i == len(masters):
+                return list(keys), f"{i}:{at}" if i < len(masters) else ""
+        return [], ""
+
+    async def forget(self, records: Sequence[FingerprintRecord]) -> int:
+        """See :meth:`neardup.storage.base.FingerprintStore.forget`: one script per node deletes the
+        records and decisions, the claims still held by their documents, and the index members
+        (a kept record's members never expire, so each is known exactly from its index key)."""
+        if not records:
+            return 0
+        keys: list[bytes] = []
+        expected: list[bytes] = []
+        for r in records:
+            ref = doc_digest(r.doc_id)
+            keys += [self.layout.record_key(ref), self.layout.decision_key(ref), self.layout.claim_key(r.content_hash)]
+            expected += [b"", b"", r.doc_id.encode("utf-8", "surrogatepass")]
+        slots, members = self._kept_members(records)
+
+        def argv(w: _NodeWork) -> list[Any]:
+            return [self._prefix, np.concatenate(w.blob).tobytes() if w.blob else b"", *(expected[i] for i in w.rows)]
+
+        async def call() -> int:
+            work = self._group(keys)  # inside the retry: a failover moves slots
+            if members.shape[0]:
+                self._spread(work, slots, members)
+            gone = 0
+            for node, res in (await self._call_nodes(_FORGET_SHA, work, argv)).items():
+                gone += sum(int(v) for i, v in zip(work[node].rows, res, strict=False) if i % 3 == 0)
+            return gone
+
+        return await self._call("forget", call)
+
+    def _kept_members(self, records: Sequence[FingerprintRecord]) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
+        """(slot, packed shard u32 + member) of every index entry of kept ``records``."""
+        flat = [(k, doc_digest(r.doc_id)) for r in records for k in r.index_keys]
+        if not flat:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 21), dtype=np.uint8)
+        shard, check = self.layout.index_slots(np.array([k for k, _ in flat], dtype=np.uint64))
+        packed = b"".join(struct.pack(">I", s) + KeyLayout.member(int(c).to_bytes(5, "big"), None, ref)
+                          for s, c, (_, ref) in zip(shard.tolist(), check.tolist(), flat, strict=True))
+        return self.layout.shard_slots()[shard], np.frombuffer(packed, dtype=np.uint8).reshape(-1, 21)
 
     async def stats(self) -> dict[str, int]:
         """Keys and used memory over the masters."""

@@ -95,9 +95,12 @@ def test_redaction_keeps_what_is_not_secret() -> None:
 
 def test_settings_redacted_and_validation_never_show_a_secret(tmp_path: Path) -> None:
     s = load_settings(store_url=f"redis://h:1/0?password={SECRET}", broker_url=f"kafka://u:{SECRET}@b:1",
-                      check_token=SECRET, redis={"password": SECRET}, kafka={"sasl_password": SECRET})  # fmt: skip
+                      check_token=SECRET, redis={"password": SECRET}, kafka={"sasl_password": SECRET},
+                      archive_url=f"postgresql://u:{SECRET}@h:5432/db?sslmode=require")  # fmt: skip
     assert SECRET not in json.dumps(s.redacted()) and SECRET not in repr(s)
+    assert s.redacted()["archive_url"] == "postgresql://u:***@h:5432/db?sslmode=require"
     for bad in ({"store_url": f"redsi://u:{SECRET}@h"}, {"store_url": f"redis:/u:{SECRET}@h"},
+                {"archive_url": f"mysql://u:{SECRET}@h/db"},
                 {"broker_url": f"kafak://u:{SECRET}@b"}, {"redis": {"password": 12345}},
                 {"check_token": 987654321}):  # fmt: skip
         with pytest.raises(ValidationError) as caught:

@@ -104,7 +104,7 @@ def test_the_lua_scripts_are_files_with_every_placeholder_filled() -> None:
     from neardup.storage.redis import store
 
     names = {p.stem for p in (Path(store.__file__).parent / "lua").glob("*.lua")}
-    assert names == {"head", "live_hits", "lookup", "claim", "write", "cas"}
-    for body in (store._LOOKUP_LUA, store._CLAIM_LUA, store._WRITE_LUA, store._CAS_LUA):
+    assert names == {"head", "live_hits", "lookup", "claim", "write", "cas", "forget"}
+    for body in (store._LOOKUP_LUA, store._CLAIM_LUA, store._WRITE_LUA, store._CAS_LUA, store._FORGET_LUA):
         assert b"$" not in body and b"redis.call" in body
     assert str(store.NO_RECHECK).encode() in store._WRITE_LUA

@@ -1,0 +1,1 @@
+"""The cold tier on PostgreSQL: schema and migrations, batched window lookups, the archive's writes."""

@@ -1,0 +1,312 @@
+"""``postgresql://``: the cold tier, where documents of the content types kept for years live once
+they are past the warm horizon (``neardup archive`` moves them there from the warm store).
+
+Schema and migrations: :mod:`neardup.storage.postgres.schema`. A row holds the document's record
+in the warm store's own byte format (:func:`neardup.storage.codec.encode_record`, with its index
+keys, so that ``neardup search --id`` finds an archived document's candidates and
+``neardup_index`` can be rebuilt from the rows), its decision in that codec's format, when it was
+first seen (decided) and its publication time.
+
+Reads are batched a window at a time: :meth:`ColdArchive.lookup` sends the candidates of every
+index key, the owners of content hashes and the stored decisions as one pipeline (one round trip),
+:meth:`ColdArchive.fetch` the records of the candidates chosen. Writes (:meth:`ColdArchive.put`)
+are one transaction a batch and idempotent: a document already archived is left as it is, and its
+index entries go in only with its row, so a batch interrupted anywhere is either all there or not
+at all.
+
+The URL is libpq's: the password in it (or in ``PGPASSWORD``/``.pgpass``), TLS by its ``sslmode``
+(``require``, ``verify-full`` with ``sslrootcert``). It never appears in messages: they name the
+redacted URL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Collection, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from neardup.storage.base import Candidates, DecisionRecord, FingerprintRecord, doc_ref
+from neardup.storage.codec import decode_decision, decode_record, encode_decision, encode_record
+from neardup.storage.errors import StoreAuthError, StoreCorruptError, StoreError, StoreUnavailableError
+from neardup.storage.postgres.schema import LATEST, LEDGER, LOCK, MIGRATIONS, month_partition
+from neardup.storage.redact import redact_url
+
+_MIGRATE_HINT = "run: neardup archive migrate --archive URL"
+
+
+def to_bigint(ref: bytes) -> int:
+    """A document ref (8 bytes) as PostgreSQL's signed bigint."""
+    return int.from_bytes(ref, "big", signed=True)
+
+
+def from_bigint(value: int) -> bytes:
+    """Inverse of :func:`to_bigint`."""
+    return int(value).to_bytes(8, "big", signed=True)
+
+
+def key_bigint(key: int) -> int:
+    """An index key (uint64) as a signed bigint: the same 64 bits."""
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
+def _time(epoch: float | None) -> dt.datetime | None:
+    return None if epoch is None else dt.datetime.fromtimestamp(epoch, dt.UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ColdDocument:
+    """One document as archived: its record with its index keys, its decision, when it was first
+    seen (decided, epoch seconds) and published (epoch seconds, None when unknown)."""
+
+    record: FingerprintRecord
+    decision: DecisionRecord | None
+    first_seen: float
+    published_at: float | None
+
+
+def _row(ref: int, d: ColdDocument) -> tuple[Any, ...]:
+    """The values of one ``neardup_documents`` insert."""
+    decision = None if d.decision is None else encode_decision(d.decision)
+    return (ref, d.record.doc_id, d.record.content_type, d.record.content_hash, encode_record(d.record, with_keys=True),
+            decision, _time(d.first_seen), _time(d.published_at))
+
+
+@dataclass(frozen=True, slots=True)
+class ColdRow:
+    """A row as read back for history: the record, decision and times."""
+
+    record: FingerprintRecord
+    decision: DecisionRecord | None
+    first_seen: dt.datetime
+    published_at: dt.datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ColdAnswer:
+    """What :meth:`ColdArchive.lookup` found: candidates per row, owners by hash, decisions by id."""
+
+    candidates: list[Candidates]
+    owners: dict[bytes, str]
+    decisions: dict[str, DecisionRecord]
+
+
+class ColdArchive:
+    """The cold tier on one PostgreSQL database (see the module docstring)."""
+
+    def __init__(self, url: str, connect_timeout: float = 10.0) -> None:
+        """``url``: ``postgresql://USER:PASSWORD@HOST:PORT/DB[?sslmode=...]``."""
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"not a PostgreSQL URL: {redact_url(url)}")
+        self.url = redact_url(url)
+        self._raw_url = url
+        self._timeout = connect_timeout
+        self._conn: psycopg.AsyncConnection[Any] | None = None
+
+    def __repr__(self) -> str:
+        """The redacted URL only."""
+        return f"ColdArchive({self.url!r})"
+
+    # -- life cycle ------------------------------------------------------------------------------
+    async def open(self, *, migrating: bool = False) -> None:
+        """Connect; unless ``migrating``, refuse a database whose schema is not this version's."""
+        if self._conn is not None:
+            return
+        with self._errors("connect"):
+            self._conn = await psycopg.AsyncConnection.connect(self._raw_url, autocommit=True,
+                                                               connect_timeout=max(1, round(self._timeout)))
+        if not migrating:
+            version = await self.schema_version()
+            if version != LATEST:
+                await self.close()
+                raise StoreError(f"{self.url}: the archive's schema is at version {version}, this neardup needs "
+                                 f"{LATEST}", hint=_MIGRATE_HINT)
+
+    async def close(self) -> None:
+        """Release the connection."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
+
+    @property
+    def conn(self) -> psycopg.AsyncConnection[Any]:
+        """The open connection."""
+        if self._conn is None:
+            raise StoreError(f"{self.url}: the archive is not open")
+        return self._conn
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """psycopg's errors as the store's, by cause, with the redacted URL and no traceback text."""
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            text = " ".join(str(exc).split())
+            if (exc.sqlstate or "").startswith("28") or "password authentication failed" in text:
+                raise StoreAuthError(f"{self.url}: {doing}: the server refused the login: {text}",
+                                     hint="check the user and password of --archive / NEARDUP_ARCHIVE_URL") from exc
+            raise StoreUnavailableError(f"{self.url}: {doing}: {text}",
+                                        hint="check that PostgreSQL is up and that --archive / NEARDUP_ARCHIVE_URL "
+                                             "points at it") from exc  # fmt: skip
+        except psycopg.errors.UndefinedTable as exc:
+            raise StoreError(f"{self.url}: {doing}: the archive has no schema", hint=_MIGRATE_HINT) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.url}: {doing}: {' '.join(str(exc).split())}") from exc
+
+    @asynccontextmanager
+    async def _transaction(self, doing: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        with self._errors(doing):
+            async with self.conn.transaction():
+                yield self.conn
+
+    # -- schema ----------------------------------------------------------------------------------
+    async def schema_version(self) -> int:
+        """The highest migration applied (0: none)."""
+        with self._errors("read the schema version"):
+            cur = await self.conn.execute("SELECT to_regclass('neardup_migrations') IS NOT NULL")
+            row = await cur.fetchone()
+            if not row or not row[0]:
+                return 0
+            cur = await self.conn.execute("SELECT coalesce(max(version), 0) FROM neardup_migrations")
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def migrate(self) -> list[int]:
+        """Apply the migrations not yet applied, each in its own transaction; returns their versions."""
+        applied: list[int] = []
+        for version, description, sql in MIGRATIONS:
+            async with self._transaction(f"migrate to version {version}") as conn:
+                await conn.execute(LOCK)
+                await conn.execute(LEDGER)
+                cur = await conn.execute("SELECT 1 FROM neardup_migrations WHERE version = %s", (version,))
+                if await cur.fetchone():
+                    continue
+                await conn.execute(sql)
+                await conn.execute("INSERT INTO neardup_migrations (version, description) VALUES (%s, %s)",
+                                   (version, description))  # fmt: skip
+                applied.append(version)
+        return applied
+
+    # -- writes ----------------------------------------------------------------------------------
+    async def put(self, docs: Sequence[ColdDocument]) -> int:
+        """Archive ``docs`` in one transaction; a document already there is left as it is (its
+        entries too). Returns how many rows were new."""
+        if not docs:
+            return 0
+        by_ref = {to_bigint(d.record.ref): d for d in docs}
+        async with self._transaction("archive documents") as conn:
+            await conn.execute(LOCK)  # partitions are created by one writer at a time
+            await self._ensure_partitions(conn, [d.first_seen for d in docs])
+            new: set[int] = set()
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO neardup_documents (ref, doc_id, content_type, content_hash, record, decision, "
+                    "first_seen, published_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT DO NOTHING RETURNING ref",
+                    [_row(ref, d) for ref, d in by_ref.items()], returning=True)
+                while True:
+                    new.update(row[0] for row in await cur.fetchall())
+                    if not cur.nextset():
+                        break
+            entries = [(key_bigint(k), ref) for ref in new for k in by_ref[ref].record.index_keys]
+            if entries:
+                async with conn.cursor() as cur, cur.copy("COPY neardup_index (key, ref) FROM STDIN") as copy:
+                    for entry in entries:
+                        await copy.write_row(entry)
+        return len(new)
+
+    @staticmethod
+    async def _ensure_partitions(conn: psycopg.AsyncConnection[Any], times: Sequence[float]) -> None:
+        months = {(t.year, t.month) for t in (dt.datetime.fromtimestamp(x, dt.UTC) for x in times)}
+        for year, month in sorted(months):
+            name, start, end = month_partition(year, month)  # names and dates of ours, never input
+            await conn.execute(f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF neardup_documents "
+                               f"FOR VALUES FROM ('{start}') TO ('{end}')")  # fmt: skip
+
+    async def verify(self, records: Sequence[FingerprintRecord]) -> set[bytes]:
+        """The refs of ``records`` the archive holds completely: the row with the same record bytes
+        and every index entry."""
+        refs = [to_bigint(r.ref) for r in records]
+        pairs = [(key_bigint(k), to_bigint(r.ref)) for r in records for k in r.index_keys]
+        with self._errors("verify archived documents"):
+            cur = await self.conn.execute("SELECT ref, record FROM neardup_documents WHERE ref = ANY(%s::bigint[])",
+                                          (refs,))  # fmt: skip
+            held = {ref: bytes(record) for ref, record in await cur.fetchall()}
+            cur = await self.conn.execute(
+                "SELECT i.ref FROM unnest(%s::bigint[], %s::bigint[]) AS u(key, ref) "
+                "JOIN neardup_index i ON i.key = u.key AND i.ref = u.ref",
+                ([k for k, _ in pairs], [r for _, r in pairs]))
+            entries = Counter(row[0] for row in await cur.fetchall())
+        return {r.ref for r, ref in zip(records, refs, strict=True)
+                if held.get(ref) == encode_record(r, with_keys=True) and entries[ref] == len(set(r.index_keys))}
+
+    # -- reads -----------------------------------------------------------------------------------
+    async def lookup(self, key_rows: Sequence[Sequence[int]], hashes: Collection[bytes],
+                     doc_ids: Collection[str]) -> ColdAnswer:
+        """Candidates of each row of index keys (uint64, 0 skipped), the owners of ``hashes`` and
+        the decisions of ``doc_ids``: one round trip (a pipeline of three queries)."""
+        keys = sorted({key_bigint(k) for row in key_rows for k in row if k})
+        refs = [to_bigint(doc_ref(i)) for i in doc_ids]
+        with self._errors("look up a window"):
+            async with self.conn.pipeline():
+                found = await self.conn.execute("SELECT key, ref FROM neardup_index WHERE key = ANY(%s::bigint[])",
+                                                (keys,))  # fmt: skip
+                owned = await self.conn.execute("SELECT content_hash, doc_id FROM neardup_documents "
+                                                "WHERE content_hash = ANY(%s::bytea[])", (list(hashes),))
+                decided = await self.conn.execute("SELECT decision FROM neardup_documents "
+                                                  "WHERE ref = ANY(%s::bigint[]) AND decision IS NOT NULL", (refs,))
+                hits, owners, decisions = await found.fetchall(), await owned.fetchall(), await decided.fetchall()
+        by_key: dict[int, list[bytes]] = defaultdict(list)
+        for key, ref in hits:
+            by_key[key].append(from_bigint(ref))
+        candidates: list[Candidates] = []
+        for row in key_rows:
+            counted: Counter[bytes] = Counter()
+            for k in row:
+                if k:
+                    counted.update(by_key.get(key_bigint(k), ()))
+            candidates.append(counted)
+        wanted = set(doc_ids)
+        stored = (decode_decision(bytes(d)) for (d,) in decisions)
+        return ColdAnswer(candidates, {bytes(h): i for h, i in owners},
+                          {d.doc_id: d for d in stored if d.doc_id in wanted})
+
+    async def fetch(self, refs: Collection[bytes]) -> dict[bytes, FingerprintRecord]:
+        """Records by ref (absent when not archived, or when the row is another id's: a digest collision)."""
+        return {ref: row.record for ref, row in (await self.rows(refs)).items()}
+
+    async def rows(self, refs: Collection[bytes]) -> dict[bytes, ColdRow]:
+        """Whole rows by ref: record, decision and times."""
+        with self._errors("fetch archived documents"):
+            cur = await self.conn.execute(
+                "SELECT ref, record, decision, first_seen, published_at FROM neardup_documents "
+                "WHERE ref = ANY(%s::bigint[])", ([to_bigint(r) for r in refs],))
+            raw = await cur.fetchall()
+        out: dict[bytes, ColdRow] = {}
+        for ref, record, decision, first_seen, published_at in raw:
+            rec = decode_record(bytes(record))
+            if rec.ref != from_bigint(ref):
+                raise StoreCorruptError(f"{self.url}: an archived row is filed under another document's ref")
+            out[rec.ref] = ColdRow(rec, None if decision is None else decode_decision(bytes(decision)),
+                                   first_seen, published_at)  # fmt: skip
+        return out
+
+    async def stats(self) -> dict[str, int]:
+        """Documents, index entries, and bytes on disk (tables with their indexes)."""
+        with self._errors("read the archive's sizes"):
+            cur = await self.conn.execute(
+                "SELECT (SELECT count(*) FROM neardup_documents), (SELECT count(*) FROM neardup_index), "
+                "(SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('neardup_documents')), "
+                "pg_total_relation_size('neardup_index')")
+            row = await cur.fetchone()
+        assert row is not None
+        documents, entries, doc_bytes, index_bytes = (int(x) for x in row)
+        return {"documents": documents, "index_entries": entries, "documents_bytes": doc_bytes,
+                "index_bytes": index_bytes}
+
+
+__all__ = ["ColdAnswer", "ColdArchive", "ColdDocument", "ColdRow", "from_bigint", "to_bigint"]

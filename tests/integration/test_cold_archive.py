@@ -1,0 +1,138 @@
+"""The cold tier on a real PostgreSQL (tests/fixtures/postgres.py): migrations, archived rows and
+their index entries, the window lookup, verification, errors by cause, secrets never shown."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+
+from neardup.storage import DecisionRecord, FingerprintRecord
+from neardup.storage.codec import encode_record
+from neardup.storage.errors import StoreAuthError, StoreError, StoreUnavailableError
+from neardup.storage.postgres.archive import ColdArchive, ColdDocument, key_bigint, to_bigint
+from neardup.storage.postgres.schema import LATEST
+from tests.fixtures.net import free_port
+
+pytestmark = pytest.mark.integration
+
+JAN = dt.datetime(2026, 1, 15, tzinfo=dt.UTC).timestamp()
+MAR = dt.datetime(2026, 3, 2, tzinfo=dt.UTC).timestamp()
+
+
+def h(name: str, n: int = 16) -> bytes:
+    return hashlib.blake2b(name.encode(), digest_size=n).digest()
+
+
+def key(name: str) -> int:
+    """A nonzero uint64 index key; half of them above 2**63 (a negative bigint in PostgreSQL)."""
+    return int.from_bytes(h("k" + name, 8), "big") | 1
+
+
+def record(doc_id: str, keys: tuple[int, ...]) -> FingerprintRecord:
+    return FingerprintRecord(doc_id, "announcement", JAN, h("c" + doc_id), h("s" + doc_id, 8), h("g" + doc_id, 64) * 8,
+                             h("p" + doc_id, 64), 120, 3000, keys, b"\x01meta")
+
+
+def cold(doc_id: str, keys: tuple[int, ...], first_seen: float = JAN) -> ColdDocument:
+    decision = DecisionRecord(doc_id, "unique", None, '{"reason": "unique"}', "announcement", h("c" + doc_id))
+    return ColdDocument(record(doc_id, keys), decision, first_seen, None)
+
+
+async def migrated(url: str) -> ColdArchive:
+    archive = ColdArchive(url)
+    await archive.open(migrating=True)
+    await archive.migrate()
+    return archive
+
+
+async def test_migrate_is_versioned_and_idempotent(postgres_url: str) -> None:
+    archive = ColdArchive(postgres_url)
+    await archive.open(migrating=True)
+    try:
+        assert await archive.schema_version() == 0
+        assert await archive.migrate() == list(range(1, LATEST + 1))
+        assert await archive.migrate() == []  # a rerun applies nothing
+        assert await archive.schema_version() == LATEST
+    finally:
+        await archive.close()
+
+
+async def test_an_unmigrated_archive_is_refused_with_the_command_to_run(postgres_url: str) -> None:
+    with pytest.raises(StoreError) as caught:
+        await ColdArchive(postgres_url).open()
+    assert "neardup archive migrate" in caught.value.one_line()
+
+
+async def test_put_files_rows_by_month_with_their_index_entries(postgres_url: str) -> None:
+    a, b, c = key("a"), key("b"), key("c")
+    archive = await migrated(postgres_url)
+    try:
+        assert await archive.put([cold("d1", (a, b)), cold("d2", (b, c), MAR)]) == 2
+        assert await archive.put([cold("d1", (a, b)), cold("d2", (b, c), MAR)]) == 0  # idempotent
+        stats = await archive.stats()
+        assert (stats["documents"], stats["index_entries"]) == (2, 4)
+        cur = await archive.conn.execute("SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                                         "WHERE i.inhparent = 'neardup_documents'::regclass ORDER BY 1")
+        assert [r[0] for r in await cur.fetchall()] == ["neardup_documents_202601", "neardup_documents_202603"]
+        cur = await archive.conn.execute("SELECT record FROM neardup_documents WHERE doc_id = 'd1'")
+        row = await cur.fetchone()
+        # the warm codec's bytes, with the index keys
+        assert row is not None and bytes(row[0]) == encode_record(record("d1", (a, b)), with_keys=True)
+    finally:
+        await archive.close()
+
+
+async def test_one_lookup_answers_candidates_owners_and_decisions(postgres_url: str) -> None:
+    a, b, c, x = key("a"), key("b"), key("c"), key("x")
+    archive = await migrated(postgres_url)
+    try:
+        await archive.put([cold("d1", (a, b)), cold("d2", (b, c))])
+        ref1, ref2 = record("d1", ()).ref, record("d2", ()).ref
+        answer = await archive.lookup([[a, b, 0], [x], [c]], [h("cd2"), h("nobody")], ["d1", "zz"])
+        assert answer.candidates == [{ref1: 2, ref2: 1}, {}, {ref2: 1}]
+        assert answer.owners == {h("cd2"): "d2"}
+        assert set(answer.decisions) == {"d1"} and answer.decisions["d1"].status == "unique"
+        fetched = await archive.fetch([ref1, b"\0" * 8])
+        assert list(fetched) == [ref1] and fetched[ref1].doc_id == "d1" and fetched[ref1].meta == b"\x01meta"
+    finally:
+        await archive.close()
+
+
+async def test_verify_needs_the_same_record_and_every_entry(postgres_url: str) -> None:
+    a, b = key("a"), key("b")
+    archive = await migrated(postgres_url)
+    try:
+        await archive.put([cold("d1", (a, b)), cold("d2", (a,))])
+        await archive.conn.execute("DELETE FROM neardup_index WHERE key = %s AND ref = %s",
+                                   (key_bigint(b), to_bigint(record("d1", ()).ref)))
+        held = await archive.verify([record("d1", (a, b)), record("d2", (a,)), record("d3", (a,))])
+        assert held == {record("d2", ()).ref}
+    finally:
+        await archive.close()
+
+
+async def test_wrong_password_is_an_auth_error_that_never_shows_the_password(postgres_url: str) -> None:
+    parts = urlsplit(postgres_url)
+    url = parts._replace(netloc=f"neardup:Wr0ngSecret@{parts.hostname}:{parts.port}").geturl()
+    with pytest.raises(StoreAuthError) as caught:
+        await ColdArchive(url).open()
+    line = caught.value.one_line()
+    assert "Wr0ngSecret" not in line and "***" in line and "\n" not in line
+
+
+async def test_unreachable_archive_is_one_line_unavailable() -> None:
+    url = f"postgresql://neardup:s3cret@127.0.0.1:{free_port()}/db"
+    with pytest.raises(StoreUnavailableError) as caught:
+        await ColdArchive(url, connect_timeout=2).open()
+    assert "s3cret" not in caught.value.one_line() and "127.0.0.1" in caught.value.one_line()
+
+
+async def test_password_authentication_is_required(postgres_url: str) -> None:
+    parts = urlsplit(postgres_url)
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        await psycopg.AsyncConnection.connect(parts._replace(netloc=f"neardup@{parts.hostname}:{parts.port}").geturl(),
+                                              connect_timeout=5)
