@@ -495,7 +495,9 @@ def _zh_sentence(frame, a, b, buf):
 
 @njit(nogil=True, cache=True)
 def _en_word_end(cps, p, hi, ctab):
-    """End of the word at ``p``: ``[a-z0-9]+(?:'[a-z]+)?(?:\\.[0-9]+)?%?``."""
+    """End of the word at ``p``: ``[a-z0-9]+(?:'[a-z]+)?(?:\\.[0-9]+[a-z]*)?%?``. A decimal keeps
+    its unit as a whole number does (57.2m as 110m, 2.7bn): two figures that trade places then
+    take their contexts along alike ($110m (£57.2m) / $57.2m (£110m))."""
     q = p + 1
     while q < hi and ctab[cps[q]] & AZ09:
         q += 1
@@ -506,6 +508,8 @@ def _en_word_end(cps, p, hi, ctab):
     if q + 1 < hi and cps[q] == DOT and ctab[cps[q + 1]] & DIGIT:
         q += 2
         while q < hi and ctab[cps[q]] & DIGIT:
+            q += 1
+        while q < hi and ctab[cps[q]] & AZ:
             q += 1
     if q < hi and cps[q] == PERCENT:
         q += 1

@@ -121,7 +121,7 @@ SENTENCE_MARK = "\u00a7"  # starts a sentence's context: no anchor context start
 SENTENCE_FILL = "S"
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 NON_ALNUM = re.compile(r"[\W_]+")
-EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+)?%?")
+EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+[a-z]*)?%?")
 DO_SUPPORT = frozenset({"do", "does", "did"})  # left out of a sentence's frame before a negator
 EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": ["will", "not"],
                    "shan't": ["shall", "not"]}

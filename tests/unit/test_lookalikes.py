@@ -80,6 +80,17 @@ def test_swapped_english_rates_are_unique() -> None:
     assert status is Status.UNIQUE and kind in ("figure", "entity")
 
 
+def test_swapped_amounts_with_units_are_unique() -> None:
+    """A decimal keeps its unit as a whole number does (57.2m, 110m): the two amounts of a
+    conversion that trade places are a swap, not two words that moved."""
+    body = ("Critics in the US were less complimentary about the {a} ({b}) project, with the Los Angeles "
+            "Times calling it a disappointment for the studio and for its many investors this year.")
+    status, _, kind = decide_pair(body.format(a="$110m", b="£57.2m"), body.format(a="$57.2m", b="£110m"))
+    assert status is Status.UNIQUE and kind == "figure"
+    status, _, _ = decide_pair(body.format(a="$110m", b="£57.2m"), body.format(a="$110m", b="£57.2m") + " More.")
+    assert status is Status.DUPLICATE
+
+
 @pytest.mark.parametrize("edit", [
     lambda t: t.replace("1200", "1,200"),  # a thousands separator
     lambda t: t.replace("1200", "１２００"),  # full-width digits
