@@ -749,8 +749,9 @@ class RedisFingerprintStore:
         i, at = int(position or 0), int(scan or 0)
         pattern = self._prefix + b"{d*}r"
         while i < len(masters):
-            at, keys = await self._on(masters[i], "SCAN", at, "MATCH", pattern, "COUNT", count)
-            at = int(at)
+            raw, keys = await self._on(masters[i], "SCAN", at, "MATCH", pattern, "COUNT", count)
+            # the cluster client answers the cursor as {node: cursor}, even for one node
+            at = int(next(iter(raw.values())) if isinstance(raw, dict) else raw)
             if at == 0:
                 i += 1
             if keys or i == len(masters):

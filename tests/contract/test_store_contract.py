@@ -45,6 +45,8 @@ BACKENDS = [
     pytest.param("file", id="file"),
     pytest.param("redis", id="redis", marks=pytest.mark.integration),
     pytest.param("rediscluster", id="rediscluster", marks=pytest.mark.integration),
+    # the memory store with an empty cold tier on PostgreSQL behind it (storage/postgres/tiered.py)
+    pytest.param("tiered", id="tiered", marks=pytest.mark.integration),
 ]
 
 
@@ -66,7 +68,7 @@ class Backend:
 
     @property
     def persistent(self) -> bool:
-        return self.kind != "memory"
+        return self.kind not in {"memory", "tiered"}
 
     async def open(self, ttl: Mapping[str, int | None] | None = None) -> Any:
         store = open_store(self.url, ttl=dict(TTL if ttl is None else ttl), **self.options)
@@ -87,6 +89,14 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         url = "memory://"
     elif kind == "file":
         url = f"file://{tmp_path / 'store.json'}"
+    elif kind == "tiered":
+        from neardup.storage.postgres.archive import ColdArchive
+
+        url, options = "memory://", {"archive_url": request.getfixturevalue("postgres_url")}
+        cold = ColdArchive(options["archive_url"])
+        await cold.open(migrating=True)
+        await cold.migrate()
+        await cold.close()
     else:
         url = request.getfixturevalue("redis_server" if kind == "redis" else "redis_cluster")
         url = url if isinstance(url, str) else url.url
@@ -223,6 +233,41 @@ async def test_commit_stores_records_only_of_claims_it_won(backend: Backend) -> 
     assert got.rechecked == {"winner": {}}  # the loser's record was not stored, so not rechecked
     assert set(await fetch(s, ["winner", "loser"])) == {"winner"}
     assert await query(s, [[k("w")]], ["winner", "loser"]) == [{"winner"}]
+
+
+# -- documents kept forever, as the archive moves them -------------------------------------------
+async def test_kept_lists_every_document_kept_forever_with_its_keys_and_decision(backend: Backend) -> None:
+    s = await backend.open()
+    kept = [make_record(f"ann{i}", (k(f"a{i}"), k("shared")), content_type="announcement") for i in range(7)]
+    await add(s, [*kept, *(make_record(f"news{i}", (k("shared"),)) for i in range(3))])
+    await s.put_decisions([DecisionRecord("ann1", "unique", None, '{"decided_at": 1.5}', "announcement")])
+    seen: dict[str, Any] = {}
+    cursor, pages = "", 0
+    while True:
+        page = await s.kept(cursor, 3)
+        seen.update((d.record.doc_id, d) for d in page.documents)  # SCAN may list a key twice
+        pages += 1
+        cursor = page.cursor
+        if not cursor:
+            break
+    assert set(seen) == {r.doc_id for r in kept} and pages >= 2
+    assert all(seen[r.doc_id].record == r for r in kept)  # the index keys come back
+    assert seen["ann1"].decision.evidence == '{"decided_at": 1.5}' and seen["ann2"].decision is None
+
+
+async def test_forget_removes_record_index_entries_claim_and_decision(backend: Backend) -> None:
+    s = await backend.open()
+    recs = [make_record(f"f{i}", (k(f"f{i}"), k("both")), content_type="announcement") for i in range(3)]
+    await s.commit([Claim(r.content_hash, r.doc_id, "announcement") for r in recs], recs)
+    await s.put_decisions([DecisionRecord(r.doc_id, "unique", None, "{}", "announcement") for r in recs])
+    assert await s.forget(recs[:2]) == 2
+    assert await s.forget(recs[:2]) == 0  # idempotent
+    ids = [r.doc_id for r in recs]
+    assert set(await fetch(s, ids)) == {"f2"}
+    assert await query(s, [[k("both")], [k("f0")]], ids) == [{"f2"}, set()]
+    assert await owners(s, [r.content_hash for r in recs]) == [None, None, "f2"]
+    assert set(await s.get_decisions(ids)) == {"f2"}
+    assert [d.record.doc_id for d in (await s.kept()).documents] == ["f2"]
 
 
 # -- decisions -----------------------------------------------------------------------------------
