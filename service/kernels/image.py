@@ -1,0 +1,85 @@
+"""Image hashes over batches of small grayscale arrays: the DCT perceptual hash and the difference hash.
+
+Both are the ``imagehash`` package's algorithms (``phash`` with hash_size 8 and highfreq_factor 4,
+``dhash`` with hash_size 8) on pixels the caller has already decoded and resized:
+
+- pHash: the 2-D DCT-II of a 32x32 image, its top-left 8x8 coefficients, each bit 1 where the
+  coefficient is above their median;
+- dHash: a 9-wide, 8-high image, each bit 1 where a pixel is brighter than its left neighbour.
+
+Bits are packed row-major with the first bit as the most significant, so ``f"{h:016x}"`` is the
+hex string ``str(imagehash.phash(...))`` prints. The DCT is a product with a fixed cosine basis in
+plain loops (no BLAS, no fastmath): the same sums in the same order, so the same bits on every
+machine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+PHASH_SIDE = 32  # the image side the DCT runs over (imagehash: hash_size 8 x highfreq_factor 4)
+HASH_SIDE = 8  # 8x8 coefficients or differences: 64 bits
+DHASH_WIDTH = HASH_SIDE + 1
+
+
+def dct_basis() -> np.ndarray:
+    """The first 8 rows of the unnormalised DCT-II matrix of size 32 (``scipy.fftpack.dct``'s scale).
+
+    Row k, column n: 2 cos(pi k (2n + 1) / 64). Only 8 rows are needed: the hash keeps the 8x8
+    lowest frequencies.
+    """
+    k = np.arange(HASH_SIDE, dtype=np.float64)[:, None]
+    n = np.arange(PHASH_SIDE, dtype=np.float64)[None, :]
+    return 2.0 * np.cos(np.pi * k * (2.0 * n + 1.0) / (2.0 * PHASH_SIDE))
+
+
+@njit(nogil=True, cache=True)
+def _low_frequencies(pixels, basis):
+    """C X C^T restricted to the top-left 8x8, for one 32x32 image (C: the 8x32 basis)."""
+    rows = np.zeros((HASH_SIDE, PHASH_SIDE), dtype=np.float64)  # C X: the DCT down each column
+    for k in range(HASH_SIDE):
+        for j in range(PHASH_SIDE):
+            acc = 0.0
+            for i in range(PHASH_SIDE):
+                acc += basis[k, i] * np.float64(pixels[i, j])
+            rows[k, j] = acc
+    low = np.zeros(HASH_SIDE * HASH_SIDE, dtype=np.float64)  # (C X) C^T: then along each row
+    for k in range(HASH_SIDE):
+        for m in range(HASH_SIDE):
+            acc = 0.0
+            for j in range(PHASH_SIDE):
+                acc += rows[k, j] * basis[m, j]
+            low[k * HASH_SIDE + m] = acc
+    return low
+
+
+@njit(nogil=True, cache=True)
+def phash_batch(pixels, basis):
+    """64-bit pHash of each 32x32 uint8 image in ``pixels`` (n, 32, 32); ``basis`` from :func:`dct_basis`."""
+    n = pixels.shape[0]
+    out = np.zeros(n, dtype=np.uint64)
+    middle = HASH_SIDE * HASH_SIDE // 2
+    for d in range(n):
+        low = _low_frequencies(pixels[d], basis)
+        ordered = np.sort(low)
+        median = (ordered[middle - 1] + ordered[middle]) / 2.0  # numpy.median of an even count
+        h = np.uint64(0)
+        for b in range(HASH_SIDE * HASH_SIDE):
+            h = (h << np.uint64(1)) | np.uint64(1 if low[b] > median else 0)
+        out[d] = h
+    return out
+
+
+@njit(nogil=True, cache=True)
+def dhash_batch(pixels):
+    """64-bit dHash of each 8-high, 9-wide uint8 image in ``pixels`` (n, 8, 9)."""
+    n = pixels.shape[0]
+    out = np.zeros(n, dtype=np.uint64)
+    for d in range(n):
+        h = np.uint64(0)
+        for r in range(HASH_SIDE):
+            for c in range(HASH_SIDE):
+                h = (h << np.uint64(1)) | np.uint64(1 if pixels[d, r, c + 1] > pixels[d, r, c] else 0)
+        out[d] = h
+    return out

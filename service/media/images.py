@@ -1,0 +1,270 @@
+"""Perceptual hashes of the images a document carries: a 64-bit DCT pHash and a 64-bit dHash each.
+
+A document's ``images`` is a list of objects with either ``data`` (the image file, base64) or a
+precomputed ``phash`` (16 hex digits), and optionally ``url`` and ``caption``. Nothing is ever
+downloaded. The hashes are ``imagehash.phash`` and ``imagehash.dhash`` of the image as Pillow
+decodes it; a JPEG is decoded at a reduced scale (Pillow's draft mode: libjpeg skips most of the
+inverse DCT), since decoding is most of the cost and the hash only looks at 32x32 pixels.
+
+Bad input never raises out of :func:`hash_document_images`: each image gets its hashes or its
+own :class:`ImageError` (a reason code and a one-line message), so the document's text is decided
+whatever its images hold. Limits are arguments (:class:`ImageLimits`) with defaults.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import threading
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from PIL import Image
+
+from neardup.errors import InputError
+from neardup.kernels.image import DHASH_WIDTH, HASH_SIDE, PHASH_SIDE, dct_basis, dhash_batch, phash_batch
+
+#: the formats Pillow may try: the web's photo formats only, so crafted input never reaches a
+#: rarely used plugin (EPS would even start Ghostscript)
+FORMATS = ("JPEG", "PNG", "GIF", "WEBP", "BMP", "TIFF")
+HEX_DIGITS = 16  # a 64-bit hash as hex
+_BASIS = dct_basis()
+# Pillow's decompression-bomb guard is one process-wide value; the lock keeps each call's limit in
+# force for its whole decode (Pillow checks again inside load: GIF frames, TIFF tiles). A window's
+# images are decoded in one thread anyway, so the lock costs no parallelism there.
+_PILLOW_GUARD = threading.Lock()
+
+
+class ImageError(InputError):
+    """An image of a document that cannot be hashed; the document's text is still decided."""
+
+    reason = "bad_image"
+
+
+class UndecodableImageError(ImageError):
+    """The bytes are not an image of a supported format, or the file is truncated or corrupt."""
+
+    reason = "image_undecodable"
+
+
+class InvalidBase64Error(ImageError):
+    """An image's ``data`` is not base64."""
+
+    reason = "image_bad_base64"
+
+
+class ImageTooLargeError(ImageError):
+    """An image whose file or pixel count is above the limit (a decompression bomb, say)."""
+
+    reason = "image_too_large"
+
+
+class TooManyImagesError(ImageError):
+    """An image beyond the per-document limit: the first ones are hashed, this one is not."""
+
+    reason = "too_many_images"
+
+
+class MalformedHashError(ImageError):
+    """A precomputed ``phash`` that is not 16 hexadecimal digits."""
+
+    reason = "image_bad_hash"
+
+
+class BadImageEntryError(ImageError):
+    """An ``images`` entry that is not an object with ``data`` or ``phash`` (or ``images`` is not a list)."""
+
+    reason = "image_bad_entry"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageLimits:
+    """What one document's images may cost. The defaults admit a 48-megapixel phone photo."""
+
+    #: images hashed per document; the rest get :class:`TooManyImagesError`
+    max_images: int = 16
+    #: bytes of one image file (after base64 decoding)
+    max_bytes: int = 16 * 1024 * 1024
+    #: width x height of one image, read from its header before any pixel is decoded
+    max_pixels: int = 50_000_000
+    #: a JPEG is decoded at the largest reduction (1/2 .. 1/8) that keeps both sides >= this
+    draft_side: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class ImageHashes:
+    """One image's hashes. ``dhash``, ``width`` and ``height`` are None for a precomputed ``phash``."""
+
+    phash: int
+    dhash: int | None = None
+    width: int | None = None
+    height: int | None = None
+
+    @property
+    def phash_hex(self) -> str:
+        """The pHash as 16 hex digits, as ``str(imagehash.phash(...))`` writes it."""
+        return format_hash(self.phash)
+
+
+ImageOutcome = ImageHashes | ImageError
+
+
+def format_hash(value: int) -> str:
+    """A 64-bit hash as 16 lower-case hex digits."""
+    return f"{value:0{HEX_DIGITS}x}"
+
+
+def parse_hash(text: object) -> int:
+    """A 64-bit hash from 16 hex digits (either case); :class:`MalformedHashError` otherwise."""
+    if not isinstance(text, str):
+        raise MalformedHashError(f"phash must be a string of {HEX_DIGITS} hex digits, got {type(text).__name__}")
+    if len(text) != HEX_DIGITS or not all(c in "0123456789abcdefABCDEF" for c in text):
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise MalformedHashError(f"phash must be {HEX_DIGITS} hex digits (64 bits), got {shown!r} "
+                                 f"({len(text)} characters)")
+    return int(text, 16)
+
+
+def hamming(a: int, b: int) -> int:
+    """Bits that differ between two 64-bit hashes."""
+    return (a ^ b).bit_count()
+
+
+def decode_base64(text: object, limits: ImageLimits) -> bytes:
+    """An image file from base64 (whitespace and a ``data:...;base64,`` prefix allowed), size-checked first."""
+    if not isinstance(text, str):
+        raise InvalidBase64Error(f"image data must be a base64 string, got {type(text).__name__}")
+    if text.startswith("data:"):
+        text = text.partition(",")[2]
+    if len(text) // 4 * 3 > limits.max_bytes + 3 * len(text) // 76 + 3:  # before allocating it; MIME wraps at 76
+        raise ImageTooLargeError(f"image data of about {len(text) // 4 * 3} bytes is over the limit of "
+                                 f"{limits.max_bytes} bytes")
+    try:
+        data = base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidBase64Error(f"image data is not valid base64 ({exc})") from None
+    _check_bytes(data, limits)
+    return data
+
+
+def _check_bytes(data: bytes, limits: ImageLimits) -> None:
+    if len(data) > limits.max_bytes:
+        raise ImageTooLargeError(f"image file of {len(data)} bytes is over the limit of {limits.max_bytes} bytes")
+    if not data:
+        raise UndecodableImageError("image data is empty")
+
+
+class DecodedImage(NamedTuple):
+    """An image as 8-bit grayscale (a JPEG at a reduced scale) and its size as the file's header gives it."""
+
+    gray: Image.Image
+    width: int
+    height: int
+
+
+def decode_gray(data: bytes, limits: ImageLimits = ImageLimits()) -> DecodedImage:
+    """The image in ``data`` as 8-bit grayscale; the first frame of an animation."""
+    _check_bytes(data, limits)
+    with _PILLOW_GUARD, warnings.catch_warnings():
+        # Pillow only warns between its limit and twice it; inside this call that is an error too
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        previous = Image.MAX_IMAGE_PIXELS
+        Image.MAX_IMAGE_PIXELS = limits.max_pixels
+        try:
+            return _decode_guarded(data, limits)
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise ImageTooLargeError(f"image is over the limit of {limits.max_pixels} pixels ({exc})") from None
+        finally:
+            Image.MAX_IMAGE_PIXELS = previous
+
+
+def _decode_guarded(data: bytes, limits: ImageLimits) -> DecodedImage:
+    try:
+        image = Image.open(io.BytesIO(data), formats=FORMATS)
+    except Image.UnidentifiedImageError:
+        raise UndecodableImageError(f"not an image of a supported format ({', '.join(FORMATS)})") from None
+    width, height = image.size
+    if width * height > limits.max_pixels:
+        raise ImageTooLargeError(f"image of {width}x{height} pixels is over the limit of {limits.max_pixels} pixels")
+    image.draft("L", (limits.draft_side, limits.draft_side))  # a no-op for every format but JPEG
+    try:
+        return DecodedImage(image.convert("L"), width, height)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise
+    except Exception as exc:  # decoder plugins raise assorted types on corrupt input; one cause for all
+        raise UndecodableImageError(f"{image.format} image cannot be decoded ({type(exc).__name__}: {exc})") from None
+
+
+def hash_inputs(gray: Image.Image) -> tuple[np.ndarray, np.ndarray]:
+    """The 32x32 pixels pHash reads and the 9-wide, 8-high pixels dHash reads (imagehash's Lanczos resize)."""
+    small = gray.resize((PHASH_SIDE, PHASH_SIDE), Image.Resampling.LANCZOS)
+    tiny = gray.resize((DHASH_WIDTH, HASH_SIDE), Image.Resampling.LANCZOS)
+    return np.asarray(small, dtype=np.uint8), np.asarray(tiny, dtype=np.uint8)
+
+
+def hash_pixels(small: np.ndarray, tiny: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """pHashes of (n, 32, 32) and dHashes of (n, 8, 9) uint8 arrays, as uint64 arrays."""
+    return (phash_batch(np.ascontiguousarray(small, dtype=np.uint8), _BASIS),
+            dhash_batch(np.ascontiguousarray(tiny, dtype=np.uint8)))
+
+
+def hash_files(files: Sequence[bytes], limits: ImageLimits = ImageLimits()) -> list[ImageOutcome]:
+    """Hashes of each image file in ``files``, or its error; one kernel call for all of them."""
+    outcomes: dict[int, ImageOutcome] = {}
+    decoded: dict[int, DecodedImage] = {}
+    for i, data in enumerate(files):
+        try:
+            decoded[i] = decode_gray(data, limits)
+        except ImageError as exc:
+            outcomes[i] = exc
+    if decoded:
+        small, tiny = zip(*(hash_inputs(image.gray) for image in decoded.values()), strict=True)
+        phashes, dhashes = hash_pixels(np.stack(small), np.stack(tiny))
+        for (i, image), p, d in zip(decoded.items(), phashes, dhashes, strict=True):
+            outcomes[i] = ImageHashes(int(p), int(d), image.width, image.height)
+    return [outcomes[i] for i in range(len(files))]
+
+
+def hash_document_images(images: object, limits: ImageLimits = ImageLimits()) -> list[ImageOutcome]:
+    """Each entry of a document's ``images`` list: its hashes or its error, in order. Never raises.
+
+    The first ``limits.max_images`` entries are hashed; later ones get :class:`TooManyImagesError`,
+    so an oversized list costs no decoding and the document keeps the evidence of its first images.
+    An entry with ``data`` is hashed from its bytes even when it also carries a ``phash``: a hash
+    made here is made the same way as every other one it is compared with.
+    """
+    if not isinstance(images, list):
+        return [BadImageEntryError(f"images must be a list of objects, got {type(images).__name__}")]
+    outcomes: dict[int, ImageOutcome] = {}
+    files: dict[int, bytes] = {}
+    for i, entry in enumerate(images):
+        if i >= limits.max_images:
+            outcomes[i] = TooManyImagesError(f"image {i + 1} of {len(images)} is over the limit of "
+                                             f"{limits.max_images} images a document")
+            continue
+        try:
+            read = _read_entry(entry, limits)
+        except ImageError as exc:
+            outcomes[i] = exc
+            continue
+        if isinstance(read, ImageHashes):
+            outcomes[i] = read
+        else:
+            files[i] = read
+    outcomes.update(zip(files, hash_files(list(files.values()), limits), strict=True))
+    return [outcomes[i] for i in range(len(images))]
+
+
+def _read_entry(entry: object, limits: ImageLimits) -> bytes | ImageHashes:
+    """An entry's image file, or its precomputed hash when it carries no ``data``."""
+    if not isinstance(entry, dict):
+        raise BadImageEntryError(f"an image must be an object with data or phash, got {type(entry).__name__}")
+    if entry.get("data") is not None:
+        return decode_base64(entry["data"], limits)
+    if entry.get("phash") is not None:
+        return ImageHashes(parse_hash(entry["phash"]))
+    raise BadImageEntryError("an image needs data (base64) or phash (16 hex digits)")
