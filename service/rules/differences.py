@@ -160,11 +160,15 @@ class CriticalDifference:
     fill: str
     other_fill_hash: int = -1  # the other text's fill in the same context (a sentence's names its count)
     swapped_with: str = ""  # this text's fill that stands where the other text has this one (a swap)
+    start: int = -1  # the passage's span in the profiled (normalised) text
+    end: int = -1
+    words: str = ""  # a polarity word as the text writes it, with its negators (不予批准, was not)
 
     def as_evidence(self) -> dict[str, object]:
         """The difference as a decision's evidence shows it, in words: "negators in the sentence: 1
         (the other text: 0)", "figures swapped: 980 <-> 1200", "entity: 中兴通讯 (the other text
-        names another)", "figure: 980 (the other text has another)"."""
+        names another)", "figure: 980 (the other text has another)", "polarity: 不予批准
+        (approval+, negated) vs the other text: +, not negated"."""
         return {"kind": self.kind, "passage": self.text[:200], "term": self.term()}
 
     def term(self) -> str:
@@ -172,6 +176,9 @@ class CriticalDifference:
         if is_sentence_fill(self.fill):
             theirs = SENTENCE_COUNT_OF.get(self.other_fill_hash, "?")
             return f"negators in the sentence: {self.fill[1:]} (the other text: {theirs})"
+        if self.kind == "polarity":
+            theirs = POLARITY_OF.get(self.other_fill_hash, "another polarity")
+            return f"polarity: {self.words or self.fill} ({describe_polarity(self.fill)}) vs the other text: {theirs}"
         mine = self.fill.lstrip("N ").lstrip("#@")
         if self.swapped_with:
             theirs = self.swapped_with.lstrip("N ").lstrip("#@")
@@ -366,11 +373,13 @@ class Profile:
         at = int(self.positions[i])
         if is_sentence_fill(self.fills[i]):  # the whole sentence: its negator can be anywhere in it
             end = SENTENCE_END.search(self.text, at)
-            passage = self.text[at : end.end() if end else len(self.text)].strip()
+            start, stop = at, end.end() if end else len(self.text)
         else:
-            passage = self.text[max(0, at - 12) : at + 16]
+            start, stop = max(0, at - 12), min(len(self.text), at + 16)
         swapped = self._swap_partner(i, other) if kind in ("figure", "entity") else ""
-        return CriticalDifference(kind, passage, self.fills[i], other, swapped)
+        words = polarity_words(self.text, at) if kind == "polarity" and not is_sentence_fill(self.fills[i]) else ""
+        return CriticalDifference(kind, self.text[start:stop].strip(), self.fills[i], other, swapped, start, stop,
+                                  words)
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
@@ -886,6 +895,55 @@ def is_sentence_fill(fill: str) -> bool:
 
 
 # a sentence fill's hash -> its count, to name the other side of a sentence's difference
+def describe_polarity(fill: str) -> str:
+    """A polarity fill in words: its class and sign (+: the affirming word of a pair, 批准, rose;
+    -: the other, 驳回, fell) and how often a negator governs it ("N approval+" -> "approval+,
+    negated")."""
+    negations = 0
+    while fill.startswith("N "):
+        fill, negations = fill[2:], negations + 1
+    said = {0: "not negated", 1: "negated"}.get(negations, f"negated {negations} times")
+    return f"{fill}, {said}" if fill else said
+
+
+# a polarity fill hash (class-free, as profiles of v4 and later hash them) -> its words
+POLARITY_OF = {fill_hash("N " * n + sign): describe_polarity("N " * n + sign)
+               for n in range(kprof.MAX_SENTENCE_NEGATORS + 1) for sign in "+-"}
+
+
+@lru_cache(maxsize=1)
+def _quoted_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The bundled lexicon's polarity words and negators, longest first (what a quote looks for)."""
+    lex = load_lexicon()
+    by_length = lambda words: tuple(sorted(set(words), key=len, reverse=True))  # noqa: E731
+    return by_length(lex.polarity), by_length((*lex.negators_zh, *lex.negators_en))
+
+
+EN_TOKEN = re.compile(r"[a-z0-9']+")
+
+
+def polarity_words(text: str, at: int) -> str:
+    """The polarity word at ``at`` of a profiled text with the negators that govern it, as the
+    text writes them (不予批准; was not; never approved): what a reader looks for in the passage."""
+    polar, negators = _quoted_words()
+    if at < len(text) and unicodedata.category(text[at]) == "Lo":  # Chinese: negators stand before the word
+        word = next((w for w in polar if text.startswith(w, at)), text[at : at + 2])
+        start = at
+        while (neg := next((n for n in negators if text.endswith(n, 0, start)), "")):
+            start -= len(neg)
+        return text[start : at + len(word)]
+    tokens = list(EN_TOKEN.finditer(text))
+    k = next((j for j, m in enumerate(tokens) if m.start() <= at < m.end()), -1)
+    if k < 0:
+        return ""
+    lo, hi = k, k
+    if k > 0 and tokens[k - 1].group() in negators:
+        lo = k - 1
+    if k + 1 < len(tokens) and tokens[k + 1].group() in negators:
+        hi = k + 1
+    return text[tokens[lo].start() : tokens[hi].end()]
+
+
 SENTENCE_COUNT_OF = {fill_hash(f"{SENTENCE_FILL}{n}"): str(n) for n in range(kprof.MAX_SENTENCE_NEGATORS + 1)}
 
 

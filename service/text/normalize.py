@@ -14,6 +14,7 @@ import hashlib
 import html
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -200,3 +201,91 @@ def normalize_batch(texts: list[str], t2s: bool = True, html_strip: bool = True)
 def normalize_text(text: str, t2s: bool = True, html_strip: bool = True) -> str:
     """One text through :func:`normalize_batch`."""
     return normalize_batch([text], t2s=t2s, html_strip=html_strip).texts[0]
+
+
+# ------------------------------------------------------------------------------ source offsets
+
+ENTITY_RE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
+
+
+def _substituted(chars: str, src: list[int], pattern: re.Pattern[str],
+                 replace: Callable[[re.Match[str]], str]) -> tuple[str, list[int]]:
+    """``pattern.sub(replace, chars)`` with the source offset of every character kept: what a
+    match is replaced by comes from the match's first character."""
+    out: list[str] = []
+    out_src: list[int] = []
+    last = 0
+    for m in pattern.finditer(chars):
+        out.append(chars[last : m.start()])
+        out_src += src[last : m.start()]
+        new = replace(m)
+        out.append(new)
+        out_src += [src[m.start()]] * len(new)
+        last = m.end()
+    out.append(chars[last:])
+    out_src += src[last:]
+    return "".join(out), out_src
+
+
+def _stripped_with_sources(text: str) -> tuple[str, list[int]]:
+    """:func:`strip_html` of ``text`` and, for each of its characters, the offset in ``text``."""
+    chars, src = text, list(range(len(text)))
+    if "<" in chars:
+        chars, src = _substituted(chars, src, SCRIPT_RE, lambda m: " ")
+        chars, src = _substituted(chars, src, BREAK_TAG_RE, lambda m: "\n")
+        chars, src = _substituted(chars, src, TAG_RE, lambda m: " ")
+    if "&" in chars:
+        chars, src = _substituted(chars, src, ENTITY_RE, lambda m: html.unescape(m.group()))
+    return chars, src
+
+
+def source_offsets(text: str, t2s: bool = True, html_strip: bool = True) -> list[int] | None:
+    """For each character of ``normalize_text(text)``, the offset of the character of ``text`` it
+    came from, so that evidence can quote the original rather than the normalised text. The
+    kernel's rules one character at a time (a character that needs NFKC is expanded on its own);
+    None when that does not give the normalised text back (characters composed across code
+    points, an entity read otherwise), and the caller quotes the normalised text."""
+    chars, src = _stripped_with_sources(text) if html_strip else (text, list(range(len(text))))
+    table, classes = tables(t2s)
+    out: list[str] = []
+    out_src: list[int] = []
+    pending_space = prev_cjk = emitted = False
+    for ch, at in zip(chars, src, strict=True):
+        cp = ord(ch)
+        mapped = int(table[cp]) if cp < table.shape[0] else cp
+        pieces = unicodedata.normalize("NFKC", ch) if mapped == ktext.SLOW else ch
+        for piece in pieces:
+            m = int(table[ord(piece)]) if ord(piece) < table.shape[0] else ord(piece)
+            if m == ktext.SLOW:
+                m = ord(piece)
+            elif m == ktext.DROP:
+                continue
+            cls = int(classes[m]) if m < classes.shape[0] else ktext.ALNUM
+            if cls & ktext.SPACE:
+                pending_space = emitted
+                continue
+            is_cjk = bool(cls & ktext.CJK)
+            if pending_space and not (prev_cjk and is_cjk):
+                out.append(" ")
+                out_src.append(at)
+            pending_space = False
+            out.append(chr(m))
+            out_src.append(at)
+            emitted = True
+            prev_cjk = is_cjk
+    if "".join(out) != normalize_text(text, t2s=t2s, html_strip=html_strip):
+        return None
+    return out_src
+
+
+def original_span(text: str, start: int, end: int, t2s: bool = True, html_strip: bool = True) -> tuple[int, int] | None:
+    """The span of ``text`` that the normalised span ``[start, end)`` came from (None when it
+    cannot be traced, :func:`source_offsets`)."""
+    src = source_offsets(text, t2s=t2s, html_strip=html_strip)
+    if src is None or not 0 <= start < end <= len(src):
+        return None
+    last = src[end - 1]
+    stop = last + 1
+    while stop < len(text) and (end >= len(src) or src[end] > stop) and unicodedata.combining(text[stop]):
+        stop += 1  # a mark that composed into the span's last character
+    return src[start], stop

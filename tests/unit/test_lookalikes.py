@@ -70,6 +70,19 @@ def test_the_evidence_names_the_difference_in_words() -> None:
     assert renamed.evidence.critical.term == "entity: 中兴通讯 (the other text names another in its place)"
 
 
+def test_a_polarity_difference_names_its_words() -> None:
+    """The evidence quotes the polarity word with its negators as the text writes them, and says
+    what the other text has in its place."""
+    body = ("经审查，市场监督管理局决定{w}某某公司的设立登记申请，请申请人自收到本通知之日起三十日内"
+            "到窗口办理相关手续，逾期视为放弃，特此通知。")
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "granted", "text": body.format(w="给予批准")})
+        refused = dedup.decide({"id": "refused", "text": body.format(w="不予批准")})
+    critical = refused.evidence.critical
+    assert critical is not None and critical.kind == "polarity"
+    assert critical.term == "polarity: 不予批准 (approval+, negated) vs the other text: +, not negated"
+
+
 def test_reversed_score_is_unique() -> None:
     status, _, _ = decide_pair(MATCH.format(score="3比1战胜"), MATCH.format(score="1比3负于"))
     assert status is Status.UNIQUE

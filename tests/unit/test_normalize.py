@@ -11,6 +11,8 @@ applies the documented steps literally, one after another, with the standard lib
 
 from __future__ import annotations
 
+import itertools
+import json
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +21,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from neardup.text.normalize import DROP_CHARS, PUNCT_FOLD, TABLE_SIZE, normalize_batch, normalize_text, strip_html
+from neardup.text.normalize import (
+    DROP_CHARS,
+    PUNCT_FOLD,
+    TABLE_SIZE,
+    normalize_batch,
+    normalize_text,
+    original_span,
+    source_offsets,
+    strip_html,
+)
 
 T2S_PATH = Path(__file__).resolve().parents[2] / "service" / "text" / "data" / "t2s_chars.tsv"
 
@@ -187,3 +198,41 @@ def test_every_code_point_of_the_table(wrap: str) -> None:
 
 def test_html_strip_can_be_switched_off() -> None:
     assert normalize_text("<b>x</b>", html_strip=False) == "<b>x</b>"
+
+
+# ------------------------------------------------------------------------------ source offsets
+
+@SETTINGS
+@given(mixed_text)
+def test_source_offsets_point_into_the_original(text: str) -> None:
+    """Where the offsets can be traced, there is one for each normalised character, each inside
+    the original, in the original's order."""
+    src = source_offsets(text)
+    if src is None:
+        return
+    norm = normalize_text(text)
+    assert len(src) == len(norm)
+    assert all(0 <= at < len(text) for at in src)
+    assert all(a <= b for a, b in itertools.pairwise(src))
+
+
+@pytest.mark.parametrize(("raw", "span", "quoted"), [
+    ("经审查，决定不予批准某某公司的申請。", "不予批准", "不予批准"),
+    ("The <b>plan</b> was &quot;not&quot;  approved.", '"not" approved', "&quot;not&quot;  approved"),
+    ("ﬁnancial  ＷＩＤＴＨ", "financial width", "ﬁnancial  ＷＩＤＴＨ"),
+    ("設立登記申請", "设立登记", "設立登記"),
+])
+def test_original_span_quotes_the_text_as_written(raw: str, span: str, quoted: str) -> None:
+    norm = normalize_text(raw)
+    start = norm.index(span)
+    got = original_span(raw, start, start + len(span))
+    assert got is not None and raw[got[0] : got[1]] == quoted
+
+
+def test_source_offsets_trace_the_development_set() -> None:
+    docs = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "docs.jsonl"
+    if not docs.exists():
+        pytest.skip("the development set is not beside the repository")
+    texts = [json.loads(line)["text"] for line in docs.read_text(encoding="utf-8").splitlines()[:300]]
+    traced = sum(source_offsets(t) is not None for t in texts)
+    assert traced >= 0.99 * len(texts)
