@@ -163,6 +163,12 @@ class Engine:
         """The decision ``doc`` would get now; nothing is stored."""
         return (await self._run([doc], dry_run=True))[0]
 
+    async def sketch_of(self, doc: Document) -> tuple[Sketch, Profile, npt.NDArray[np.uint64]]:
+        """The sketch, critical-difference profile and index keys (one row) that ``doc`` would be
+        decided with; nothing is stored (``neardup search``)."""
+        w = await asyncio.to_thread(self._prepare, [doc], time.time())
+        return w.sketches[0], w.profiles[0], w.keys
+
     # ---------------------------------------------------------------- the path
     async def _run(self, docs: list[Document], dry_run: bool) -> list[Decision]:
         started = time.perf_counter()

@@ -21,6 +21,7 @@ id, and a ref whose record holds another id (a digest collision) is treated as a
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -82,6 +83,15 @@ class DecisionRecord:
     evidence: str  # JSON text
     content_type: str = "default"
     content_hash: bytes = b""  # of the text decided: a reused id with other text is not a replay
+
+    @property
+    def decided_at(self) -> float | None:
+        """When it was decided (epoch seconds): ``decided_at`` of the evidence, if it holds one."""
+        try:
+            value = json.loads(self.evidence).get("decided_at")
+        except (ValueError, AttributeError):  # evidence that is not a JSON object
+            return None
+        return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,7 @@ LAZY_COMMANDS = {
     "bench": "neardup.bench.cli.bench",
     "warmup": "neardup.cli.warmup.warmup_command",
     "archive": "neardup.cli.archive.archive_group",
+    "search": "neardup.cli.archive.search_command",
 }
 
 

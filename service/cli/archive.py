@@ -131,3 +131,67 @@ async def _migrate(url: str) -> dict[str, Any]:
         return {"archive": cold.url, "applied": applied, "version": await cold.schema_version()}
     finally:
         await cold.close()
+
+
+# --------------------------------------------------------------------------- search
+def parse_since(text: str) -> float:
+    """An ISO 8601 date or time (``2026-01-31``, ``2026-01-31T08:00:00+08:00``; no zone: UTC) in epoch seconds."""
+    import datetime as dt
+
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected an ISO 8601 date or time, e.g. 2026-01-31") from None
+    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
+
+
+@click.command("search", short_help="Every near-duplicate of a text or a stored document, across tiers.")
+@click.argument("text", required=False)
+@click.option("--id", "doc_id", metavar="ID", help="Search for the near-duplicates of this stored document.")
+@click.option("--type", "content_type", default="default", show_default=True,
+              help="The content type TEXT is read as (its thresholds).")
+@click.option("--since", metavar="DATE", help="Only documents first seen at or after DATE (ISO 8601; UTC if no zone).")
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 100_000),
+              help="At most this many lines, the most similar first.")
+@store_option
+@archive_option
+@config_option
+def search_command(text: str | None, doc_id: str | None, content_type: str, since: str | None, limit: int,
+                   store_url: str | None, archive_url: str | None, config_path: str | None) -> None:
+    """Print, as JSON lines, every near-duplicate of TEXT (or of the stored document --id ID) in the
+    store and the cold tier: its id, tier, rule, similarity, first-seen time and publication time
+    (ISO 8601, UTC), and the first publisher of the cluster (earliest published, then earliest
+    decided). Nothing is stored.
+    """
+    if (text is None) == (doc_id is None):
+        raise click.UsageError("give either TEXT or --id ID")
+    settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url, archive_url=archive_url))
+    require_store_extra(settings)
+    after = parse_since(since) if since else None
+    for row in asyncio.run(_search(settings, text, doc_id, content_type, after, limit)):
+        _echo(row)
+
+
+async def _search(settings: Settings, text: str | None, doc_id: str | None, content_type: str,
+                  since: float | None, limit: int) -> list[dict[str, Any]]:
+    from neardup.engine import Engine, store_options
+    from neardup.search import Searcher, select
+    from neardup.storage import open_store
+
+    warm = open_store(settings.store_url, ttl=settings.ttl_seconds, **store_options(settings))
+    cold = None
+    if settings.archive_url:
+        from neardup.storage.postgres.archive import ColdArchive
+
+        cold = ColdArchive(settings.archive_url)
+    await warm.open()
+    try:
+        if cold is not None:
+            await cold.open()
+        searcher = Searcher(Engine(settings, warm), warm, cold)
+        found = await (searcher.by_id(doc_id) if doc_id is not None else searcher.by_text(text or "", content_type))
+        return select(found, since, limit)
+    finally:
+        await warm.close()
+        if cold is not None:
+            await cold.close()

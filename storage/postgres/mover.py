@@ -12,7 +12,6 @@ forgotten with its record.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
@@ -22,14 +21,8 @@ from neardup.storage.postgres.archive import ColdArchive, ColdDocument
 
 def first_seen(doc: KeptDocument) -> float:
     """When the document was decided (its decision's evidence), else its record's publication time."""
-    if doc.decision is not None:
-        try:
-            decided = json.loads(doc.decision.evidence).get("decided_at")
-        except (ValueError, AttributeError):  # evidence that is not a JSON object: the record's time
-            decided = None
-        if isinstance(decided, int | float) and decided > 0:
-            return float(decided)
-    return doc.record.published_at
+    decided = doc.decision.decided_at if doc.decision is not None else None
+    return decided if decided is not None else doc.record.published_at
 
 
 @dataclass(slots=True)
