@@ -1,6 +1,6 @@
 # neardup worker image.
 #
-#   docker build -t neardup .                       # the core + the kafka and redis extras (a worker)
+#   docker build -t neardup .                       # the core + the kafka, redis and archive extras (a worker)
 #   docker build --build-arg EXTRAS=kafka,redis,bench -t neardup:bench .   # + the bench peers (neardup bench)
 #   docker run --rm neardup dedup - < docs.jsonl    # any subcommand; the default is `worker`
 #
@@ -16,8 +16,9 @@ ARG PYTHON_IMAGE=python:3.11.13-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 
 ARG UV_VERSION=0.13.8
-# the worker's extras (pyproject.toml): Kafka transport and the Redis store; add parquet, plots, bench at will
-ARG EXTRAS="kafka,redis"
+# the worker's extras (pyproject.toml): Kafka transport, the Redis store and the cold tier (PostgreSQL);
+# add parquet, plots, bench at will
+ARG EXTRAS="kafka,redis,archive"
 ENV UV_NO_CACHE=1 \
     UV_COMPILE_BYTECODE=1 \
     UV_PYTHON_DOWNLOADS=never \

@@ -381,6 +381,7 @@ def test_compose_worker_settings_are_valid(monkeypatch: pytest.MonkeyPatch) -> N
         for h in hosts:
             assert h.split(":")[0] in services, f"{name}: store host {h} is no compose service"
         assert s.redis.password is not None
+        assert s.archive_url is not None and s.archive_url.split("@")[1].split(":")[0] in services
         assert s.web_bind == "0.0.0.0", "in a container the worker must answer on the container's address"
 
 
@@ -399,7 +400,9 @@ def test_compose_images_are_pinned() -> None:
         if image is None or image.startswith("neardup:"):  # built here
             continue
         tag = image.rsplit(":", 1)[-1] if ":" in image.split("/")[-1] else ""
-        assert "@sha256:" in image or re.fullmatch(r"v?\d+\.\d+\.\d+", tag), f"{name}: {image} is not pinned"
+        # PostgreSQL numbers its releases MAJOR.MINOR (15.15 is one exact release)
+        release = r"\d+\.\d+" if image.startswith("postgres:") else r"v?\d+\.\d+\.\d+"
+        assert "@sha256:" in image or re.fullmatch(release, tag), f"{name}: {image} is not pinned"
 
 
 # ------------------------------------------------------------------------------------------- kubernetes
