@@ -41,23 +41,32 @@ class Rule(StrEnum):
 class CriticalEvidence:
     """A critical difference with the most similar candidate: the passage and the term that differ."""
 
-    kind: str  # "polarity" | "figure"
+    kind: str  # "polarity" | "figure" | "entity" | "version"
     passage: str
     term: str
     against: str
     jaccard: float
     hamming: int
+    at: tuple[int, int] | None = None  # the passage's offsets in the document's text as given
+    # the passage's span in the normalised text the profile read (the engine quotes the original by it)
+    normalized_span: tuple[int, int] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``evidence.critical``)."""
-        return {"kind": self.kind, "passage": self.passage, "term": self.term, "against": self.against,
-                "jaccard": self.jaccard, "hamming": self.hamming}
+        """The JSON form (``evidence.critical``); ``at`` only where the passage was traced to the
+        original text (its offsets there, end exclusive)."""
+        out: dict[str, Any] = {"kind": self.kind, "passage": self.passage, "term": self.term,
+                               "against": self.against, "jaccard": self.jaccard, "hamming": self.hamming}
+        if self.at is not None:
+            out["at"] = list(self.at)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CriticalEvidence:
         """Inverse of :meth:`to_dict`."""
+        at = d.get("at")
         return cls(str(d.get("kind", "")), str(d.get("passage", "")), str(d.get("term", "")),
-                   str(d.get("against", "")), float(d.get("jaccard") or 0.0), int(d.get("hamming") or 0))
+                   str(d.get("against", "")), float(d.get("jaccard") or 0.0), int(d.get("hamming") or 0),
+                   (int(at[0]), int(at[1])) if isinstance(at, list) and len(at) == 2 else None)
 
 
 @dataclass(frozen=True, slots=True)

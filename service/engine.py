@@ -39,7 +39,7 @@ import numpy.typing as npt
 from rbloom import Bloom
 
 from neardup.config.settings import Settings
-from neardup.decision import Decision, Evidence, Reason, Rule, Status
+from neardup.decision import CriticalEvidence, Decision, Evidence, Reason, Rule, Status
 from neardup.document import Document
 from neardup.kernels.pairs import self_join
 from neardup.learning.model import MODEL_STATE, Model, apply_to_lexicon
@@ -66,6 +66,7 @@ from neardup.storage import (
     open_store,
 )
 from neardup.text.lexicon import load_lexicon
+from neardup.text.normalize import original_span
 from neardup.text.stamps import mask_timestamps_batch
 
 log = logging.getLogger(__name__)
@@ -331,7 +332,7 @@ class Engine:
             await self._remember_translations(w, rows, verdicts, embedded, vectors)
         decisions = [
             Decision(w.docs[r], v.status, v.matched if v.status is Status.DUPLICATE else None,
-                     self._evidence(v, thresholds[k], window_id, id_reused=r in reused))
+                     self._evidence(v, thresholds[k], window_id, w.docs[r].text, id_reused=r in reused))
             for k, (r, v) in enumerate(zip(rows, verdicts, strict=True))
         ]
         if not dry_run:
@@ -435,14 +436,27 @@ class Engine:
         self.hot.add((w.refs[r], w.sketches[r]) for r, v in zip(rows, out, strict=True) if v.reason is not Reason.EXACT)
         return out, answer.rechecked
 
-    def _evidence(self, v: Verdict, t: Thresholds, window_id: str, *, id_reused: bool = False) -> Evidence:
+    def _quoted(self, critical: CriticalEvidence | None, text: str) -> CriticalEvidence | None:
+        """The critical difference's passage as the document writes it, with its offsets there
+        (the normalised passage where the two cannot be traced)."""
+        if critical is None or critical.normalized_span is None:
+            return critical
+        cfg = self.fingerprinter.config
+        span = original_span(text, *critical.normalized_span, t2s=cfg.t2s, html_strip=cfg.strip_html)
+        if span is None:
+            return critical
+        return replace(critical, passage=text[span[0] : span[1]], at=span)
+
+    def _evidence(self, v: Verdict, t: Thresholds, window_id: str, text: str, *,
+                  id_reused: bool = False) -> Evidence:
         s = v.similarity
         return Evidence(
             reason=v.reason, rule=v.rule, matched_id=v.matched,
             jaccard=s.jaccard if s else None, hamming=s.hamming if s else None,
             containment=s.containment if s else None, candidates=v.candidates,
             thresholds=t.as_evidence(), threshold_version=t.version, window_id=window_id,
-            worker_id=self.settings.worker_id, decided_at=round(time.time(), 3), critical=v.critical,
+            worker_id=self.settings.worker_id, decided_at=round(time.time(), 3),
+            critical=self._quoted(v.critical, text),
             race=v.race, id_reused=id_reused, model_version=self.model.version, cosine=v.cosine,
             tier=self.store.tier_of(v.matched) if v.matched and isinstance(self.store, TierAware) else None,
         )

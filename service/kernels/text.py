@@ -20,6 +20,48 @@ SLOW = -1  # the code point needs full NFKC (expansion or composition): the call
 DROP = -2  # control and zero-width characters
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _normalize_doc(cps, lo, hi, table, classes, out, src, w):
+    """Normalise ``cps[lo:hi]`` into ``out`` from ``w`` (and, where ``src`` has room, each output
+    character's source offset into ``src``): (the new ``w``, whether a code point needs full NFKC)."""
+    limit = table.shape[0]
+    slow = False
+    pending_space = False
+    prev_cjk = False
+    emitted = False
+    at = 0  # source offset of the character being read (a pending space comes from the first blank)
+    for i in range(lo, hi):
+        cp = cps[i]
+        m = np.int64(cp)
+        if cp < limit:
+            m = np.int64(table[cp])
+        if m == SLOW:
+            slow = True
+            m = np.int64(cp)
+        elif m == DROP:
+            continue
+        c = classes[m] if m < limit else ALNUM
+        if c & SPACE:
+            if not pending_space:
+                at = i
+            pending_space = emitted
+            continue
+        is_cjk = (c & CJK) != 0
+        if pending_space and not (prev_cjk and is_cjk):
+            out[w] = 32
+            if src.shape[0] > w:
+                src[w] = at - lo
+            w += 1
+        pending_space = False
+        out[w] = np.uint32(m)
+        if src.shape[0] > w:
+            src[w] = i - lo
+        w += 1
+        emitted = True
+        prev_cjk = is_cjk
+    return w, slow
+
+
 @njit(nogil=True, cache=True)
 def normalize_batch(cps, offsets, table, classes):
     """Map every code point through ``table``; collapse whitespace runs to one space, drop it
@@ -28,37 +70,22 @@ def normalize_batch(cps, offsets, table, classes):
     out = np.empty(cps.shape[0], dtype=np.uint32)
     out_off = np.zeros(n + 1, dtype=np.int64)
     slow = np.zeros(n, dtype=np.bool_)
-    limit = table.shape[0]
+    no_sources = np.empty(0, dtype=np.int64)
     w = 0
     for d in range(n):
-        pending_space = False
-        prev_cjk = False
-        emitted = False
-        for i in range(offsets[d], offsets[d + 1]):
-            cp = cps[i]
-            m = np.int64(cp)
-            if cp < limit:
-                m = np.int64(table[cp])
-            if m == SLOW:
-                slow[d] = True
-                m = np.int64(cp)
-            elif m == DROP:
-                continue
-            c = classes[m] if m < limit else ALNUM
-            if c & SPACE:
-                pending_space = emitted
-                continue
-            is_cjk = (c & CJK) != 0
-            if pending_space and not (prev_cjk and is_cjk):
-                out[w] = 32
-                w += 1
-            pending_space = False
-            out[w] = np.uint32(m)
-            w += 1
-            emitted = True
-            prev_cjk = is_cjk
+        w, slow[d] = _normalize_doc(cps, offsets[d], offsets[d + 1], table, classes, out, no_sources, w)
         out_off[d + 1] = w
     return out[:w], out_off, slow
+
+
+@njit(nogil=True, cache=True)
+def normalize_sources(cps, table, classes):
+    """One text as :func:`normalize_batch` normalises it, with the source offset of each output
+    character (evidence quotes the original): (out, sources, whether it needs full NFKC)."""
+    out = np.empty(cps.shape[0], dtype=np.uint32)
+    src = np.empty(cps.shape[0], dtype=np.int64)
+    w, slow = _normalize_doc(cps, 0, cps.shape[0], table, classes, out, src, 0)
+    return out[:w], src[:w], slow
 
 
 @njit(nogil=True, cache=True)

@@ -312,7 +312,7 @@ def _conflict(case: WindowCase, i: int, cand: Sketch, sim: Similarity) -> Critic
         return None
     ev = diff.as_evidence()
     return CriticalEvidence(str(ev["kind"]), str(ev["passage"]), str(ev["term"]), cand.doc_id, sim.jaccard,
-                            sim.hamming)
+                            sim.hamming, normalized_span=(diff.start, diff.end) if diff.start >= 0 else None)
 
 
 def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], profile: Profile,

@@ -241,41 +241,24 @@ def _stripped_with_sources(text: str) -> tuple[str, list[int]]:
 
 def source_offsets(text: str, t2s: bool = True, html_strip: bool = True) -> list[int] | None:
     """For each character of ``normalize_text(text)``, the offset of the character of ``text`` it
-    came from, so that evidence can quote the original rather than the normalised text. The
-    kernel's rules one character at a time (a character that needs NFKC is expanded on its own);
+    came from, so that evidence can quote the original rather than the normalised text: the
+    kernel's own loop with offsets kept (:func:`neardup.kernels.text.normalize_sources`). A text
+    that needs full NFKC is traced one character at a time (a character expanded on its own);
     None when that does not give the normalised text back (characters composed across code
-    points, an entity read otherwise), and the caller quotes the normalised text."""
+    points), and the caller quotes the normalised text."""
     chars, src = _stripped_with_sources(text) if html_strip else (text, list(range(len(text))))
     table, classes = tables(t2s)
-    out: list[str] = []
-    out_src: list[int] = []
-    pending_space = prev_cjk = emitted = False
-    for ch, at in zip(chars, src, strict=True):
-        cp = ord(ch)
-        mapped = int(table[cp]) if cp < table.shape[0] else cp
-        pieces = unicodedata.normalize("NFKC", ch) if mapped == ktext.SLOW else ch
-        for piece in pieces:
-            m = int(table[ord(piece)]) if ord(piece) < table.shape[0] else ord(piece)
-            if m == ktext.SLOW:
-                m = ord(piece)
-            elif m == ktext.DROP:
-                continue
-            cls = int(classes[m]) if m < classes.shape[0] else ktext.ALNUM
-            if cls & ktext.SPACE:
-                pending_space = emitted
-                continue
-            is_cjk = bool(cls & ktext.CJK)
-            if pending_space and not (prev_cjk and is_cjk):
-                out.append(" ")
-                out_src.append(at)
-            pending_space = False
-            out.append(chr(m))
-            out_src.append(at)
-            emitted = True
-            prev_cjk = is_cjk
-    if "".join(out) != normalize_text(text, t2s=t2s, html_strip=html_strip):
-        return None
-    return out_src
+    cps, _ = _to_cps([chars])
+    out, out_src, slow = ktext.normalize_sources(cps, table, classes)
+    if slow:  # each character's own NFKC, traced
+        pieces = [unicodedata.normalize("NFKC", ch) for ch in chars]
+        src = [at for piece, at in zip(pieces, src, strict=True) for _ in piece]
+        cps, _ = _to_cps(["".join(pieces)])
+        out, out_src, _ = ktext.normalize_sources(cps, table, classes)
+    if (slow or chars is not text) and out.tobytes().decode("utf-32-le", "surrogatepass") != normalize_text(
+            text, t2s=t2s, html_strip=html_strip):
+        return None  # the kernel's path and this one read the text otherwise: no offsets rather than wrong ones
+    return [src[i] for i in out_src.tolist()]
 
 
 def original_span(text: str, start: int, end: int, t2s: bool = True, html_strip: bool = True) -> tuple[int, int] | None:

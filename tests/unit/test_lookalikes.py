@@ -83,6 +83,22 @@ def test_a_polarity_difference_names_its_words() -> None:
     assert critical.term == "polarity: 不予批准 (approval+, negated) vs the other text: +, not negated"
 
 
+def test_the_passage_is_quoted_from_the_text_as_written() -> None:
+    """The passage comes from the original text (full-width punctuation, traditional characters,
+    markup as sent), with its offsets there, not from the normalised text the check reads."""
+    body = ("經審查，市場監督管理局決定<b>{w}</b>某某公司的設立登記申請，請申請人自收到本通知之日起三十日內"
+            "到窗口辦理相關手續，逾期視為放棄，特此通知。")
+    refused_text = body.format(w="不予批准")
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "granted", "text": body.format(w="給予批准")})
+        refused = dedup.decide({"id": "refused", "text": refused_text})
+    critical = refused.evidence.critical
+    assert critical is not None and critical.at is not None
+    start, end = critical.at
+    assert critical.passage == refused_text[start:end] and "<b>不予批准</b>" in critical.passage
+    assert refused.evidence.to_dict()["critical"]["at"] == [start, end]
+
+
 def test_reversed_score_is_unique() -> None:
     status, _, _ = decide_pair(MATCH.format(score="3比1战胜"), MATCH.format(score="1比3负于"))
     assert status is Status.UNIQUE
