@@ -269,6 +269,10 @@ def measure(items: list[Item], scheme: str, radius: int) -> dict[str, Any]:
         "least_bits": {k: int(v.min()) for k, v in negatives.items() if len(v)},
         "same_scene_within_radius": [int(np.sum(v <= radius)), len(v)] if len(v := negatives["same scene"]) else None,
         "by_kind": by_kind(positives, radius),
+        # recall and false-positive rate at every radius up to 24: what an index radius smaller than
+        # the deciding one would keep
+        "by_radius": {r: [round(float(np.mean(every <= r)), 4), round(float(np.mean(false_positives(negatives, r))), 5)]
+                      for r in range(25)},
     }
 
 
