@@ -29,12 +29,13 @@ from neardup.kernels import text as ktext
 from neardup.kernels.hashing import combine, fmix64
 from neardup.kernels.profile import replaced_context
 from neardup.kernels.simhash import HI_SALT, NEG_SALT
-from neardup.rules.differences import CriticalDifference, Profile, is_sentence_fill
+from neardup.rules.differences import CriticalDifference, Profile, is_sentence_fill, polarity_words
 from neardup.rules.policy import rule
-from neardup.sketch.fingerprint import Fingerprinter, _zh_token_spans
+from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter, _zh_token_spans
 from neardup.sketch.similarity import SketchTable, similarities
 from neardup.text.language import Tokenizer, tokenizer_of
 from neardup.text.lexicon import NEGATOR_FLAG, hash_words
+from neardup.text.normalize import original_span
 
 VOTE_SCALE = 1024.0  # the kernel's fixed point: votes are integers in 1/1024 of a weight unit
 TOP_TOKENS = 15
@@ -257,6 +258,35 @@ def critical_differences(mine: Profile, theirs: npt.NDArray[np.uint64]) -> list[
     return found
 
 
+def _versus(diff: CriticalDifference, mine: Profile, other: Profile) -> str:
+    """What ``other`` has where ``mine`` has the difference ``diff`` (both texts are at hand):
+    "不予批准 vs 给予批准", "980 vs 1200"; "" when the other's entry cannot be found."""
+    if diff.swapped_with or is_sentence_fill(diff.fill):
+        return ""
+    ctx = next((int(e) >> 16 for e, fill, at in zip(mine.entries, mine.fills, mine.positions, strict=True)
+                if fill == diff.fill and diff.start <= int(at) < diff.end), -1)
+    for e, fill, at in zip(other.entries, other.fills, other.positions, strict=True):
+        if int(e) >> 16 == ctx and fill != diff.fill:
+            theirs = polarity_words(other.text, int(at)) if diff.kind == "polarity" else fill.lstrip("N ").lstrip("#@")
+            return f"{diff.words or diff.fill.lstrip('N ').lstrip('#@')} vs {theirs}"
+    return ""
+
+
+def _difference(diff: CriticalDifference, mine: Profile, other: Profile, text: str,
+                config: FingerprintConfig) -> dict[str, Any]:
+    """A difference as the report gives it: the evidence's fields, the passage quoted from
+    ``text`` (B as given) with its offsets there where they can be traced, and, where the other
+    text's side is found, both sides in words ("polarity: 不予批准 vs 给予批准")."""
+    out: dict[str, Any] = dict(diff.as_evidence())
+    span = original_span(text, diff.start, diff.end, t2s=config.t2s, html_strip=config.strip_html)
+    if span is not None:
+        out["passage"], out["at"] = text[span[0] : span[1]], list(span)
+    versus = _versus(diff, mine, other)
+    if versus:
+        out["versus"] = f"{diff.kind}: {versus}"
+    return out
+
+
 def _side(fps: Any, row: int, doc_id: str, votes: FeatureVotes) -> dict[str, Any]:
     recomputed = votes.simhash()
     top = sorted(votes.features, key=lambda f: -f.weight)[:TOP_TOKENS]
@@ -300,7 +330,9 @@ async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> 
     vb = feature_votes(fper, fp.texts[1], fp.langs[1])
     sa = shingles(fper, fp.texts[0], fp.langs[0])
     sb = shingles(fper, fp.texts[1], fp.langs[1])
-    found = critical_differences(w.profiles[1].compared_at(sim.jaccard), w.profiles[0].entries)
+    mine = w.profiles[1].compared_at(sim.jaccard)
+    found = [_difference(d, mine, w.profiles[0], db.text, fper.config)
+             for d in critical_differences(mine, w.profiles[0].entries)]
     await engine.decide([da])
     decision = await engine.check(db)
     side_a, side_b = _side(fp, 0, da.id, va), _side(fp, 1, db.id, vb)
@@ -326,8 +358,8 @@ async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> 
         "containment": sim.containment,
         "comparable": bool(sims.comparable[0]),
         "rule": rule(sim, thresholds) if sims.comparable[0] else None,
-        "critical_difference": found[0].as_evidence() if found else None,
-        "critical_differences": [d.as_evidence() for d in found],
+        "critical_difference": found[0] if found else None,
+        "critical_differences": found,
         "thresholds": thresholds.as_evidence(),
         "decision_for_b_after_a": {"status": decision.status.value, "duplicate_of": decision.duplicate_of,
                                    "evidence": decision.evidence.to_dict()},
@@ -361,11 +393,13 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"   bit {bit['bit']:3d}: A={bit['a']} (vote {bit['vote_a']:+.2f})  "
                      f"B={bit['b']} (vote {bit['vote_b']:+.2f})  pushed by {_pushes(bit)}")
     lines.append(f"similarity rule: {r['rule'] or 'none (not similar)'}")
-    crit = r["critical_difference"]
-    lines.append(f"critical difference: {crit if crit else 'none'}")
-    for more in r["critical_differences"][1:]:
-        lines.append(f"   also: {more}")
+    found = r["critical_differences"]
+    if not found:
+        lines.append("critical difference: none")
+    for k, diff in enumerate(found):
+        lines.append(f"{'critical difference' if k == 0 else '   also'}: {diff.get('versus') or diff['term']}")
+        lines.append(f"   {'where' if k == 0 else '     where'}: {diff['passage']}")
     d = r["decision_for_b_after_a"]
     lines.append(f"decision for B after A: {d['status']}" + (f" of {d['duplicate_of']}" if d["duplicate_of"] else ""))
-    lines.append(f"thresholds: {r['thresholds']}")
+    lines.append("thresholds: " + ", ".join(f"{name} {value}" for name, value in r["thresholds"].items()))
     return "\n".join(lines)

@@ -913,10 +913,11 @@ POLARITY_OF = {fill_hash("N " * n + sign): describe_polarity("N " * n + sign)
 
 @lru_cache(maxsize=1)
 def _quoted_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The bundled lexicon's polarity words and negators, longest first (what a quote looks for)."""
+    """The bundled lexicon's polarity words and the words that govern them (negators; 给予,
+    准予: affirmators), longest first (what a quote looks for)."""
     lex = load_lexicon()
     by_length = lambda words: tuple(sorted(set(words), key=len, reverse=True))  # noqa: E731
-    return by_length(lex.polarity), by_length((*lex.negators_zh, *lex.negators_en))
+    return by_length(lex.polarity), by_length((*lex.negators_zh, *lex.affirmators_zh, *lex.negators_en))
 
 
 EN_TOKEN = re.compile(r"[a-z0-9']+")

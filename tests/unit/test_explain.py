@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from neardup.config import load_settings
 from neardup.engine import Engine
-from neardup.explain import explain_with, feature_votes, shingles, tokens
+from neardup.explain import explain_with, feature_votes, format_report, shingles, tokens
 from neardup.storage.memory import MemoryFingerprintStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,6 +118,22 @@ async def test_every_critical_difference_is_listed() -> None:
     assert {d["kind"] for d in found} == {"polarity"}
     assert any("不予批准" in d["passage"] for d in found) and any("无效" in d["passage"] for d in found)
     assert report["decision_for_b_after_a"]["status"] == "unique"
+
+
+async def test_the_report_names_both_sides_and_quotes_the_original() -> None:
+    """Both texts are at hand: each difference says what stands on either side, in words, and
+    quotes the passage from B as given (full-width punctuation, traditional characters), with
+    its offsets; the printed report has no dict reprs."""
+    a = "經審查，市場監督管理局決定給予批准某某公司的設立登記申請，請申請人三十日內到窗口辦理相關手續，特此通知。"
+    b = a.replace("給予批准", "不予批准")
+    report = await explain_with(_engine(), {"id": "a", "text": a}, {"id": "b", "text": b})
+    diff = report["critical_difference"]
+    assert diff["versus"] == "polarity: 不予批准 vs 给予批准"
+    start, end = diff["at"]
+    assert diff["passage"] == b[start:end] and "不予批准" in diff["passage"] and "，" in diff["passage"]
+    text = format_report(report)
+    assert "critical difference: polarity: 不予批准 vs 给予批准" in text
+    assert "{'" not in text and "thresholds: jaccard_high" in text
 
 
 def test_explain_prints_the_attribution() -> None:
