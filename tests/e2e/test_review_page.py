@@ -190,10 +190,20 @@ def test_review_pairs_with_buttons_and_keys_then_the_next_page(
         expect(text_a).to_be_visible()
         expect(text_b).to_be_visible()
         assert first.locator("del.chg, ins.chg").count() > 0  # a near (not exact) duplicate differs
+        # a one-character change is a mark one can see: bold, outlined, padded
+        mark = first.locator("del.chg, ins.chg").first
+        style = mark.evaluate("e => { const s = getComputedStyle(e); return [s.fontWeight, s.outlineStyle]; }")
+        assert style == ["700", "solid"]
+        assert mark.bounding_box() is not None and mark.bounding_box()["width"] >= 10
+        # the full account of the comparison is folded away until asked for
+        fold = first.locator("details.explain")
+        assert fold.get_attribute("open") is None
         explain = first.locator("section.explain")
         expect(explain).to_contain_text("jaccard estimate", timeout=EXPLAIN_TIMEOUT_MS)
         expect(explain).to_contain_text("top weighted tokens")
         assert explain.locator(".chip").count() > 0  # the words that weighed most
+        fold.locator("summary").click()
+        expect(explain).to_be_visible()
 
         # the button
         first.locator("button.confirm").click()
