@@ -37,6 +37,10 @@ from neardup.storage.postgres.schema import LATEST, LEDGER, LOCK, MIGRATIONS, mo
 from neardup.storage.redact import redact_url
 
 _MIGRATE_HINT = "run: neardup archive migrate --archive URL"
+# rows of neardup_documents by ref, through the directory: its first_seen names the one partition
+# to probe for each (pruned at run time), instead of every month's index
+_BY_REF = ("SELECT {columns} FROM neardup_refs r JOIN neardup_documents d ON d.ref = r.ref AND d.first_seen = "
+           "r.first_seen WHERE r.ref = ANY(%b::bigint[])")
 
 
 def to_bigint(ref: bytes) -> int:
@@ -69,11 +73,20 @@ class ColdDocument:
     published_at: float | None
 
 
-def _row(ref: int, d: ColdDocument) -> tuple[Any, ...]:
-    """The values of one ``neardup_documents`` insert."""
+def _row(d: ColdDocument) -> tuple[Any, ...]:
+    """The values of one ``neardup_documents`` row."""
     decision = None if d.decision is None else encode_decision(d.decision)
-    return (ref, d.record.doc_id, d.record.content_type, d.record.content_hash, encode_record(d.record, with_keys=True),
-            decision, _time(d.first_seen), _time(d.published_at))
+    return (to_bigint(d.record.ref), d.record.doc_id, d.record.content_type, d.record.content_hash,
+            encode_record(d.record, with_keys=True), decision, _time(d.first_seen), _time(d.published_at))
+
+
+async def _copy(conn: psycopg.AsyncConnection[Any], into: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """``COPY into FROM STDIN``: the fastest way in for many rows (``into``: a table and its columns, ours)."""
+    if not rows:
+        return
+    async with conn.cursor() as cur, cur.copy(f"COPY {into} FROM STDIN") as copy:
+        for row in rows:
+            await copy.write_row(row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +132,10 @@ class ColdArchive:
         with self._errors("connect"):
             self._conn = await psycopg.AsyncConnection.connect(self._raw_url, autocommit=True,
                                                                connect_timeout=max(1, round(self._timeout)))
+            # every query here looks rows up by key; while the tables are small enough for the
+            # planner to prefer a sequential scan for a window's 38,000 keys, that scan took twice
+            # as long as the index (scripts/measure_cold_tier.py at 100,000 documents)
+            await self._conn.execute("SET enable_seqscan = off")
         if not migrating:
             version = await self.schema_version()
             if version != LATEST:
@@ -194,29 +211,25 @@ class ColdArchive:
     # -- writes ----------------------------------------------------------------------------------
     async def put(self, docs: Sequence[ColdDocument]) -> int:
         """Archive ``docs`` in one transaction; a document already there is left as it is (its
-        entries too). Returns how many rows were new."""
+        entries too). Returns how many were new."""
         if not docs:
             return 0
         by_ref = {to_bigint(d.record.ref): d for d in docs}
+        listed = list(by_ref.values())
         async with self._transaction("archive documents") as conn:
             await conn.execute(LOCK)  # partitions are created by one writer at a time
-            await self._ensure_partitions(conn, [d.first_seen for d in docs])
-            new: set[int] = set()
-            async with conn.cursor() as cur:
-                await cur.executemany(
-                    "INSERT INTO neardup_documents (ref, doc_id, content_type, content_hash, record, decision, "
-                    "first_seen, published_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-                    "ON CONFLICT DO NOTHING RETURNING ref",
-                    [_row(ref, d) for ref, d in by_ref.items()], returning=True)
-                while True:
-                    new.update(row[0] for row in await cur.fetchall())
-                    if not cur.nextset():
-                        break
-            entries = [(key_bigint(k), ref) for ref in new for k in by_ref[ref].record.index_keys]
-            if entries:
-                async with conn.cursor() as cur, cur.copy("COPY neardup_index (key, ref) FROM STDIN") as copy:
-                    for entry in entries:
-                        await copy.write_row(entry)
+            await self._ensure_partitions(conn, [d.first_seen for d in listed])
+            cur = await conn.execute(
+                "INSERT INTO neardup_refs (ref, content_hash, doc_id, first_seen) "
+                "SELECT * FROM unnest(%b::bigint[], %b::bytea[], %b::text[], %b::timestamptz[]) "
+                "ON CONFLICT DO NOTHING RETURNING ref",
+                (list(by_ref), [d.record.content_hash for d in listed], [d.record.doc_id for d in listed],
+                 [_time(d.first_seen) for d in listed]))  # fmt: skip
+            new = [by_ref[row[0]] for row in await cur.fetchall()]
+            await _copy(conn, "neardup_documents (ref, doc_id, content_type, content_hash, record, decision, "
+                              "first_seen, published_at)", [_row(d) for d in new])  # fmt: skip
+            await _copy(conn, "neardup_index (key, ref)",
+                        [(key_bigint(k), to_bigint(d.record.ref)) for d in new for k in set(d.record.index_keys)])
         return len(new)
 
     @staticmethod
@@ -230,19 +243,16 @@ class ColdArchive:
     async def verify(self, records: Sequence[FingerprintRecord]) -> set[bytes]:
         """The refs of ``records`` the archive holds completely: the row with the same record bytes
         and every index entry."""
-        refs = [to_bigint(r.ref) for r in records]
-        pairs = [(key_bigint(k), to_bigint(r.ref)) for r in records for k in r.index_keys]
+        pairs = [(key_bigint(k), to_bigint(r.ref)) for r in records for k in set(r.index_keys)]
+        held = await self.rows([r.ref for r in records])
         with self._errors("verify archived documents"):
-            cur = await self.conn.execute("SELECT ref, record FROM neardup_documents WHERE ref = ANY(%s::bigint[])",
-                                          (refs,))  # fmt: skip
-            held = {ref: bytes(record) for ref, record in await cur.fetchall()}
             cur = await self.conn.execute(
-                "SELECT i.ref FROM unnest(%s::bigint[], %s::bigint[]) AS u(key, ref) "
+                "SELECT i.ref FROM unnest(%b::bigint[], %b::bigint[]) AS u(key, ref) "
                 "JOIN neardup_index i ON i.key = u.key AND i.ref = u.ref",
                 ([k for k, _ in pairs], [r for _, r in pairs]))
-            entries = Counter(row[0] for row in await cur.fetchall())
-        return {r.ref for r, ref in zip(records, refs, strict=True)
-                if held.get(ref) == encode_record(r, with_keys=True) and entries[ref] == len(set(r.index_keys))}
+            entries = Counter(from_bigint(row[0]) for row in await cur.fetchall())
+        return {r.ref for r in records
+                if r.ref in held and held[r.ref].record == r and entries[r.ref] == len(set(r.index_keys))}
 
     # -- reads -----------------------------------------------------------------------------------
     async def lookup(self, key_rows: Sequence[Sequence[int]], hashes: Collection[bytes],
@@ -253,12 +263,12 @@ class ColdArchive:
         refs = [to_bigint(doc_ref(i)) for i in doc_ids]
         with self._errors("look up a window"):
             async with self.conn.pipeline():
-                found = await self.conn.execute("SELECT key, ref FROM neardup_index WHERE key = ANY(%s::bigint[])",
-                                                (keys,))  # fmt: skip
-                owned = await self.conn.execute("SELECT content_hash, doc_id FROM neardup_documents "
-                                                "WHERE content_hash = ANY(%s::bytea[])", (list(hashes),))
-                decided = await self.conn.execute("SELECT decision FROM neardup_documents "
-                                                  "WHERE ref = ANY(%s::bigint[]) AND decision IS NOT NULL", (refs,))
+                found = await self.conn.execute("SELECT key, ref FROM neardup_index WHERE key = ANY(%b::bigint[])",
+                                                (keys,), binary=True)  # fmt: skip
+                owned = await self.conn.execute("SELECT content_hash, doc_id FROM neardup_refs "
+                                                "WHERE content_hash = ANY(%b::bytea[])", (list(hashes),), binary=True)
+                decided = await self.conn.execute(_BY_REF.format(columns="d.decision") + " AND d.decision IS NOT NULL",
+                                                  (refs,), binary=True)  # fmt: skip
                 hits, owners, decisions = await found.fetchall(), await owned.fetchall(), await decided.fetchall()
         by_key: dict[int, list[bytes]] = defaultdict(list)
         for key, ref in hits:
@@ -283,8 +293,8 @@ class ColdArchive:
         """Whole rows by ref: record, decision and times."""
         with self._errors("fetch archived documents"):
             cur = await self.conn.execute(
-                "SELECT ref, record, decision, first_seen, published_at FROM neardup_documents "
-                "WHERE ref = ANY(%s::bigint[])", ([to_bigint(r) for r in refs],))
+                _BY_REF.format(columns="d.ref, d.record, d.decision, d.first_seen, d.published_at"),
+                ([to_bigint(r) for r in refs],), binary=True)
             raw = await cur.fetchall()
         out: dict[bytes, ColdRow] = {}
         for ref, record, decision, first_seen, published_at in raw:
@@ -300,7 +310,8 @@ class ColdArchive:
         with self._errors("read the archive's sizes"):
             cur = await self.conn.execute(
                 "SELECT (SELECT count(*) FROM neardup_documents), (SELECT count(*) FROM neardup_index), "
-                "(SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('neardup_documents')), "
+                "(SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('neardup_documents')) "
+                "+ pg_total_relation_size('neardup_refs'), "
                 "pg_total_relation_size('neardup_index')")
             row = await cur.fetchone()
         assert row is not None

@@ -10,9 +10,15 @@ created as it is first written and can be detached or moved to cheaper disk as a
 (ref, first_seen) because PostgreSQL wants the partition column in every unique index; a
 document's first_seen never changes, so a repeated archive of it meets the same key.
 
+``neardup_refs``: the directory of archived documents, one small row each (ref, content hash, id,
+first seen), not partitioned. A window asks it who owns its content hashes and which of its ids
+were archived (replays): one btree probe a value, where asking the partitioned table would probe
+every month's index. It is also what makes a document archived once: its row goes in first,
+``ON CONFLICT DO NOTHING``, and the document's other rows only with a new one.
+
 ``neardup_index``: one row per (index key, ref), a btree on (key, ref): a window's candidates are
 one ``WHERE key = ANY(...)`` (an index-only scan), and a repeated insert of the same entry is a
-no-op. It is not partitioned: a lookup asks for keys, never for months.
+no-op. It is not partitioned either: a lookup asks for keys, never for months.
 """
 
 from __future__ import annotations
@@ -33,7 +39,13 @@ CREATE TABLE neardup_documents (
     archived_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (ref, first_seen)
 ) PARTITION BY RANGE (first_seen);
-CREATE INDEX neardup_documents_hash ON neardup_documents (content_hash);
+CREATE TABLE neardup_refs (
+    ref bigint PRIMARY KEY,
+    content_hash bytea NOT NULL,
+    doc_id text NOT NULL,
+    first_seen timestamptz NOT NULL
+);
+CREATE INDEX neardup_refs_hash ON neardup_refs (content_hash);
 CREATE TABLE neardup_index (
     key bigint NOT NULL,
     ref bigint NOT NULL,
