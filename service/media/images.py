@@ -140,11 +140,12 @@ def decode_base64(text: object, limits: ImageLimits) -> bytes:
         raise InvalidBase64Error(f"image data must be a base64 string, got {type(text).__name__}")
     if text.startswith("data:"):
         text = text.partition(",")[2]
-    if len(text) // 4 * 3 > limits.max_bytes + 3 * len(text) // 76 + 3:  # before allocating it; MIME wraps at 76
-        raise ImageTooLargeError(f"image data of about {len(text) // 4 * 3} bytes is over the limit of "
+    compact = "".join(text.split())  # MIME base64 breaks its lines
+    if len(compact) * 3 // 4 - 2 > limits.max_bytes:  # at most 2 bytes of padding; refused before decoding
+        raise ImageTooLargeError(f"image data of about {len(compact) * 3 // 4} bytes is over the limit of "
                                  f"{limits.max_bytes} bytes")
     try:
-        data = base64.b64decode("".join(text.split()), validate=True)
+        data = base64.b64decode(compact, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise InvalidBase64Error(f"image data is not valid base64 ({exc})") from None
     _check_bytes(data, limits)
@@ -184,19 +185,22 @@ def decode_gray(data: bytes, limits: ImageLimits = ImageLimits()) -> DecodedImag
 
 def _decode_guarded(data: bytes, limits: ImageLimits) -> DecodedImage:
     try:
-        image = Image.open(io.BytesIO(data), formats=FORMATS)
+        opened = Image.open(io.BytesIO(data), formats=FORMATS)
     except Image.UnidentifiedImageError:
         raise UndecodableImageError(f"not an image of a supported format ({', '.join(FORMATS)})") from None
-    width, height = image.size
-    if width * height > limits.max_pixels:
-        raise ImageTooLargeError(f"image of {width}x{height} pixels is over the limit of {limits.max_pixels} pixels")
-    image.draft("L", (limits.draft_side, limits.draft_side))  # a no-op for every format but JPEG
-    try:
-        return DecodedImage(image.convert("L"), width, height)
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise
-    except Exception as exc:  # decoder plugins raise assorted types on corrupt input; one cause for all
-        raise UndecodableImageError(f"{image.format} image cannot be decoded ({type(exc).__name__}: {exc})") from None
+    with opened as image:
+        width, height = image.size
+        if width * height > limits.max_pixels:
+            raise ImageTooLargeError(f"image of {width}x{height} pixels is over the limit of "
+                                     f"{limits.max_pixels} pixels")
+        image.draft("L", (limits.draft_side, limits.draft_side))  # a no-op for every format but JPEG
+        try:
+            return DecodedImage(image.convert("L"), width, height)
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+            raise  # a bomb found inside the decoder (a GIF frame, a TIFF tile) stays a bomb
+        except Exception as exc:  # decoder plugins raise assorted types on corrupt input; one cause for all
+            raise UndecodableImageError(f"{image.format} image cannot be decoded "
+                                        f"({type(exc).__name__}: {exc})") from None
 
 
 def hash_inputs(gray: Image.Image) -> tuple[np.ndarray, np.ndarray]:

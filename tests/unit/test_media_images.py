@@ -8,6 +8,7 @@ import base64
 import io
 import struct
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
@@ -235,6 +236,15 @@ def test_decompression_bomb_is_refused_from_its_header() -> None:
     after = Image.MAX_IMAGE_PIXELS
     assert after == before, "Pillow's process-wide guard is put back after each call"
     assert isinstance(hash_files([picture], ImageLimits(max_pixels=30_000))[0], ImageHashes)
+
+
+def test_each_call_keeps_its_own_pixel_limit_across_threads() -> None:
+    picture = encode(gradient_image(), "PNG")  # 30,000 pixels
+    tight, loose = ImageLimits(max_pixels=20_000), ImageLimits(max_pixels=40_000)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outcomes = list(pool.map(lambda limits: hash_files([picture], limits)[0], [tight, loose] * 40))
+    assert all(isinstance(o, ImageTooLargeError) for o in outcomes[0::2])
+    assert all(isinstance(o, ImageHashes) for o in outcomes[1::2])
 
 
 def test_oversized_file_is_refused_before_decoding() -> None:
