@@ -2,8 +2,8 @@
 #
 #   make venv     .venv from requirements.lock (+ the project, editable); a no-op when up to date
 #   make demo     samples/sample.jsonl: batch dedup, then one worker on a local tansu broker (scripts/demo.sh)
-#   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka, Prometheus), runs pytest
-#                 with line coverage (a floor of COV_FLOOR %)
+#   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka, Prometheus,
+#                 PostgreSQL), runs pytest with line coverage (a floor of COV_FLOOR %)
 #   make test-fast  unit and contract tests without servers (about 3 minutes)
 #   make lint     ruff (incl. docstrings) + mypy + vulture + radon (complexity)
 #   make bench    neardup bench

@@ -4,11 +4,14 @@ Vulture reads this file as code that uses the names below; nothing imports it.
 """
 # ruff: noqa: B018, F821
 
-# click runs these commands (service/cli/__init__.py; warmup_command by its LAZY_COMMANDS path)
+# click runs these commands (service/cli/__init__.py; warmup_command and the cold tier's by their
+# LAZY_COMMANDS paths, migrate_command as archive_group's subcommand)
 explain
 evaluate
 idf_build
 warmup_command
+migrate_command
+search_command
 # Faust calls them: a timer, web views and the view's handler (agents/app.py)
 _refresh_lag
 Health
@@ -21,6 +24,7 @@ _._simhash_bits
 _._ordered
 _._store_scheme
 _._broker_scheme
+_._archive_scheme
 _._ttl_positive
 _._zone
 model_config
