@@ -18,6 +18,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# Coefficients are kept as whole millionths: a coefficient that is zero in exact arithmetic (every
+# one but the first of a flat image, most of a one-way gradient's) then is zero, as scipy's FFT
+# gives it to imagehash, instead of its rounding noise (1e-10 here) deciding a bit; two coefficients
+# equal in exact arithmetic (a symmetric image's) tie the same way. Coefficients reach 1e6, so the
+# scaled values stay exact integers in float64.
+SCALE = 1e6
 PHASH_SIDE = 32  # the image side the DCT runs over (imagehash: hash_size 8 x highfreq_factor 4)
 HASH_SIDE = 8  # 8x8 coefficients or differences: 64 bits
 DHASH_WIDTH = HASH_SIDE + 1
@@ -50,7 +56,7 @@ def _low_frequencies(pixels, basis):
             acc = 0.0
             for j in range(PHASH_SIDE):
                 acc += rows[k, j] * basis[m, j]
-            low[k * HASH_SIDE + m] = acc
+            low[k * HASH_SIDE + m] = np.rint(acc * SCALE)
     return low
 
 
