@@ -65,10 +65,12 @@ async def _feedback(settings: Any, feedback_path: str, docs_path: str, target_pr
     finally:
         await store.close()
     # "metrics" is what neardup model show prints for the model in force after this run (every label
-    # held); "guard" is the harm check on the labels held before this batch
+    # held); "guard" is the harm check on the labels held before this batch; "out_of_fold" the
+    # labels held, each fold decided by the model and by what the other folds would teach
     return {"accepted": outcome.accepted, "version": outcome.version, "message": outcome.message,
             "metrics": outcome.metrics,
             "guard": {"labels": outcome.guarded, "before": outcome.before, "after": outcome.after},
+            "out_of_fold": {"before": outcome.out_of_fold_before, "after": outcome.out_of_fold_after},
             "labels_new": outcome.labels_new, "labels_held": outcome.labels_held,
             "labels_overturned": outcome.overturned, "skipped": skipped}
 

@@ -296,6 +296,8 @@ class Outcome:
     overturned: int = 0  # labels held before the batch that it judged the other way (replaced)
     guarded: int = 0  # labels held before the batch that ``before`` and ``after`` score
     metrics: dict[str, float] = field(default_factory=dict)  # the model in force after the batch, as model show
+    out_of_fold_before: dict[str, float] = field(default_factory=dict)  # the labels held, each fold by the model
+    out_of_fold_after: dict[str, float] = field(default_factory=dict)  # ... by what the other folds teach
 
 
 def labels_from_feedback(records: Iterable[Any], decisions: Mapping[str, Any]) -> tuple[list[Label], list[str]]:
@@ -365,45 +367,114 @@ async def predict(settings: Any, model: Model, labels: Sequence[Label],
     return feats, LabelledPairs.from_features(feats).predict(engine.thresholds.for_type("default"))
 
 
-async def learn(settings: Any, model: Model, new: Sequence[Label], docs: Mapping[str, Document],
-                target_precision: float = 0.99) -> tuple[Model, Outcome]:
-    """The next model from ``new`` labels: words from the new pairs, thresholds re-calibrated on
-    every label held, and the harm guard (the held labels' pair F1 must not drop)."""
-    held = merge_labels(model.labels, new)
-    fresh = [x for x in new if x.a in docs and x.b in docs]
-    _, predicted_new = await predict(settings, model, fresh, docs)
-    examples = [Example(docs[x.a], docs[x.b], x.is_duplicate, bool(p))
-                for x, p in zip(fresh, predicted_new.tolist(), strict=True)]
+OUT_OF_FOLD = 3  # folds of the labels held that a batch is validated on
+
+
+def label_folds(labels: Sequence[Label], k: int = OUT_OF_FOLD) -> list[int]:
+    """The fold of each label: labels that share a document stay in one fold (a pair learned from
+    must not leak into the pairs it is tested on through a common text), the groups dealt to the
+    folds in turn in the order of their first label."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for x in labels:
+        parent[root(x.a)] = root(x.b)
+    fold_of: dict[str, int] = {}
+    out = []
+    for x in labels:
+        group = root(x.a)
+        if group not in fold_of:
+            fold_of[group] = len(fold_of) % k
+        out.append(fold_of[group])
+    return out
+
+
+async def _learned(settings: Any, model: Model, examples: Sequence[Example], calibrate_on: Sequence[Label],
+                   docs: Mapping[str, Document], target_precision: float) -> Model:
+    """``model`` with the words of ``examples`` and thresholds re-calibrated on ``calibrate_on``."""
     configured = load_lexicon(settings.fingerprint.domain_weights_path).polarity
     candidate = learn_words(model, examples, configured=configured)
-    feats, _ = await predict(settings, candidate, held, docs)
+    feats, _ = await predict(settings, candidate, calibrate_on, docs)
     if feats:
         base = settings.thresholds.model_copy(update=model.thresholds).model_dump()
         candidate = replace(candidate, thresholds={**model.thresholds, **calibrate(feats, base, target_precision)})
+    return candidate
+
+
+async def out_of_fold(settings: Any, model: Model, taught: Sequence[tuple[Label, Example]], held: Sequence[Label],
+                      docs: Mapping[str, Document], target_precision: float,
+                      k: int = OUT_OF_FOLD) -> tuple[PairScores, PairScores]:
+    """Pair scores on every label held, each fold decided by ``model`` and by what learning
+    would make of the other folds (their words, their thresholds): the batch judged on pairs it
+    did not learn from."""
+    usable = [x for x in held if x.a in docs and x.b in docs]
+    folds = label_folds(usable, k)
+    truth: list[bool] = []
+    before: list[bool] = []
+    after: list[bool] = []
+    for f in range(k):
+        test = [x for x, g in zip(usable, folds, strict=True) if g == f]
+        if not test:
+            continue
+        train = [x for x, g in zip(usable, folds, strict=True) if g != f]
+        train_keys = {_pair_key(x) for x in train}
+        examples = [e for x, e in taught if _pair_key(x) in train_keys]
+        candidate = await _learned(settings, model, examples, train, docs, target_precision)
+        _, b = await predict(settings, model, test, docs)
+        _, a = await predict(settings, candidate, test, docs)
+        truth += [x.is_duplicate for x in test]
+        before += b.tolist()
+        after += a.tolist()
+    return pair_scores(before, truth), pair_scores(after, truth)
+
+
+async def learn(settings: Any, model: Model, new: Sequence[Label], docs: Mapping[str, Document],
+                target_precision: float = 0.99) -> tuple[Model, Outcome]:
+    """The next model from ``new`` labels: words from the new pairs, thresholds re-calibrated on
+    every label held, and two guards: the labels held before must not be decided worse, and
+    out of fold (:func:`out_of_fold`) the batch must not lower the pair F1 of the labels held."""
+    held = merge_labels(model.labels, new)
+    fresh = [x for x in new if x.a in docs and x.b in docs]
+    _, predicted_new = await predict(settings, model, fresh, docs)
+    taught = [(x, Example(docs[x.a], docs[x.b], x.is_duplicate, bool(p)))
+              for x, p in zip(fresh, predicted_new.tolist(), strict=True)]
+    usable_held = [x for x in held if x.a in docs and x.b in docs]
+    candidate = await _learned(settings, model, [e for _, e in taught], usable_held, docs, target_precision)
     # the guard: the labels held before this batch must not be decided worse than they were
     usable = [x for x in model.labels if x.a in docs and x.b in docs]
     _, before = await predict(settings, model, usable, docs)
     _, after = await predict(settings, candidate, usable, docs)
     truth = [x.is_duplicate for x in usable]
     s_before, s_after = pair_scores(before.tolist(), truth), pair_scores(after.tolist(), truth)
-    _, on_all = await predict(settings, candidate, [x for x in held if x.a in docs and x.b in docs], docs)
-    all_truth = [x.is_duplicate for x in held if x.a in docs and x.b in docs]
+    oof_before, oof_after = await out_of_fold(settings, model, taught, held, docs, target_precision)
+    _, on_all = await predict(settings, candidate, usable_held, docs)
     candidate = replace(candidate, version=model.version + 1, parent=model.version, labels=held,
                         created_at=round(time.time(), 3),
-                        metrics=pair_scores(on_all.tolist(), all_truth).as_dict())
-    accepted = s_after.f1 >= s_before.f1 - 1e-12
+                        metrics=pair_scores(on_all.tolist(), [x.is_duplicate for x in usable_held]).as_dict())
     flipped = overturned_labels(model.labels, new)
     message = (f"model v{candidate.version}: pair F1 {s_before.f1:.4f} -> {s_after.f1:.4f} on the {len(usable)} "
-               f"labels held before, {candidate.metrics['pair_f1']:.4f} on all {len(held)}; "
+               f"labels held before, {oof_before.f1:.4f} -> {oof_after.f1:.4f} out of fold, "
+               f"{candidate.metrics['pair_f1']:.4f} on all {len(held)}; "
                f"{len(candidate.polarity) - len(model.polarity)} polarity words, "
                f"{len(candidate.lighter) - len(model.lighter)} lighter words"
                + (f"; {flipped} label(s) held overturned by this batch" if flipped else ""))
-    if not accepted:
+    accepted = s_after.f1 >= s_before.f1 - 1e-12 and oof_after.f1 >= oof_before.f1 - 1e-12
+    if s_after.f1 < s_before.f1 - 1e-12:
         message = (f"feedback rejected: it would lower the pair F1 on the {len(usable)} labels held from "
                    f"{s_before.f1:.4f} to {s_after.f1:.4f}; nothing was changed")
+    elif not accepted:
+        message = (f"feedback rejected: out of fold ({OUT_OF_FOLD} folds of the {len(usable_held)} labels held, "
+                   f"each decided by what the others teach) it would lower the pair F1 from {oof_before.f1:.4f} "
+                   f"to {oof_after.f1:.4f}; nothing was changed")
     return candidate, Outcome(accepted, candidate.version if accepted else model.version, message,
                               s_before.as_dict(), s_after.as_dict(), len(new), len(held), flipped, len(usable),
-                              candidate.metrics if accepted else model.metrics)
+                              candidate.metrics if accepted else model.metrics,
+                              oof_before.as_dict(), oof_after.as_dict())
 
 
 async def read_model(store: Any) -> tuple[Model, list[dict[str, Any]]]:
@@ -503,14 +574,29 @@ async def learn_thresholds_from_store(settings: Any, store: Any, model: Model, n
 
     s_before = pair_scores(predicted(model)[mask].tolist(), truth[mask].tolist())
     s_after = pair_scores(predicted(candidate)[mask].tolist(), truth[mask].tolist())
-    accepted = s_after.f1 >= s_before.f1 - 1e-12
+    # out of fold: each fold's thresholds calibrated on the other folds' pairs only
+    folds = np.array(label_folds(used), dtype=np.int64)
+    oof = np.zeros(len(used), dtype=bool)
+    for f in np.unique(folds).tolist():
+        train = {k: v[folds != f] for k, v in feats.items()}
+        fold_model = replace(model, thresholds={**model.thresholds,
+                                                **calibrate(train, base.model_dump(), target_precision)})
+        oof[folds == f] = predicted(fold_model)[folds == f]
+    oof_before, oof_after = pair_scores(predicted(model).tolist(), truth.tolist()), pair_scores(oof.tolist(),
+                                                                                             truth.tolist())
+    accepted = s_after.f1 >= s_before.f1 - 1e-12 and oof_after.f1 >= oof_before.f1 - 1e-12
     candidate = replace(candidate, version=model.version + 1, parent=model.version, labels=held,
                         created_at=round(time.time(), 3),
                         metrics=pair_scores(predicted(candidate).tolist(), truth.tolist()).as_dict())
-    message = (f"model v{candidate.version}: thresholds {candidate.thresholds} from {len(used)} stored pairs"
-               if accepted else f"feedback rejected: pair F1 on the labels held would fall from {s_before.f1:.4f} "
-                                f"to {s_after.f1:.4f}")
+    if accepted:
+        message = f"model v{candidate.version}: thresholds {candidate.thresholds} from {len(used)} stored pairs"
+    elif s_after.f1 < s_before.f1 - 1e-12:
+        message = f"feedback rejected: pair F1 on the labels held would fall from {s_before.f1:.4f} to {s_after.f1:.4f}"
+    else:
+        message = (f"feedback rejected: out of fold the pair F1 of the labels held would fall from "
+                   f"{oof_before.f1:.4f} to {oof_after.f1:.4f}")
     return candidate, Outcome(accepted, candidate.version if accepted else model.version, message,
                               s_before.as_dict(), s_after.as_dict(), len(new), len(held),
                               overturned_labels(model.labels, new), int(mask.sum()),
-                              candidate.metrics if accepted else model.metrics)
+                              candidate.metrics if accepted else model.metrics,
+                              oof_before.as_dict(), oof_after.as_dict())

@@ -14,7 +14,9 @@ from neardup.learning.model import (
     Label,
     Model,
     apply_to_lexicon,
+    label_folds,
     learn,
+    learn_thresholds_from_store,
     merge_labels,
     one_sided_words,
     read_model,
@@ -101,6 +103,46 @@ async def test_feedback_that_lowers_f1_on_the_labels_held_is_rejected() -> None:
     _, rejected = await learn(settings, good, [Label(f"u{k}", f"v{k}", False) for k in range(3)], docs)
     assert not rejected.accepted and "rejected" in rejected.message
     assert rejected.version == good.version and rejected.after["pair_f1"] < rejected.before["pair_f1"]
+
+
+def _many(text: str, prefix: str, n: int) -> dict[str, Document]:
+    """``n`` independent notices made from ``text`` (another document number each)."""
+    return {f"{prefix}{k}": Document(id=f"{prefix}{k}", text=f"{text}\n文号：2024-{k + 17}") for k in range(n)}
+
+
+def test_folds_keep_pairs_that_share_a_document_together() -> None:
+    labels = [Label("a", "b", True), Label("c", "d", False), Label("b", "e", True), Label("f", "g", True)]
+    folds = label_folds(labels, 3)
+    assert folds[0] == folds[2] and len({folds[0], folds[1], folds[3]}) == 3
+
+
+async def test_a_batch_whose_lesson_fails_out_of_fold_is_rejected() -> None:
+    """Six reviewers' "not a duplicate" on a synonym swap (核准 -> 准许) and three "duplicate" on
+    the same swap: learned from all of them, 核准/准许 becomes a reversal; but each fold decided
+    by what the others teach comes out worse than before (the duplicates are split), so nothing
+    is learned, although no label was held before the batch."""
+    settings = load_settings(store_url="memory://", worker_id="learn")
+    synonym = TRAIN.replace("予以核准", "予以准许")
+    docs = {**_many(TEST, "u", 6), **_many(TEST.replace("核准", "准许"), "v", 6),
+            **_many(TRAIN, "t", 3), **_many(synonym, "s", 3)}
+    labels = [Label(f"u{k}", f"v{k}", False) for k in range(6)] + [Label(f"t{k}", f"s{k}", True) for k in range(3)]
+    candidate, outcome = await learn(settings, Model(), labels, docs)
+    assert any(word == "准许" for word, _, _ in candidate.polarity)  # what all of them together would teach
+    assert not outcome.accepted and "out of fold" in outcome.message
+    assert outcome.version == 0 and outcome.out_of_fold_after["pair_f1"] < outcome.out_of_fold_before["pair_f1"]
+
+
+async def test_thresholds_from_the_store_are_validated_out_of_fold() -> None:
+    """The service's path (labels from the feedback topic, features from the stored records)
+    reports and applies the same out-of-fold check."""
+    settings = load_settings(store_url="memory://", worker_id="learn")
+    store = MemoryFingerprintStore()
+    docs = {**_many(TRAIN, "t", 3), **_many(FLIP, "f", 3)}
+    await Engine(settings, store).decide(list(docs.values()))
+    labels = [Label(f"t{k}", f"f{k}", False) for k in range(3)] + [Label("t0", "t1", True)]
+    _, outcome = await learn_thresholds_from_store(settings, store, Model(), labels)
+    assert outcome.out_of_fold_before and outcome.out_of_fold_after
+    assert outcome.accepted == (outcome.out_of_fold_after["pair_f1"] >= outcome.out_of_fold_before["pair_f1"])
 
 
 async def test_workers_adopt_a_new_model_version_from_the_store_without_a_restart() -> None:
