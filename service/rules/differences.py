@@ -377,9 +377,9 @@ class Profile:
         else:
             start, stop = max(0, at - 12), min(len(self.text), at + 16)
         swapped = self._swap_partner(i, other) if kind in ("figure", "entity") else ""
-        words = polarity_words(self.text, at) if kind == "polarity" and not is_sentence_fill(self.fills[i]) else ""
+        quoted = polarity_words(self.text, at) if kind == "polarity" and not is_sentence_fill(self.fills[i]) else ""
         return CriticalDifference(kind, self.text[start:stop].strip(), self.fills[i], other, swapped, start, stop,
-                                  words)
+                                  quoted)
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the

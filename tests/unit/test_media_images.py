@@ -11,16 +11,15 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
 
-pytest.importorskip("PIL", reason="Pillow is the image path's dependency")
+Image = pytest.importorskip("PIL.Image", reason="Pillow is the image path's dependency (pip install 'neardup[media]')")
 
-from PIL import Image
-
-from neardup.kernels.image import dct_basis, dhash_batch, phash_batch
-from neardup.media.images import (
+from neardup.kernels.image import dct_basis, dhash_batch, phash_batch  # noqa: E402 (Pillow first, or skip)
+from neardup.media.images import (  # noqa: E402
     BadImageEntryError,
     ImageError,
     ImageHashes,
@@ -43,7 +42,7 @@ PHOTOS = ("astronaut.png", "coffee.png", "chelsea.png", "camera.png", "rocket.jp
           "motorcycle_left.png", "retina.jpg")
 
 
-Photos = dict[str, Image.Image]
+Photos = dict[str, Any]  # name -> PIL image
 
 
 def reference_phash(pixels: np.ndarray) -> int:
@@ -62,13 +61,13 @@ def bits_to_int(bits: np.ndarray) -> int:
     return int("".join("1" if b else "0" for b in bits.ravel()), 2)
 
 
-def encode(image: Image.Image, fmt: str = "JPEG", **options: object) -> bytes:
+def encode(image: Any, fmt: str = "JPEG", **options: object) -> bytes:
     out = io.BytesIO()
     image.save(out, fmt, **options)
     return out.getvalue()
 
 
-def gradient_image(width: int = 200, height: int = 150, seed: int = 0) -> Image.Image:
+def gradient_image(width: int = 200, height: int = 150, seed: int = 0) -> Any:
     """A smooth picture with some texture: hashes that are neither all zeros nor noise."""
     rng = np.random.default_rng(seed)
     y, x = np.mgrid[0:height, 0:width]
