@@ -118,6 +118,11 @@ class IndexSettings(_Section):
     lsh_fp_weight: float = Field(0.5, ge=0.0, le=1.0)
     lsh_fn_weight: float = Field(0.5, ge=0.0, le=1.0)
     max_candidates: int = Field(50, ge=1, description="re-check at most this many candidates per document")
+    # excerpts: a page that carries 100-400 characters of a long article has a Jaccard far below
+    # any band's reach; the hashes of its whole sentences find the article (docs/decisions.md)
+    excerpt_keys: int = Field(20, ge=0, le=64, description="sentence keys filed per document for excerpts (0: none)")
+    excerpt_sentence_chars: int = Field(
+        20, ge=6, description="a sentence this long or longer can file an excerpt key (shorter ones are boilerplate)")
     race_wait_seconds: float = Field(
         5.0, ge=0.0, le=300.0, description="how long an earlier document waits for a racing later one's decision"
     )
@@ -134,6 +139,10 @@ class ThresholdSettings(_Section):
     # half, split by connected component, chose 0.73 / 0.74 on its own)
     containment_high: float = Field(0.73, gt=0.0, le=1.0, description="truncations and excerpts")
     short_text_chars: int = Field(50, ge=0, description="below this, only exact matches count")
+    excerpt_sentences: float = Field(
+        0.5, gt=0.0, le=1.0,
+        description="an excerpt: this share of the shorter text's sentences stands in the longer one")
+    excerpt_min_chars: int = Field(100, ge=0, description="an excerpt is at least this long")
     # nearness is max(J, containment), not J alone: a truncated copy's Jaccard falls with its
     # length while its containment stays high (docs/measurements.md: truncation recall with and
     # without, and the flips merged either way)

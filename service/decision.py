@@ -34,6 +34,7 @@ class Rule(StrEnum):
     SIMHASH = "simhash"
     HYBRID = "hybrid"
     CONTAINMENT = "containment"
+    EXCERPT = "excerpt"  # the shorter text's sentences stand in the longer one (a part of an article)
     TRANSLATION = "translation"  # the optional translation check (neardup.rules.translation)
 
 

@@ -52,7 +52,7 @@ from neardup.rules.translation import TranslationCheck
 from neardup.rules.versions import version_marks
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter, Fingerprints, encode_simhash
 from neardup.sketch.hot import HotTier
-from neardup.sketch.index import IndexLayout
+from neardup.sketch.index import IndexLayout, excerpt_keys
 from neardup.sketch.similarity import Sketch, SketchTable, window_sketches
 from neardup.storage import (
     Candidates,
@@ -280,9 +280,12 @@ class Engine:
     def _prepare(self, batch: list[Document], t0: float) -> _Window:
         fp_settings = self.settings.fingerprint
         fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
-        keys = self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0)
         # stamps (crawl and publication times) are furniture, not figures: masked for the profile
         profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names)
+        idx = self.settings.index
+        keys = np.hstack([self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0),
+                          excerpt_keys([p.sentence_contexts(idx.excerpt_sentence_chars) for p in profiles],
+                                       idx.excerpt_keys)])
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]

@@ -300,6 +300,21 @@ class Profile:
             return self.fills.kinds == kprof.ANCHOR_SENTENCE
         return np.fromiter(map(is_sentence_fill, self.fills), dtype=np.bool_, count=len(self.fills))
 
+    def sentence_contexts(self, min_chars: int = 0) -> list[int]:
+        """The contexts of this text's sentences at least ``min_chars`` long, in text order, each
+        once: what an excerpt shares with its article (a sentence's context is its whole frame)."""
+        out: list[int] = []
+        seen: set[int] = set()
+        rows = np.flatnonzero(self.sentence_mask()).tolist()
+        for i in sorted(rows, key=lambda r: int(self.positions[r])):
+            at = int(self.positions[i])
+            end = SENTENCE_END.search(self.text, at)
+            ctx = int(self.entries[i]) >> 16
+            if (end.end() if end else len(self.text)) - at >= min_chars and ctx not in seen:
+                seen.add(ctx)
+                out.append(ctx)
+        return out
+
     def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:
         """The profile of the entries where ``mask`` holds (same text, bits and version)."""
         kept = mask.tolist()
@@ -945,7 +960,14 @@ def polarity_words(text: str, at: int) -> str:
     return text[tokens[lo].start() : tokens[hi].end()]
 
 
+def sentence_contexts_of(entries: npt.NDArray[np.uint64]) -> set[int]:
+    """The sentence contexts among a stored profile's entries (v4 and later; none before)."""
+    fills = entries & np.uint64(0xFFFF)
+    return set((entries[np.isin(fills, SENTENCE_FILL_HASHES)] >> np.uint64(16)).tolist())
+
+
 SENTENCE_COUNT_OF = {fill_hash(f"{SENTENCE_FILL}{n}"): str(n) for n in range(kprof.MAX_SENTENCE_NEGATORS + 1)}
+SENTENCE_FILL_HASHES = np.array(sorted(SENTENCE_COUNT_OF), dtype=np.uint64)
 
 
 def _figure_or_bare(fill: str) -> bool:

@@ -125,6 +125,36 @@ class IndexLayout:
         return keys
 
 
+EXCERPT_SALT = 0x5E47E4CE0E1C3A11
+EXCERPT_WINDOW = 3  # every run of this many whole sentences has a key of its own (winnowing)
+EXCERPT_LEAD = 2  # the first sentences always have keys: a page that cuts an article keeps its lead
+
+
+def excerpt_keys(contexts: list[list[int]], cap: int, window: int = EXCERPT_WINDOW) -> npt.NDArray[np.uint64]:
+    """(n, cap) keys a document is filed under for its excerpts: its sentences' hashes (contexts
+    in text order), winnowed: of every ``window`` sentences in a row, the one with the smallest
+    hash. A run of ``window`` whole sentences of an article, wherever a page cuts it, picks the
+    same one as the article, so an excerpt that keeps that many finds it. The first
+    ``EXCERPT_LEAD`` sentences are picked too (a lead cut short may keep fewer whole sentences than
+    a window), and the first ``cap`` picks in text order are kept (a lead or an early passage:
+    the excerpts pages take). 0: no key."""
+    out = np.zeros((len(contexts), cap), dtype=np.uint64)
+    if cap == 0:
+        return out
+    for row, ctx in enumerate(contexts):
+        if not ctx:
+            continue
+        hashes = _nonzero(fmix64(np.asarray(ctx, dtype=np.uint64) ^ np.uint64(EXCERPT_SALT)))
+        span = min(window, hashes.shape[0])
+        picked: list[int] = list(range(min(EXCERPT_LEAD, hashes.shape[0])))
+        for start in range(hashes.shape[0] - span + 1):
+            chosen = start + int(np.argmin(hashes[start : start + span]))
+            picked.append(chosen)
+        keys = list(dict.fromkeys(int(hashes[k]) for k in sorted(set(picked))))[:cap]
+        out[row, : len(keys)] = keys
+    return out
+
+
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 

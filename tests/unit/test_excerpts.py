@@ -1,0 +1,97 @@
+"""Excerpts: a page that carries a part of an article (its lead cut at "read more", a quoted
+passage of 100-400 characters) is a duplicate of the article, found by its whole sentences' keys
+(``neardup.sketch.index.excerpt_keys``) and decided by the excerpt rule (the shorter text's
+sentences stand in the longer one), with the critical-difference checks on the shared part."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neardup import Deduplicator, Status
+from neardup.decision import Rule
+from neardup.sketch.index import EXCERPT_LEAD, excerpt_keys
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample.jsonl"
+
+
+def article(doc_id: str = "dev01939") -> str:
+    """A long real text of the bundled sample (a regulation of 2,543 characters)."""
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        doc = json.loads(line)
+        if doc["id"] == doc_id:
+            return str(doc["text"])
+    raise LookupError(doc_id)
+
+
+def decided(first: str, second: str) -> tuple[Status, Rule | None, str]:
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "first", "text": first})
+        d = dedup.decide({"id": "second", "text": second})
+    return d.status, d.evidence.rule, d.evidence.critical.kind if d.evidence.critical else ""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_run_of_whole_sentences_shares_a_key_with_its_article(seed: int) -> None:
+    """Winnowing: any three whole sentences in a row pick the key the article picks for them,
+    wherever the excerpt starts and whatever cut sentences stand at its edges."""
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        whole = rng.integers(1, 1 << 32, size=int(rng.integers(3, 40))).tolist()
+        start = int(rng.integers(0, len(whole) - 2))
+        stop = int(rng.integers(start + 3, len(whole) + 1))
+        cut = [int(rng.integers(1, 1 << 32)), *whole[start:stop], int(rng.integers(1, 1 << 32))]
+        keys = excerpt_keys([whole, cut], cap=64)
+        assert set(keys[0].tolist()) & set(keys[1].tolist()) - {0}
+
+
+def test_the_lead_always_has_keys_and_the_cap_holds() -> None:
+    keys = excerpt_keys([list(range(1, 50)), [7], []], cap=5)
+    assert keys.shape == (3, 5)
+    lead = excerpt_keys([list(range(1, 1 + EXCERPT_LEAD))], cap=5)[0]
+    assert set(lead.tolist()) - {0} <= set(keys[0].tolist())  # the first sentences, whatever their hashes
+    assert (keys[1] != 0).sum() == 1 and (keys[2] == 0).all()
+    assert (excerpt_keys([list(range(1, 50))], cap=0)).shape == (1, 0)
+
+
+def test_a_quoted_passage_is_a_duplicate_of_its_article() -> None:
+    text = article()
+    start = text.index("第三条")
+    passage = text[start - 40 : start + 260]  # cut inside a sentence at both ends
+    status, rule, _ = decided(text, passage)
+    assert status is Status.DUPLICATE and rule is Rule.EXCERPT
+
+
+def test_a_lead_cut_at_read_more_is_a_duplicate() -> None:
+    text = article()
+    status, rule, _ = decided(text, text[: len(text) // 6] + "……阅读全文")
+    assert status is Status.DUPLICATE and rule in (Rule.EXCERPT, Rule.CONTAINMENT)
+
+
+def test_the_article_after_its_excerpt_is_not_a_duplicate_of_it() -> None:
+    """The longer text carries more than the excerpt: it is not the excerpt's duplicate."""
+    text = article()
+    start = text.index("第三条")
+    status, _, _ = decided(text[start : start + 300], text)
+    assert status is Status.UNIQUE
+
+
+def test_an_excerpt_with_a_flipped_negation_stays_unique() -> None:
+    text = article()
+    start = text.index("第三条")
+    passage = text[start : start + 300]
+    flipped = passage.replace("可以申请", "不得申请", 1)  # 可以 (modal+) -> 不得 (modal-)
+    assert flipped != passage
+    status, _, kind = decided(text, flipped)
+    assert status is Status.UNIQUE and kind == "polarity"
+
+
+def test_a_short_shared_passage_is_no_excerpt() -> None:
+    """Below ``excerpt_min_chars`` (100) a text is too short to call a part of another."""
+    text = article()
+    start = text.index("第三条")
+    status, _, _ = decided(text, text[start : start + 80])
+    assert status is Status.UNIQUE
