@@ -303,17 +303,18 @@ class Profile:
     def sentence_contexts(self, min_chars: int = 0) -> list[int]:
         """The contexts of this text's sentences at least ``min_chars`` long, in text order, each
         once: what an excerpt shares with its article (a sentence's context is its whole frame)."""
-        out: list[int] = []
-        seen: set[int] = set()
-        rows = np.flatnonzero(self.sentence_mask()).tolist()
-        for i in sorted(rows, key=lambda r: int(self.positions[r])):
-            at = int(self.positions[i])
-            end = SENTENCE_END.search(self.text, at)
-            ctx = int(self.entries[i]) >> 16
-            if (end.end() if end else len(self.text)) - at >= min_chars and ctx not in seen:
-                seen.add(ctx)
-                out.append(ctx)
-        return out
+        rows = np.flatnonzero(self.sentence_mask())
+        if not len(rows):
+            return []
+        starts = np.asarray(self.positions, dtype=np.int64)[rows]
+        order = np.argsort(starts, kind="stable")
+        rows, starts = rows[order], starts[order]
+        # each sentence ends at the first sentence mark after its start, or with the text
+        marks = np.append(np.fromiter((m.end() for m in SENTENCE_END.finditer(self.text)), dtype=np.int64),
+                          len(self.text))
+        ends = marks[np.searchsorted(marks[:-1], starts, side="right")]
+        contexts = (self.entries[rows[ends - starts >= min_chars]] >> np.uint64(16)).tolist()
+        return list(dict.fromkeys(contexts))
 
     def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:
         """The profile of the entries where ``mask`` holds (same text, bits and version)."""

@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from neardup.kernels import excerpt as kexc
 from neardup.kernels.minhash import band_hashes
 
 BAND_SEED = 0xBA4D
@@ -138,20 +139,11 @@ def excerpt_keys(contexts: list[list[int]], cap: int, window: int = EXCERPT_WIND
     ``EXCERPT_LEAD`` sentences are picked too (a lead cut short may keep fewer whole sentences than
     a window), and the first ``cap`` picks in text order are kept (a lead or an early passage:
     the excerpts pages take). 0: no key."""
-    out = np.zeros((len(contexts), cap), dtype=np.uint64)
-    if cap == 0:
-        return out
-    for row, ctx in enumerate(contexts):
-        if not ctx:
-            continue
-        hashes = _nonzero(fmix64(np.asarray(ctx, dtype=np.uint64) ^ np.uint64(EXCERPT_SALT)))
-        span = min(window, hashes.shape[0])
-        picked: list[int] = list(range(min(EXCERPT_LEAD, hashes.shape[0])))
-        for start in range(hashes.shape[0] - span + 1):
-            chosen = start + int(np.argmin(hashes[start : start + span]))
-            picked.append(chosen)
-        keys = list(dict.fromkeys(int(hashes[k]) for k in sorted(set(picked))))[:cap]
-        out[row, : len(keys)] = keys
+    offsets = np.zeros(len(contexts) + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in contexts], out=offsets[1:])
+    flat = np.fromiter((x for c in contexts for x in c), dtype=np.uint64, count=int(offsets[-1]))
+    hashes = _nonzero(fmix64(flat ^ np.uint64(EXCERPT_SALT)))
+    out: npt.NDArray[np.uint64] = kexc.winnowed(hashes, offsets, window, EXCERPT_LEAD, cap)
     return out
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from neardup import Deduplicator, Status
 from neardup.decision import Rule
+from neardup.kernels import excerpt as kexc
 from neardup.sketch.index import EXCERPT_LEAD, excerpt_keys
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample.jsonl"
@@ -32,6 +33,30 @@ def decided(first: str, second: str) -> tuple[Status, Rule | None, str]:
         dedup.decide({"id": "first", "text": first})
         d = dedup.decide({"id": "second", "text": second})
     return d.status, d.evidence.rule, d.evidence.critical.kind if d.evidence.critical else ""
+
+
+def ref_winnowed(hashes: list[int], window: int, lead: int, cap: int) -> list[int]:
+    """The slow reference of the winnowing kernel: the first ``lead`` and the smallest of every
+    ``window`` in a row (the first of equal ones), distinct, in text order, at most ``cap``."""
+    span = min(window, len(hashes))
+    chosen = set(range(min(lead, len(hashes))))
+    for start in range(len(hashes) - span + 1) if hashes else ():
+        chosen.add(min(range(start, start + span), key=lambda k: (hashes[k], k)))
+    picks = list(dict.fromkeys(hashes[k] for k in sorted(chosen)))[:cap]
+    return picks + [0] * (cap - len(picks))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_winnowing_kernel_matches_its_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(100):
+        docs = [rng.integers(1, 8, size=int(rng.integers(0, 30))).tolist() for _ in range(int(rng.integers(1, 5)))]
+        window, lead, cap = int(rng.integers(1, 5)), int(rng.integers(0, 3)), int(rng.integers(0, 12))
+        offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum([len(d) for d in docs], out=offsets[1:])
+        flat = np.array([x for d in docs for x in d], dtype=np.uint64)
+        got = kexc.winnowed(flat, offsets, window, lead, cap)
+        assert got.tolist() == [ref_winnowed(d, window, lead, cap) for d in docs]
 
 
 @pytest.mark.parametrize("seed", range(3))
