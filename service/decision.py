@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from neardup.document import Document
+from neardup.storage.base import epoch_of, iso_utc
 
 
 class Status(StrEnum):
@@ -85,7 +86,7 @@ class Evidence:
     threshold_version: int = 0  # 0: the configured thresholds; n: the n-th shared adaptive state
     window_id: str = ""
     worker_id: str = ""
-    decided_at: float = 0.0
+    decided_at: float = 0.0  # epoch seconds; written as ISO 8601 UTC (storage.base.iso_utc)
     critical: CriticalEvidence | None = None
     replay: bool = False  # the stored decision of an earlier delivery
     race: bool = False  # decided against a near-duplicate another worker stored meanwhile
@@ -108,7 +109,7 @@ class Evidence:
             "threshold_version": self.threshold_version,
             "window_id": self.window_id,
             "worker_id": self.worker_id,
-            "decided_at": self.decided_at,
+            "decided_at": iso_utc(self.decided_at) if self.decided_at > 0 else None,
         }
         if self.model_version:
             out["model_version"] = self.model_version
@@ -139,7 +140,7 @@ class Evidence:
             threshold_version=int(d.get("threshold_version") or 0),
             window_id=str(d.get("window_id") or ""),
             worker_id=str(d.get("worker_id") or ""),
-            decided_at=float(d.get("decided_at") or 0.0),
+            decided_at=epoch_of(d.get("decided_at")) or 0.0,
             critical=CriticalEvidence.from_dict(critical) if isinstance(critical, dict) else None,
             replay=bool(d.get("replay")),
             race=bool(d.get("race")),

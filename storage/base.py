@@ -24,6 +24,7 @@ import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -91,7 +92,29 @@ class DecisionRecord:
             value = json.loads(self.evidence).get("decided_at")
         except (ValueError, AttributeError):  # evidence that is not a JSON object
             return None
-        return float(value) if isinstance(value, int | float) and value > 0 else None
+        return epoch_of(value)
+
+
+def iso_utc(epoch: float) -> str:
+    """An epoch time as ISO 8601 UTC with milliseconds (``2026-12-05T08:51:03.123Z``): how
+    evidence and outputs write times."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def epoch_of(value: object) -> float | None:
+    """Epoch seconds of a time written as :func:`iso_utc` writes it or as epoch seconds (what
+    decisions stored before times were written in ISO 8601 hold); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if value > 0 else None
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return when.timestamp() if when.tzinfo is not None else None
+    return None
 
 
 @dataclass(frozen=True, slots=True)

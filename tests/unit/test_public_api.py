@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 import neardup
+from neardup import Deduplicator, Evidence
+from neardup.storage import DecisionRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,3 +89,15 @@ def test_decide_many_is_eager_and_returns_a_list(tmp_path: Path) -> None:
         assert isinstance(out, list) and [d.status for d in out] == [neardup.Status.UNIQUE, neardup.Status.DUPLICATE]
     with neardup.Deduplicator(store=f"file://{tmp_path / 's.db'}") as again:
         assert again.check({"id": "c", "text": TEXT}).duplicate_of == "a"  # decided and stored without iterating
+
+
+def test_decision_times_are_iso_8601_utc_and_older_epoch_times_still_read() -> None:
+    with Deduplicator() as dedup:
+        d = dedup.decide({"id": "t", "text": "国家统计局今天发布了十月份国民经济运行数据，工业增加值同比增长。"})
+    written = d.evidence.to_dict()["decided_at"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", written)
+    assert abs(Evidence.from_dict(d.evidence.to_dict()).decided_at - d.evidence.decided_at) < 1e-3
+    assert Evidence.from_dict({"decided_at": 1796295181.762}).decided_at == 1796295181.762  # stored before
+    record = DecisionRecord("t", "unique", None, json.dumps({"decided_at": written}))
+    assert record.decided_at is not None and abs(record.decided_at - d.evidence.decided_at) < 1e-3
+    assert DecisionRecord("t", "unique", None, '{"decided_at": "yesterday"}').decided_at is None
