@@ -55,7 +55,7 @@ def _echo(data: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- archive
 @click.group("archive", invoke_without_command=True,
-             short_help="Move documents kept forever from the store to the cold tier (PostgreSQL).")
+             short_help="Move kept documents to the cold tier (PostgreSQL).")
 @click.option("--older-than", "older_than", default="30d", show_default=True, metavar="DURATION",
               help="Move the documents first seen at least this long ago (s, m, h, d, w: 30d, 12h).")
 @click.option("--batch", default=500, show_default=True, type=click.IntRange(1, 100_000),
@@ -108,7 +108,7 @@ async def _archive(settings: Settings, older_than: float, batch: int) -> dict[st
             "store_before": before, "store_after": after}
 
 
-@archive_group.command("migrate")
+@archive_group.command("migrate", short_help="Create or update the cold tier's schema.")
 @archive_option
 @config_option
 def migrate_command(archive_url: str | None, config_path: str | None) -> None:
@@ -145,7 +145,7 @@ def parse_since(text: str) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
 
 
-@click.command("search", short_help="Every near-duplicate of a text or a stored document, across tiers.")
+@click.command("search", short_help="Near-duplicates of a text or id, across tiers.")
 @click.argument("text", required=False)
 @click.option("--id", "doc_id", metavar="ID", help="Search for the near-duplicates of this stored document.")
 @click.option("--type", "content_type", default="default", show_default=True,
