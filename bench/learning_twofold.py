@@ -4,6 +4,9 @@ engine on the other half with and without the learned model, and the other way r
     .venv/bin/python bench/learning_twofold.py [--docs ../shared/datasets/docs.jsonl]
         [--pairs ../shared/datasets/pairs.jsonl] [--json RESULTS.json]
 
+A second source: ``bench/other_set.py`` writes a labelled set made from other texts to
+/tmp/neardup-other/set (``--docs /tmp/neardup-other/set/docs.jsonl --pairs .../pairs.jsonl``).
+
 The halves split the documents by connected component of the labelled pairs (a document and all
 its variants fall in one half), so nothing learned from one half names a document of the other.
 """
@@ -28,7 +31,8 @@ from neardup.learning.scoring import UnionFind, score
 from neardup.storage.memory import MemoryFingerprintStore
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("negation_flip", "amended_version", "truncation", "synonym_edit", "related_regulation_overlap")
+KINDS = ("negation_flip", "amended_version", "truncation", "synonym_edit", "related_regulation_overlap",
+         "entity_zh", "entity_en", "figures_zh", "figures_en")  # the last four: bench/other_set.py's look-alikes
 
 
 def halves(ids: list[str], pairs: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
