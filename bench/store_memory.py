@@ -57,6 +57,7 @@ import itertools
 import quality
 from report import emit
 
+from neardup.bench.net import free_port
 from neardup.config import load_settings
 from neardup.engine import store_options
 from neardup.sketch.index import fmix64
@@ -95,13 +96,6 @@ def encode_decision_v2(d: DecisionRecord) -> bytes:
     _put_bytes(out, d.content_type.encode("utf-8"))
     _put_bytes(out, d.content_hash)
     return bytes(out)
-
-
-def free_port() -> int:
-    """A free TCP port on loopback, chosen by the kernel."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from neardup.bench.net import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 TOPICS = {"raw": "raw", "unique": "unique", "duplicate": "duplicate", "dead-letter": "dead-letter"}
 PARTITIONS = 4  # settings.topics.partitions (the worker's default)
@@ -53,13 +55,6 @@ BAD_REASONS = ["bad_json", "missing_id"]
 def say(msg: str = "") -> None:
     """Print one line of the demo's report, at once."""
     print(msg, flush=True)
-
-
-def free_port() -> int:
-    """A free TCP port on loopback, chosen by the kernel."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def tansu_binary() -> Path:

@@ -34,7 +34,6 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from neardup.bench.corpus import Corpus, load_chinese_texts
+from neardup.bench.net import free_port
 from neardup.bench.profile import Profile, Recorder
 from neardup.bench.report import MachineLoad, Row, environment, number, percentile, table
 from neardup.errors import NeardupError
@@ -104,13 +104,6 @@ def bootstrap(broker_url: str) -> list[str]:
     """``kafka://h1:9092;h2:9092`` -> ``["h1:9092", "h2:9092"]``."""
     hosts = [p.split("://", 1)[-1].strip().rstrip("/") for p in broker_url.replace(",", ";").split(";")]
     return [h for h in hosts if h]
-
-
-def free_port() -> int:
-    """A free loopback port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # ---------------------------------------------------------------------------- metrics
