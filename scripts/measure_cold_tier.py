@@ -120,6 +120,7 @@ async def lookups(archive: ColdArchive, sample: list[ColdDocument], windows: int
 
 
 async def main(n: int, url: str, windows: int) -> dict[str, Any]:
+    """Migrate, archive ``n`` documents, measure; the JSON-ready figures."""
     rnd = random.Random(1)
     archive = ColdArchive(url)
     await archive.open(migrating=True)
