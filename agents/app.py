@@ -425,7 +425,8 @@ def _json_response(view: View, body: Any, status: int = 200, headers: dict[str, 
 
 
 def register_views(app: faust.App, runtime: Runtime) -> None:
-    """``GET /health``, ``GET /ready``, ``GET /metrics`` and ``POST /check`` on the worker's web port."""
+    """``GET /health``, ``GET /ready``, ``GET /metrics``, ``POST /check`` and ``POST /search`` on the
+    worker's web port."""
     from faust.web import View as WebView
 
     @app.page("/health")
@@ -504,6 +505,34 @@ def register_views(app: faust.App, runtime: Runtime) -> None:
 
         async def get(self, request: Request) -> Response:
             return _json_response(self, {"reason": "method", "error": "POST one document as JSON"}, 405)
+
+    @app.page("/search")
+    class Search(WebView):
+        """History: every near-duplicate of a text or a stored id across the store and the cold
+        tier (what ``neardup search`` prints, as ``{"matches": [...], "first_publisher": ID}``).
+
+        Guarded as ``POST /check`` is: the same bearer token, and it counts among the
+        ``check_max_concurrent`` requests in flight (429 beyond); at most 100 matches a request.
+        """
+
+        async def post(self, request: Request) -> Response:
+            from neardup.search import answer, searcher_for
+
+            if not bearer_ok(request.headers.get("Authorization"), runtime.settings.check_token):
+                body = {"reason": "unauthorized", "error": "POST /search needs Authorization: Bearer <token>"}
+                return _json_response(self, body, 401, {"WWW-Authenticate": 'Bearer realm="neardup"'})
+            if runtime.checks_in_flight >= runtime.settings.check_max_concurrent:
+                return _json_response(self, {"reason": "busy", "error": "too many requests in flight; retry later"},
+                                      429, {"Retry-After": "1"})  # fmt: skip
+            engine = runtime.engine
+            if engine is None:
+                return _json_response(self, {"reason": "not_ready", "error": "engine is not open"}, 503)
+            runtime.checks_in_flight += 1
+            try:
+                status, body = await answer(searcher_for(engine), await request.read())
+            finally:
+                runtime.checks_in_flight -= 1
+            return _json_response(self, body, status)
 
 
 def bearer_ok(header: str | None, token: SecretStr | None) -> bool:

@@ -16,12 +16,13 @@ original, which is listed.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from neardup.document import Document
+from neardup.document import Document, InvalidDocument, parse_document
 from neardup.errors import InputError
 from neardup.rules.differences import Profile, decode_profile, profile_version
 from neardup.rules.policy import similar_candidates
@@ -162,3 +163,65 @@ def select(found: Found, since: float | None, limit: int) -> list[dict[str, Any]
     time by its publication time), at most ``limit``, most similar first."""
     rows = [m for m in found.matches if since is None or m.order()[1] >= since]
     return [m.to_row(found.first_publisher or "") for m in rows[:limit]]
+
+
+# ------------------------------------------------------------------------------ the worker's POST /search
+MAX_LIMIT = 100  # matches one request may ask for: the endpoint is bounded, like POST /check
+
+
+def searcher_for(engine: Engine) -> Searcher:
+    """A searcher over the engine's store: its two tiers when it has a cold tier behind it."""
+    if engine.settings.archive_url:
+        from neardup.storage.postgres.tiered import TieredStore
+
+        if isinstance(engine.store, TieredStore):
+            return Searcher(engine, engine.store.warm, engine.store.cold)
+    return Searcher(engine, engine.store, None)
+
+
+async def answer(searcher: Searcher, body: bytes) -> tuple[int, dict[str, Any]]:
+    """``POST /search``: a JSON object with ``text`` (and ``type``) or ``id``, optional ``since``
+    (ISO 8601) and ``limit`` (at most :data:`MAX_LIMIT`) -> (HTTP status, the matches and the
+    cluster's first publisher, or the reason it was refused)."""
+    try:
+        ask = _request(body, searcher.engine.settings.normalize.max_bytes)
+    except (ValueError, InvalidDocument) as exc:
+        return 400, {"reason": "bad_request", "error": str(exc)}
+    try:
+        found = await (searcher.by_id(ask.doc_id) if ask.doc_id is not None
+                       else searcher.by_text(ask.text, ask.content_type))  # fmt: skip
+    except InputError as exc:
+        return 404, {"reason": "not_found", "error": exc.one_line()}
+    return 200, {"matches": select(found, ask.since, ask.limit), "first_publisher": found.first_publisher}
+
+
+@dataclass(frozen=True, slots=True)
+class _Ask:
+    text: str
+    doc_id: str | None
+    content_type: str
+    since: float | None
+    limit: int
+
+
+def _request(body: bytes, max_bytes: int) -> _Ask:
+    """The search a request body asks for; ValueError (or InvalidDocument for the text) says what is wrong."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        raise ValueError("the body is not JSON") from None
+    if not isinstance(payload, dict) or ("text" in payload) == ("id" in payload):
+        raise ValueError('give a JSON object with "text" or "id"')
+    limit = payload.get("limit", 20)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f'"limit" must be an integer from 1 to {MAX_LIMIT}')
+    since = payload.get("since")
+    when = None
+    if since is not None:
+        parsed = dt.datetime.fromisoformat(str(since))  # ValueError names the bad value's format
+        when = (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).timestamp()
+    content_type = str(payload.get("type") or "default")
+    if "id" in payload:
+        return _Ask("", str(payload["id"]), content_type, when, limit)
+    doc = parse_document({"id": "neardup-search", "text": payload["text"], "type": content_type}, max_bytes=max_bytes)
+    return _Ask(doc.text, None, content_type, when, limit)

@@ -12,11 +12,12 @@ idf_build
 warmup_command
 migrate_command
 search_command
-# Faust calls them: a timer, web views and the view's handler (agents/app.py)
+# Faust calls them: a timer, web views and the views' handlers (agents/app.py)
 _refresh_lag
 Health
 Ready
 Check
+Search
 _.post
 # pydantic calls validators and reads model_config; settings_customise_sources gets these by keyword
 _._bits

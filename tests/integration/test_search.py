@@ -16,7 +16,7 @@ import pytest
 from neardup.config import load_settings
 from neardup.document import Document
 from neardup.engine import Engine, decide_all
-from neardup.search import Searcher, select
+from neardup.search import Searcher, answer, searcher_for, select
 from neardup.storage import TTLPolicy
 from neardup.storage.file import FileFingerprintStore
 from neardup.storage.postgres.archive import ColdArchive
@@ -104,3 +104,29 @@ def test_search_command_prints_json_lines_with_since_and_limit(tmp_path: Path, p
     assert run("--id", "later", "--since", "2999-01-01") == []
     usage = subprocess.run(base, capture_output=True, text=True, timeout=120, check=False)
     assert usage.returncode == 2 and "either TEXT or --id" in usage.stderr
+
+
+def test_the_workers_search_request_is_bounded_and_says_what_is_wrong(tmp_path: Path, postgres_url: str) -> None:
+    path = tmp_path / "store.db"
+    asyncio.run(history(path, postgres_url))
+
+    async def ask(body: bytes) -> tuple[int, dict[str, object]]:
+        settings = load_settings(worker_id="test", ttl_seconds=TTL, archive_url=postgres_url)
+        engine = await Engine.open(settings, store=TieredStore(FileFingerprintStore(path, ttl=TTLPolicy(by_type=TTL)),
+                                                               ColdArchive(postgres_url), TTLPolicy(by_type=TTL)))
+        try:
+            return await answer(searcher_for(engine), body)
+        finally:
+            await engine.close()
+
+    status, found = asyncio.run(ask(json.dumps({"text": REPRINT, "type": "announcement", "limit": 2}).encode()))
+    assert status == 200 and found["first_publisher"] == "reprint"
+    assert [m["id"] for m in found["matches"]] == ["reprint", "orig"]  # type: ignore[index]
+    status, found = asyncio.run(ask(b'{"id": "later", "since": "2999-01-01"}'))
+    assert (status, found["matches"]) == (200, [])
+    for body, error in ((b"{nope", "not JSON"), (b'{"text": "a", "id": "b"}', '"text" or "id"'),
+                        (b'{"id": "a", "limit": 1000}', "limit"), (b'{"text": "   "}', "text")):
+        status, refused = asyncio.run(ask(body))
+        assert status == 400 and error in str(refused["error"]), refused
+    status, missing = asyncio.run(ask(b'{"id": "nobody"}'))
+    assert status == 404 and missing["reason"] == "not_found"
