@@ -125,6 +125,10 @@ def test_worker_end_to_end(
     assert status == 400 and err["reason"] == "bad_json"
     status, err = worker.json("POST", "/check", b'{"text": "no id here"}')
     assert status == 400 and err["reason"] == "missing_id"
+    # POST /search: the stored document the probe duplicates is among the near-duplicates of its text
+    status, found = worker.json("POST", "/search", json.dumps({"text": probe["text"], "limit": 100}).encode())
+    assert status == 200 and decision["duplicate_of"] in {m["id"] for m in found["matches"]}, found
+    assert worker.json("POST", "/search", b'{"id": "no-such-id"}')[0] == 404
 
     # tail (CLI glue) sees the same records; /check emitted nothing
     out = io.StringIO()
