@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from neardup.errors import InputError
+from neardup.media.subtitles import SubtitleError, detect_format, subtitle_text
 from neardup.text.language import KNOWN_LANGS
 
 # JSON may escape an unpaired UTF-16 surrogate; such a string cannot be written out as UTF-8
@@ -200,6 +201,31 @@ def _document_text(obj: Mapping[str, Any], max_bytes: int) -> str:
     return text
 
 
+SUBTITLE_SNIFF_LINES = 6  # subtitles show a WEBVTT header or a cue timing within their first lines
+
+
+def _spoken_if_subtitles(text: str, fmt: Any) -> str:
+    """The spoken text of SRT or WebVTT subtitles (field ``format``: 'srt' or 'vtt', or 'text' to
+    take the text as it is; without it, subtitles are recognised by their first lines), else
+    ``text``: a re-timed or re-split copy of a video's subtitles reads as the same text."""
+    if fmt is not None and fmt not in ("srt", "vtt", "text"):
+        raise InvalidDocument("bad_field", f"field 'format' must be 'srt', 'vtt' or 'text', got {fmt!r}")
+    if fmt == "text":
+        return text
+    if fmt is None:
+        head = "\n".join(text.lstrip("\ufeff \t\r\n").splitlines()[:SUBTITLE_SNIFF_LINES])
+        fmt = detect_format(head)
+        if fmt is None:
+            return text
+    try:
+        spoken = subtitle_text(text, fmt)
+    except SubtitleError as exc:
+        raise InvalidDocument("bad_subtitles", str(exc)) from None
+    if not spoken.strip():
+        raise InvalidDocument("empty_text", "the subtitles have no spoken text")
+    return spoken
+
+
 def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_000_000,
                    max_id_length: int = 512, naive_time_zone: str = "UTC") -> Document:
     """Validate one input record (bytes, JSON text or a mapping) into a :class:`Document`.
@@ -211,7 +237,7 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
     """
     obj = _record_object(raw, max_bytes)
     doc_id = _document_id(obj, max_id_length)
-    text = _document_text(obj, max_bytes)
+    text = _spoken_if_subtitles(_document_text(obj, max_bytes), obj.get("format"))
     for name in TEXT_FIELDS:
         value = obj.get(name)
         if value is not None and not isinstance(value, str):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from neardup import Deduplicator, Status
 from neardup.document import InvalidDocument, parse_document
 from neardup.files.records import FieldMap, Format, open_writer, read_records
 from tests.unit.test_cli import SAMPLE, neardup, one_error_line
@@ -167,3 +168,36 @@ def test_explain_file_with_bad_lines_is_one_line(tmp_path: Path) -> None:
     no_text = neardup("explain", "7", "c", "--file", str(src))
     assert no_text.returncode == 1 and "text" in one_error_line(no_text)
 
+
+
+SRT = ("1\n00:00:01,000 --> 00:00:04,000\n市政府今天宣布，新的地铁线路将于明年年底前开通运营，\n\n"
+       "2\n00:00:04,000 --> 00:00:08,000\n<i>全长三十二公里</i>，设站二十四座，连接城市东西两个新区。\n\n"
+       "3\n00:00:08,000 --> 00:00:12,000\n{\\an8}项目总投资约两百亿元，由市地铁集团负责建设。\n")
+VTT = ("WEBVTT\n\n00:02.500 --> 00:06.000 line:90%\n"
+       "市政府今天宣布，新的地铁线路将于明年年底前开通运营，全长三十二公里，\n\n"
+       "00:06.000 --> 00:11.000\n设站二十四座，连接城市东西两个新区。\n\nNOTE re-timed by another site\n\n"
+       "00:11.000 --> 00:15.500\n项目总投资约两百亿元，由市地铁集团负责建设。\n")
+
+
+def test_subtitles_are_read_as_their_spoken_text() -> None:
+    """SRT and WebVTT, detected or named by ``format``, become their spoken text; a copy re-timed
+    and re-split into other cues is a duplicate; 'text' takes subtitles as they are."""
+    spoken = parse_document({"id": "s", "text": SRT}).text
+    assert spoken.startswith("市政府今天宣布") and "-->" not in spoken and "<i>" not in spoken and "\\an8" not in spoken
+    assert parse_document({"id": "v", "text": VTT, "format": "vtt"}).text.replace(" ", "") == spoken.replace(" ", "")
+    assert parse_document({"id": "t", "text": SRT, "format": "text"}).text == SRT
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "srt", "text": SRT})
+        copy = dedup.decide({"id": "vtt", "text": VTT})
+    assert copy.status is Status.DUPLICATE and copy.duplicate_of == "srt"
+
+
+@pytest.mark.parametrize(("record", "reason"), [
+    ({"id": "x", "text": "no timings here", "format": "srt"}, "bad_subtitles"),
+    ({"id": "x", "text": SRT, "format": "ass"}, "bad_field"),
+    ({"id": "x", "text": "1\n00:00:01,000 --> 00:00:02,000\n<i></i>\n"}, "empty_text"),
+])
+def test_bad_subtitles_get_a_reason(record: dict[str, str], reason: str) -> None:
+    with pytest.raises(InvalidDocument) as err:
+        parse_document(record)
+    assert err.value.reason == reason and "\n" not in str(err.value)
