@@ -963,12 +963,13 @@ def polarity_words(text: str, at: int) -> str:
 
 def sentence_contexts_of(entries: npt.NDArray[np.uint64]) -> set[int]:
     """The sentence contexts among a stored profile's entries (v4 and later; none before)."""
-    fills = entries & np.uint64(0xFFFF)
-    return set((entries[np.isin(fills, SENTENCE_FILL_HASHES)] >> np.uint64(16)).tolist())
+    is_sentence = _SENTENCE_FILL_TABLE[(entries & np.uint64(0xFFFF)).astype(np.intp)]
+    return set((entries[is_sentence] >> np.uint64(16)).tolist())
 
 
 SENTENCE_COUNT_OF = {fill_hash(f"{SENTENCE_FILL}{n}"): str(n) for n in range(kprof.MAX_SENTENCE_NEGATORS + 1)}
-SENTENCE_FILL_HASHES = np.array(sorted(SENTENCE_COUNT_OF), dtype=np.uint64)
+_SENTENCE_FILL_TABLE = np.zeros(1 << 16, dtype=np.bool_)  # fill -> whether it is a sentence's (a lookup, not a search)
+_SENTENCE_FILL_TABLE[sorted(SENTENCE_COUNT_OF)] = True
 
 
 def _figure_or_bare(fill: str) -> bool:

@@ -212,16 +212,20 @@ def _excerpts(case: WindowCase, sims: PairSimilarities, codes: npt.NDArray[np.in
     the MinHash estimate, whose error at such a Jaccard is as large as the value."""
     sketches = case.table.sketches
     open_pairs = np.flatnonzero((codes == 0) & sims.comparable).tolist()
-    mine: dict[int, set[int]] = {}
+    sentences: dict[int, set[int]] = {}  # row -> its sentence contexts, made once a window
+
+    def of(row: int) -> set[int]:
+        if row not in sentences:
+            sentences[row] = sentence_contexts_of(sketches[row].profile)
+        return sentences[row]
+
     for p in open_pairs:
         i, c = int(sims.left[p]), int(sims.right[p])
-        me, cand, t = sketches[i], sketches[c], per_row[i]
-        if me.length < t.excerpt_min_chars or me.length >= cand.length:
+        t = per_row[i]
+        if sketches[i].length < t.excerpt_min_chars or sketches[i].length >= sketches[c].length:
             continue
-        if i not in mine:
-            mine[i] = sentence_contexts_of(me.profile)
-        shared = len(mine[i] & sentence_contexts_of(cand.profile))
-        if shared >= max(EXCERPT_SHARED, t.excerpt_sentences * len(mine[i])):
+        mine = of(i)
+        if len(mine) >= EXCERPT_SHARED and len(mine & of(c)) >= max(EXCERPT_SHARED, t.excerpt_sentences * len(mine)):
             codes[p] = EXCERPT_CODE
 
 
