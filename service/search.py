@@ -124,7 +124,7 @@ class Searcher:
         row = np.array([keys], dtype=np.uint64)
         refs = set((await self.warm.lookup(WindowQuery(index_keys=row))).candidates[0])
         if self.cold is not None:
-            refs |= set((await self.cold.lookup([keys], (), ())).candidates[0])
+            refs |= set((await self.cold.lookup(row, (), ())).candidates[0])
         refs.discard(doc_ref(own.doc_id) if own else b"")
         stored = list((await self._stored(sorted(refs))).values())
         comparable: list[_Stored] = []

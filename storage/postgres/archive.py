@@ -28,9 +28,10 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import psycopg
 
-from neardup.storage.base import Candidates, DecisionRecord, FingerprintRecord, doc_ref
+from neardup.storage.base import Candidates, DecisionRecord, FingerprintRecord, IndexKeys, doc_ref
 from neardup.storage.codec import decode_decision, decode_record, encode_decision, encode_record
 from neardup.storage.errors import StoreAuthError, StoreCorruptError, StoreError, StoreUnavailableError
 from neardup.storage.postgres.schema import LATEST, LEDGER, LOCK, MIGRATIONS, month_partition
@@ -53,6 +54,9 @@ def from_bigint(value: int) -> bytes:
     return int(value).to_bytes(8, "big", signed=True)
 
 
+_U64 = (1 << 64) - 1
+
+
 def key_bigint(key: int) -> int:
     """An index key (uint64) as a signed bigint: the same 64 bits."""
     return key - (1 << 64) if key >= 1 << 63 else key
@@ -71,6 +75,32 @@ class ColdDocument:
     decision: DecisionRecord | None
     first_seen: float
     published_at: float | None
+
+
+def _key_rows(key_rows: IndexKeys | Sequence[Sequence[int]]) -> IndexKeys:
+    """Rows of index keys as one uint64 array (shorter rows padded with 0, "no key")."""
+    if isinstance(key_rows, np.ndarray):
+        return np.atleast_2d(key_rows.astype(np.uint64, copy=False))
+    out = np.zeros((len(key_rows), max((len(r) for r in key_rows), default=0)), dtype=np.uint64)
+    for i, row in enumerate(key_rows):
+        out[i, : len(row)] = row
+    return out
+
+
+def _count_hits(rows: IndexKeys, hits: Sequence[tuple[int, int]]) -> list[Candidates]:
+    """Each row's candidates: the refs filed under its keys, once per key. Only the positions
+    holding a key that was found are visited (most windows find few)."""
+    found: list[Candidates] = [{} for _ in range(rows.shape[0])]
+    by_key: dict[int, list[bytes]] = defaultdict(list)
+    for key, ref in hits:
+        by_key[key & _U64].append(from_bigint(ref))
+    if not by_key:
+        return found
+    at_rows, at_cols = np.nonzero(np.isin(rows, np.fromiter(by_key, dtype=np.uint64, count=len(by_key))))
+    for r, key in zip(at_rows.tolist(), rows[at_rows, at_cols].tolist(), strict=True):
+        for ref in by_key[key]:
+            found[r][ref] = found[r].get(ref, 0) + 1
+    return found
 
 
 def _row(d: ColdDocument) -> tuple[Any, ...]:
@@ -255,11 +285,12 @@ class ColdArchive:
                 if r.ref in held and held[r.ref].record == r and entries[r.ref] == len(set(r.index_keys))}
 
     # -- reads -----------------------------------------------------------------------------------
-    async def lookup(self, key_rows: Sequence[Sequence[int]], hashes: Collection[bytes],
+    async def lookup(self, key_rows: IndexKeys | Sequence[Sequence[int]], hashes: Collection[bytes],
                      doc_ids: Collection[str]) -> ColdAnswer:
         """Candidates of each row of index keys (uint64, 0 skipped), the owners of ``hashes`` and
         the decisions of ``doc_ids``: one round trip (a pipeline of three queries)."""
-        keys = sorted({key_bigint(k) for row in key_rows for k in row if k})
+        rows = _key_rows(key_rows)
+        keys = np.unique(rows[rows != 0]).view(np.int64).tolist()  # the same 64 bits as bigint
         refs = [to_bigint(doc_ref(i)) for i in doc_ids]
         with self._errors("look up a window"):
             async with self.conn.pipeline():
@@ -270,19 +301,9 @@ class ColdArchive:
                 decided = await self.conn.execute(_BY_REF.format(columns="d.decision") + " AND d.decision IS NOT NULL",
                                                   (refs,), binary=True)  # fmt: skip
                 hits, owners, decisions = await found.fetchall(), await owned.fetchall(), await decided.fetchall()
-        by_key: dict[int, list[bytes]] = defaultdict(list)
-        for key, ref in hits:
-            by_key[key].append(from_bigint(ref))
-        candidates: list[Candidates] = []
-        for row in key_rows:
-            counted: Counter[bytes] = Counter()
-            for k in row:
-                if k:
-                    counted.update(by_key.get(key_bigint(k), ()))
-            candidates.append(counted)
         wanted = set(doc_ids)
         stored = (decode_decision(bytes(d)) for (d,) in decisions)
-        return ColdAnswer(candidates, {bytes(h): i for h, i in owners},
+        return ColdAnswer(_count_hits(rows, hits), {bytes(h): i for h, i in owners},
                           {d.doc_id: d for d in stored if d.doc_id in wanted})
 
     async def fetch(self, refs: Collection[bytes]) -> dict[bytes, FingerprintRecord]:

@@ -104,8 +104,7 @@ class TieredStore:
         ids = [query.doc_ids[r] for r in rows if r < len(query.doc_ids) and query.doc_ids[r] not in warm.decisions]
         if not rows and not unknown:
             return warm
-        keys = query.index_keys[rows].tolist() if query.index_keys.size else []
-        cold = await self.cold.lookup(keys, unknown, ids)
+        cold = await self.cold.lookup(query.index_keys[rows] if query.index_keys.size else [], unknown, ids)
         candidates = list(warm.candidates)
         for r, found in zip(rows, cold.candidates, strict=False):
             if found:
