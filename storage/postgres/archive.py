@@ -97,9 +97,9 @@ def _count_hits(rows: IndexKeys, hits: Sequence[tuple[int, int]]) -> list[Candid
     if not by_key:
         return found
     at_rows, at_cols = np.nonzero(np.isin(rows, np.fromiter(by_key, dtype=np.uint64, count=len(by_key))))
-    for r, key in zip(at_rows.tolist(), rows[at_rows, at_cols].tolist(), strict=True):
-        for ref in by_key[key]:
-            found[r][ref] = found[r].get(ref, 0) + 1
+    for r, k in zip(at_rows.tolist(), rows[at_rows, at_cols].tolist(), strict=True):
+        for doc in by_key[k]:
+            found[r][doc] = found[r].get(doc, 0) + 1
     return found
 
 
