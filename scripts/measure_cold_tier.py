@@ -15,7 +15,9 @@ partitions). Then:
   of the records the lookup proposed.
 
 Run: ``python scripts/measure_cold_tier.py --documents N --archive postgresql://...`` on an empty
-database (the script migrates it); prints one JSON line. docs/cold-tier.md has the figures.
+database (the script migrates it); prints one JSON line. ``--reuse`` measures the lookups again on
+a database an earlier run filled (no load; the archived documents looked up are sampled from it).
+docs/cold-tier.md has the figures.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from neardup.storage.base import DecisionRecord, FingerprintRecord
-from neardup.storage.postgres.archive import ColdArchive, ColdDocument
+from neardup.storage.postgres.archive import ColdArchive, ColdDocument, from_bigint
 
 BATCH = 1000
 WINDOW = 1000
@@ -119,15 +121,29 @@ async def lookups(archive: ColdArchive, sample: list[ColdDocument], windows: int
             "candidates_per_window": round(found / windows, 1), "windows": windows}
 
 
-async def main(n: int, url: str, windows: int) -> dict[str, Any]:
-    """Migrate, archive ``n`` documents, measure; the JSON-ready figures."""
+async def archived_sample(archive: ColdArchive, count: int = 20_000) -> list[ColdDocument]:
+    """Documents an earlier run archived, read back (``--reuse``)."""
+    cur = await archive.conn.execute("SELECT ref FROM neardup_refs TABLESAMPLE SYSTEM (5) LIMIT %s", (count,))
+    refs = [from_bigint(row[0]) for row in await cur.fetchall()]
+    return [ColdDocument(row.record, row.decision, 0.0, None) for row in (await archive.rows(refs)).values()]
+
+
+async def main(n: int, url: str, windows: int, reuse: bool) -> dict[str, Any]:
+    """Migrate, archive ``n`` documents (unless ``reuse``), measure; the JSON-ready figures."""
     rnd = random.Random(1)
     archive = ColdArchive(url)
     await archive.open(migrating=True)
     try:
-        await archive.migrate()
-        rate, sample = await load(archive, n, rnd)
-        out: dict[str, Any] = {"documents": n, "archive_docs_per_s": round(rate)}
+        out: dict[str, Any] = {"documents": n}
+        if reuse:
+            sample = await archived_sample(archive)
+            # a generator of its own: one seeded as the load's would draw the archived keys again
+            rnd = random.Random(2)
+            await lookups(archive, sample, max(1, windows // 10), rnd)  # the index into memory first
+        else:
+            await archive.migrate()
+            rate, sample = await load(archive, n, rnd)
+            out["archive_docs_per_s"] = round(rate)
         out.update(await sizes(archive, n))
         out.update(await lookups(archive, sample, windows, rnd))
         return out
@@ -140,5 +156,6 @@ if __name__ == "__main__":
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--archive", required=True, help="postgresql://USER:PASSWORD@HOST:PORT/DB (an empty database)")
     parser.add_argument("--windows", type=int, default=200)
+    parser.add_argument("--reuse", action="store_true", help="measure again on a database an earlier run filled")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(main(args.documents, args.archive, args.windows))))
+    print(json.dumps(asyncio.run(main(args.documents, args.archive, args.windows, args.reuse))))
