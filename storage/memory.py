@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
@@ -191,8 +192,7 @@ class MemoryFingerprintStore:
         """See :meth:`neardup.storage.base.FingerprintStore.kept`: in ref order, the cursor the
         last ref's hex (a ref order survives documents forgotten between pages)."""
         after = bytes.fromhex(cursor)
-        refs = sorted(ref for ref, e in self._records.items()
-                      if e.expires_at == INF and ref > after)[:count]  # fmt: skip
+        refs = heapq.nsmallest(count, (ref for ref, e in self._records.items() if e.expires_at == INF and ref > after))
         docs = [KeptDocument(rec, held[0] if (held := self._decisions.get(rec.doc_id)) else None)
                 for rec in (self._records[ref].record for ref in refs)]  # fmt: skip
         return KeptPage(docs, refs[-1].hex() if len(refs) == count else "")
