@@ -160,12 +160,7 @@ class ColdArchive:
         if self._conn is not None:
             return
         with self._errors("connect"):
-            self._conn = await psycopg.AsyncConnection.connect(self._raw_url, autocommit=True,
-                                                               connect_timeout=max(1, round(self._timeout)))
-            # every query here looks rows up by key; while the tables are small enough for the
-            # planner to prefer a sequential scan for a window's 38,000 keys, that scan took twice
-            # as long as the index (scripts/measure_cold_tier.py at 100,000 documents)
-            await self._conn.execute("SET enable_seqscan = off")
+            self._conn = await self._connect()
         if not migrating:
             version = await self.schema_version()
             if version != LATEST:
@@ -178,6 +173,27 @@ class ColdArchive:
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
+
+    async def _connect(self) -> psycopg.AsyncConnection[Any]:
+        conn = await psycopg.AsyncConnection.connect(self._raw_url, autocommit=True,
+                                                     connect_timeout=max(1, round(self._timeout)))
+        # every query here looks rows up by key; while the tables are small enough for the planner
+        # to prefer a sequential scan for a window's 38,000 keys, that scan took twice as long as
+        # the index (scripts/measure_cold_tier.py at 100,000 documents)
+        await conn.execute("SET enable_seqscan = off")
+        return conn
+
+    @asynccontextmanager
+    async def _using(self, doing: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """The connection, psycopg's errors as the store's. A connection that broke (the server
+        restarted, a failover, a dropped session) failed its call; the next call connects again,
+        so a worker that retries the window carries on once the server is back."""
+        with self._errors(doing):
+            conn = self.conn
+            if conn.broken or conn.closed:
+                await conn.close()
+                self._conn = conn = await self._connect()
+            yield conn
 
     @property
     def conn(self) -> psycopg.AsyncConnection[Any]:
@@ -206,19 +222,18 @@ class ColdArchive:
 
     @asynccontextmanager
     async def _transaction(self, doing: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        with self._errors(doing):
-            async with self.conn.transaction():
-                yield self.conn
+        async with self._using(doing) as conn, conn.transaction():
+            yield conn
 
     # -- schema ----------------------------------------------------------------------------------
     async def schema_version(self) -> int:
         """The highest migration applied (0: none)."""
-        with self._errors("read the schema version"):
-            cur = await self.conn.execute("SELECT to_regclass('neardup_migrations') IS NOT NULL")
+        async with self._using("read the schema version") as conn:
+            cur = await conn.execute("SELECT to_regclass('neardup_migrations') IS NOT NULL")
             row = await cur.fetchone()
             if not row or not row[0]:
                 return 0
-            cur = await self.conn.execute("SELECT coalesce(max(version), 0) FROM neardup_migrations")
+            cur = await conn.execute("SELECT coalesce(max(version), 0) FROM neardup_migrations")
             row = await cur.fetchone()
         return int(row[0]) if row else 0
 
@@ -275,8 +290,8 @@ class ColdArchive:
         and every index entry."""
         pairs = [(key_bigint(k), to_bigint(r.ref)) for r in records for k in set(r.index_keys)]
         held = await self.rows([r.ref for r in records])
-        with self._errors("verify archived documents"):
-            cur = await self.conn.execute(
+        async with self._using("verify archived documents") as conn:
+            cur = await conn.execute(
                 "SELECT i.ref FROM unnest(%b::bigint[], %b::bigint[]) AS u(key, ref) "
                 "JOIN neardup_index i ON i.key = u.key AND i.ref = u.ref",
                 ([k for k, _ in pairs], [r for _, r in pairs]))
@@ -292,15 +307,14 @@ class ColdArchive:
         rows = _key_rows(key_rows)
         keys = np.unique(rows[rows != 0]).view(np.int64).tolist()  # the same 64 bits as bigint
         refs = [to_bigint(doc_ref(i)) for i in doc_ids]
-        with self._errors("look up a window"):
-            async with self.conn.pipeline():
-                found = await self.conn.execute("SELECT key, ref FROM neardup_index WHERE key = ANY(%b::bigint[])",
-                                                (keys,), binary=True)  # fmt: skip
-                owned = await self.conn.execute("SELECT content_hash, doc_id FROM neardup_refs "
-                                                "WHERE content_hash = ANY(%b::bytea[])", (list(hashes),), binary=True)
-                decided = await self.conn.execute(_BY_REF.format(columns="d.decision") + " AND d.decision IS NOT NULL",
-                                                  (refs,), binary=True)  # fmt: skip
-                hits, owners, decisions = await found.fetchall(), await owned.fetchall(), await decided.fetchall()
+        async with self._using("look up a window") as conn, conn.pipeline():
+            found = await conn.execute("SELECT key, ref FROM neardup_index WHERE key = ANY(%b::bigint[])", (keys,),
+                                       binary=True)  # fmt: skip
+            owned = await conn.execute("SELECT content_hash, doc_id FROM neardup_refs WHERE content_hash = "
+                                       "ANY(%b::bytea[])", (list(hashes),), binary=True)  # fmt: skip
+            decided = await conn.execute(_BY_REF.format(columns="d.decision") + " AND d.decision IS NOT NULL",
+                                         (refs,), binary=True)  # fmt: skip
+            hits, owners, decisions = await found.fetchall(), await owned.fetchall(), await decided.fetchall()
         wanted = set(doc_ids)
         stored = (decode_decision(bytes(d)) for (d,) in decisions)
         return ColdAnswer(_count_hits(rows, hits), {bytes(h): i for h, i in owners},
@@ -312,8 +326,8 @@ class ColdArchive:
 
     async def rows(self, refs: Collection[bytes]) -> dict[bytes, ColdRow]:
         """Whole rows by ref: record, decision and times."""
-        with self._errors("fetch archived documents"):
-            cur = await self.conn.execute(
+        async with self._using("fetch archived documents") as conn:
+            cur = await conn.execute(
                 _BY_REF.format(columns="d.ref, d.record, d.decision, d.first_seen, d.published_at"),
                 ([to_bigint(r) for r in refs],), binary=True)
             raw = await cur.fetchall()
@@ -328,8 +342,8 @@ class ColdArchive:
 
     async def stats(self) -> dict[str, int]:
         """Documents, index entries, and bytes on disk (tables with their indexes)."""
-        with self._errors("read the archive's sizes"):
-            cur = await self.conn.execute(
+        async with self._using("read the archive's sizes") as conn:
+            cur = await conn.execute(
                 "SELECT (SELECT count(*) FROM neardup_documents), (SELECT count(*) FROM neardup_index), "
                 "(SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('neardup_documents')) "
                 "+ pg_total_relation_size('neardup_refs'), "

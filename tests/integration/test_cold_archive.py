@@ -136,3 +136,20 @@ async def test_password_authentication_is_required(postgres_url: str) -> None:
     with pytest.raises(psycopg.OperationalError, match="password"):
         await psycopg.AsyncConnection.connect(parts._replace(netloc=f"neardup@{parts.hostname}:{parts.port}").geturl(),
                                               connect_timeout=5)
+
+
+async def test_a_dropped_connection_fails_one_call_and_the_next_connects_again(postgres_url: str) -> None:
+    archive = await migrated(postgres_url)
+    try:
+        await archive.put([cold("d1", (key("a"),))])
+        cur = await archive.conn.execute("SELECT pg_backend_pid()")
+        row = await cur.fetchone()
+        assert row is not None
+        with psycopg.connect(postgres_url, autocommit=True) as admin:  # a restart or failover, as a client sees it
+            admin.execute("SELECT pg_terminate_backend(%s)", (row[0],))
+        with pytest.raises(StoreUnavailableError):
+            await archive.lookup([[key("a")]], [], [])
+        answer = await archive.lookup([[key("a")]], [], [])  # a worker's retry of the window
+        assert answer.candidates == [{record("d1", ()).ref: 1}]
+    finally:
+        await archive.close()
