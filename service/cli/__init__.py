@@ -367,6 +367,7 @@ class DedupRun:
             "documents_per_second": round(self.decided / elapsed, 1) if elapsed > 0 else None,
             "peak_rss_mb": round(peak_mb, 1),
             "store": self.settings.redacted()["store_url"],
+            **({"archive": self.settings.redacted()["archive_url"]} if self.settings.archive_url else {}),
         }
 
 

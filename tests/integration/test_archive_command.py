@@ -21,7 +21,7 @@ from neardup.engine import Engine, decide_all
 from neardup.storage import FingerprintRecord, TTLPolicy
 from neardup.storage.file import FileFingerprintStore
 from neardup.storage.postgres.archive import ColdArchive
-from tests.integration.test_tiered_store import TTL, announcements
+from tests.integration.test_tiered_store import SAMPLE, TTL, announcements
 
 pytestmark = pytest.mark.integration
 
@@ -107,3 +107,26 @@ async def _nothing_lost_or_doubled(url: str, path: Path, records: list[Fingerpri
         assert stats["records"] == stats["bucket_entries"] == stats["claims"] == 0
     finally:
         await warm.close()
+
+
+def test_the_batch_cli_decides_against_the_cold_tier(tmp_path: Path, postgres_url: str) -> None:
+    """neardup dedup --archive: originals archived by neardup archive are still found, and say so."""
+    lines = [json.dumps({**json.loads(line), "type": "announcement"}, ensure_ascii=False)
+             for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    first, later = tmp_path / "first.jsonl", tmp_path / "later.jsonl"
+    first.write_text("\n".join(lines[:100]) + "\n", encoding="utf-8")
+    later.write_text("\n".join(lines[100:]) + "\n", encoding="utf-8")
+    store = ["--store", f"file://{tmp_path / 'store.db'}", "--archive", postgres_url]
+    password = postgres_url.split(":")[2].split("@")[0]
+    assert neardup("archive", "migrate", "--archive", postgres_url).returncode == 0
+    assert neardup("dedup", str(first), "-o", str(tmp_path / "first.out.jsonl"), "-q", *store).returncode == 0
+    moved = neardup("archive", "--older-than", "0s", *store)
+    assert moved.returncode == 0 and json.loads(moved.stdout)["moved"] > 0, moved.stderr
+    run = neardup("dedup", str(later), "-o", str(tmp_path / "later.out.jsonl"), "-q", *store)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stderr.strip().splitlines()[-1])
+    assert summary["archive"].startswith("postgresql://neardup:***@") and password not in run.stderr
+    rows = [json.loads(line) for line in (tmp_path / "later.out.jsonl").read_text(encoding="utf-8").splitlines()]
+    archived = {json.loads(line)["id"] for line in lines[:100]}
+    from_cold = [r for r in rows if r["duplicate_of"] in archived]
+    assert from_cold and all(r["evidence"]["tier"] == "cold" for r in from_cold)
