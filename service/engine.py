@@ -266,11 +266,13 @@ class Engine:
 
     def apply_model(self, model: Model) -> None:
         """Decide from now on with a learned model (:mod:`neardup.learning.model`): its words in the
-        SimHash weights and the critical-difference lexicon, its thresholds as the base of the
-        adaptive ones. Documents already stored keep the fingerprints they were stored with."""
+        SimHash weights and the critical-difference lexicon, its name fields in the name check, its
+        thresholds as the base of the adaptive ones. Documents already stored keep the
+        fingerprints they were stored with."""
         fp = self.settings.fingerprint
         lexicon = apply_to_lexicon(load_lexicon(fp.domain_weights_path), model)
         self.fingerprinter.use_lexicon(lexicon)
+        self.fingerprinter.use_name_fields(model.name_fields)
         self.profiler = AnchorProfiler(lexicon)
         self.thresholds = AdaptiveThresholds(self.settings.thresholds.model_copy(update=model.thresholds))
         self.model = model

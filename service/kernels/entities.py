@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from neardup.kernels.hashing import FNV_OFFSET, FNV_PRIME, GOLDEN, fmix64
-from neardup.kernels.text import CJK
+from neardup.kernels.text import ALNUM, CJK, DIGIT
 
 NAME_MARK = np.uint64(0x9E3779B97F4A7C15)  # a name inside another name's context
 LEFT = np.uint64(0x4C)
@@ -276,6 +276,23 @@ def suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, suffixes,
             for t in range(first, i + 1):
                 flags[t] = True
                 fills[t] = tok_hashes[t]
+
+
+@njit(nogil=True, cache=True)
+def marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, classes):
+    """Flag, in place, the token after a field marker (``markers``: sorted token hashes of words
+    reviewers taught, 申请人, 关于) as a name, when it starts with a letter or an ideograph: the
+    field a template fills with another company or person."""
+    limit = classes.shape[0]
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a, b - 1):
+            if flags[i + 1] or not _in_sorted(markers, tok_hashes[i]):
+                continue
+            c = cps[starts[i + 1]]
+            if c < limit and classes[c] & (CJK | ALNUM) and not classes[c] & DIGIT:
+                flags[i + 1] = True
+                fills[i + 1] = tok_hashes[i + 1]
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -67,6 +67,7 @@ class Model:
     polarity: tuple[tuple[str, str, str], ...] = ()  # (word, class, sign)
     heavier: tuple[str, ...] = ()
     lighter: tuple[str, ...] = ()
+    name_fields: tuple[str, ...] = ()  # words after which a template names someone (申请人): names follow
     thresholds: dict[str, float] = field(default_factory=dict)  # ThresholdSettings field -> value
     labels: tuple[Label, ...] = ()
     parent: int = 0
@@ -89,6 +90,7 @@ class Model:
             polarity=tuple((str(w), str(c), str(s)) for w, c, s in d.get("polarity", [])),
             heavier=tuple(map(str, d.get("heavier", []))),
             lighter=tuple(map(str, d.get("lighter", []))),
+            name_fields=tuple(map(str, d.get("name_fields", []))),
             thresholds={str(k): float(v) for k, v in d.get("thresholds", {}).items()},
             labels=tuple(Label(str(a), str(b), bool(y)) for a, b, y in d.get("labels", [])),
             parent=int(d.get("parent", 0)),
@@ -101,7 +103,7 @@ class Model:
         """What ``neardup model show`` prints (the labels by count only)."""
         return {"version": self.version, "parent": self.parent, "created_at": self.created_at, "note": self.note,
                 "polarity_pairs": [list(p) for p in self.polarity], "heavier": list(self.heavier),
-                "lighter": list(self.lighter), "thresholds": self.thresholds,
+                "lighter": list(self.lighter), "name_fields": list(self.name_fields), "thresholds": self.thresholds,
                 "labels": {"duplicate": sum(x.is_duplicate for x in self.labels),
                            "not_duplicate": sum(not x.is_duplicate for x in self.labels)},
                 "metrics": self.metrics}
@@ -192,8 +194,37 @@ def learn_words(model: Model, examples: Sequence[Example], min_support: int = 3,
             polarity[x], polarity[y] = known[x], known[y] = (cls, "+"), (cls, "-")
         heavier.update((x, y))
     lighter = set(model.lighter) | _furniture_words(examples, min_support) - heavier
+    fields = set(model.name_fields) | _name_fields(examples, min_support, stop, set(known))
     return replace(model, polarity=tuple((w, c, s) for w, (c, s) in sorted(polarity.items())),
-                   heavier=tuple(sorted(heavier)), lighter=tuple(sorted(lighter)))
+                   heavier=tuple(sorted(heavier)), lighter=tuple(sorted(lighter)), name_fields=tuple(sorted(fields)))
+
+
+def _name_fields(examples: Sequence[Example], min_support: int, stopwords: frozenset[str],
+                 polar: set[str]) -> set[str]:
+    """Words that stand before a replaced word in wrong merges of at least ``min_support``
+    independent pairs: a template's field that names someone (申请人 X公司, 关于 X 的): the same
+    notice about another company is a distinct document. A name itself is one pair's guess; the
+    field is what recurs. Polarity words and what punctuation or a stop word precedes are left out."""
+    fields: Counter[str] = Counter()
+    for ex in examples:
+        if ex.predicted and not ex.is_duplicate:
+            fields.update(_fields_of(ex.a.text, ex.b.text, stopwords, polar))
+    return {w for w, n in fields.items() if n >= min_support}
+
+
+def _fields_of(a: str, b: str, stopwords: frozenset[str], polar: set[str]) -> set[str]:
+    """The words right before each single word ``b`` replaced in ``a`` (not polarity words)."""
+    ta, tb = tokens(a), tokens(b)
+    out: set[str] = set()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+        if op != "replace" or i1 == 0 or i2 - i1 > 3 or j2 - j1 > 3:
+            continue
+        if any(w in polar for w in ta[i1:i2] + tb[j1:j2]):
+            continue
+        before = ta[i1 - 1]
+        if _learnable(before, stopwords) and not before.isdigit():
+            out.add(before)
+    return out
 
 
 def _reversing_pairs(examples: Sequence[Example], min_support: int,
@@ -356,7 +387,7 @@ async def predict(settings: Any, model: Model, labels: Sequence[Label],
     from neardup.storage.memory import MemoryFingerprintStore
 
     engine = Engine(settings.model_copy(update={"store_url": "memory://"}), MemoryFingerprintStore())
-    if model.version or model.polarity or model.thresholds:
+    if model.version or model.polarity or model.thresholds or model.name_fields:
         engine.apply_model(model)
     used = [x for x in labels if x.a in docs and x.b in docs]
     ids = sorted({i for x in used for i in (x.a, x.b)})

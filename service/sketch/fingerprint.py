@@ -18,6 +18,7 @@ Byte formats (all big-endian, versioned; the store keeps them opaque):
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
@@ -55,8 +56,8 @@ from neardup.text.language import (
     shingle_kind,
     tokenizer_of,
 )
-from neardup.text.lexicon import TOKEN_SEED, Lexicon, WeightTable, weight_table, weight_table_of
-from neardup.text.normalize import NormalizedBatch, normalize_batch, strip_html, tables
+from neardup.text.lexicon import TOKEN_SEED, Lexicon, WeightTable, hash_words, weight_table, weight_table_of
+from neardup.text.normalize import NormalizedBatch, normalize_batch, normalize_text, strip_html, tables
 from neardup.text.segment import segmenter
 
 MASK64 = (1 << 64) - 1
@@ -301,6 +302,12 @@ class Fingerprinter:
         self.detector = LanguageDetector()
         self.a, self.b = permutations(config.num_perm, config.seed)
         self.words = 2 if config.simhash_bits == 128 else 1
+        self.name_markers: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)  # use_name_fields
+
+    def use_name_fields(self, markers: Sequence[str]) -> None:
+        """Words after which a name stands (learned from reviewers: a template's field)."""
+        words = [normalize_text(w, t2s=self.config.t2s) for w in markers]
+        self.name_markers = np.unique(hash_words(words)) if words else np.zeros(0, dtype=np.uint64)
 
     def use_lexicon(self, lexicon: Lexicon) -> None:
         """SimHash weights from ``lexicon`` (a learned model's words) over the configured IDF table."""
@@ -365,6 +372,8 @@ class Fingerprinter:
             flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
             kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames(), self.classes)
             kent.suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, *zh_suffix_tables(), self.classes)
+            if len(self.name_markers):
+                kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, self.name_markers, self.classes)
         elif tokenizer is Tokenizer.WORDS:
             flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)

@@ -145,6 +145,36 @@ async def test_thresholds_from_the_store_are_validated_out_of_fold() -> None:
     assert outcome.accepted == (outcome.out_of_fold_after["pair_f1"] >= outcome.out_of_fold_before["pair_f1"])
 
 
+TEMPLATE = ("经审查，申请人{n}于2024年3月提交的食品经营许可申请材料齐全，符合法定形式，本局决定准予许可。"
+            "请申请人{n}自收到本通知之日起三十日内到政务服务中心窗口领取许可证，逾期未领取的视为放弃。特此通知。")
+SHOPS = ["福瑞达", "恒昌隆", "德润祥", "华信达", "鑫源泰", "瑞丰和", "永盛兴", "嘉禾顺"]  # no dictionary names
+
+
+async def test_reviewers_teach_a_templates_name_field() -> None:
+    """Three overturned merges of one notice sent about other shops (names the dictionary lacks)
+    teach the field (the word before the name, 申请人), not the names: a fourth pair with two
+    shops never seen is kept apart by the name check. Two pairs teach nothing."""
+    settings = load_settings(store_url="memory://", worker_id="learn")
+    docs, labels = {}, []
+    for k in range(3):
+        docs[f"a{k}"] = Document(id=f"a{k}", text=TEMPLATE.format(n=SHOPS[2 * k]) + f"编号{k}")
+        docs[f"b{k}"] = Document(id=f"b{k}", text=TEMPLATE.format(n=SHOPS[2 * k + 1]) + f"编号{k}")
+        labels.append(Label(f"a{k}", f"b{k}", False))
+    unseen = [Document(id="x", text=TEMPLATE.format(n=SHOPS[6])), Document(id="y", text=TEMPLATE.format(n=SHOPS[7]))]
+    before = await Engine(settings, MemoryFingerprintStore()).decide(unseen)
+    assert before[1].status == "duplicate"  # names the dictionary lacks: merged
+    few, _ = await learn(settings, Model(), labels[:2], docs)
+    assert few.name_fields == ()
+    model, outcome = await learn(settings, Model(), labels, docs)
+    assert outcome.accepted and model.name_fields == ("申请人",)
+    assert Model.from_bytes(model.to_bytes()).name_fields == ("申请人",)
+    after = Engine(settings, MemoryFingerprintStore())
+    after.apply_model(model)
+    out = await after.decide(unseen)
+    assert out[1].status == "unique" and out[1].evidence.critical is not None
+    assert out[1].evidence.critical.kind == "entity"
+
+
 async def test_workers_adopt_a_new_model_version_from_the_store_without_a_restart() -> None:
     store = MemoryFingerprintStore()
     settings = load_settings(store_url="memory://", worker_id="w")

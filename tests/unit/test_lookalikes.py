@@ -249,6 +249,20 @@ def test_a_place_or_body_the_dictionary_lacks_ends_with_its_suffix() -> None:
     assert flagged(["报道", "财金", "队"]) == [False, True, True]  # several tokens: the first a single character
 
 
+def test_a_word_after_a_learned_field_marker_is_a_name() -> None:
+    words = ["申请人", "嘉禾", "顺", "于", "申请人", "2024", "申请人", "，"]
+    text = "".join(words)
+    cps = np.array([ord(c) for c in text], dtype=np.uint32)
+    ends = np.cumsum([len(w) for w in words])
+    starts = ends - np.array([len(w) for w in words])
+    hashes = hash_words(words)
+    flags, fills = np.zeros(len(words), dtype=np.bool_), np.zeros(len(words), dtype=np.uint64)
+    kent.marker_names(cps, starts, np.array([0, len(words)]), hashes, flags, fills, np.sort(hash_words(["申请人"])),
+                      tables(True)[1])
+    assert flags.tolist() == [False, True, False, False, False, False, False, False]  # not a figure, not a comma
+    assert int(fills[1]) == int(hashes[1])
+
+
 def test_dictionary_words_that_end_as_a_body_are_names() -> None:
     assert is_dictionary_name("公安部", "n") and is_dictionary_name("浇底乡", "n")  # jieba tags them plain nouns
     assert is_dictionary_name("新华社", "nt") and is_dictionary_name("江泽民", "nr")
