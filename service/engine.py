@@ -36,7 +36,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from rbloom import Bloom
 
 from neardup.config.settings import Settings
 from neardup.decision import CriticalEvidence, Decision, Evidence, Reason, Rule, Status
@@ -50,6 +49,7 @@ from neardup.rules.thresholds import STATE_NAME, AdaptiveThresholds
 from neardup.rules.translation import STATE_NAME as TRANSLATION_STATE
 from neardup.rules.translation import TranslationCheck
 from neardup.rules.versions import version_marks
+from neardup.sketch.bloom import RotatingBloom
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter, Fingerprints, encode_simhash
 from neardup.sketch.hot import HotTier
 from neardup.sketch.index import IndexLayout, excerpt_keys
@@ -72,12 +72,7 @@ from neardup.text.stamps import mask_timestamps_batch
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BLOOM_CAPACITY = 10_000_000
-
-
-def _bloom_hash(item: Any) -> int:
-    # rbloom needs a stable hash: the first 16 bytes of the content hash as a signed int128
-    return int.from_bytes(item[:16], "big", signed=True)
+BLOOM_CAPACITY = 10_000_000  # a generation of the worker's Bloom filter (neardup.sketch.bloom)
 
 
 @dataclass(slots=True)
@@ -115,8 +110,7 @@ class Engine:
         self.profiler = profiler(fp.domain_weights_path)
         self.thresholds = AdaptiveThresholds(settings.thresholds)
         self.model = Model()
-        self.bloom = Bloom(BLOOM_CAPACITY, 0.01, hash_func=_bloom_hash)
-        self._bloom_items = 0
+        self.bloom = RotatingBloom(BLOOM_CAPACITY)
         self.hot = HotTier(settings.window.hot_count, settings.window.hot_seconds)
         self.translation = (TranslationCheck(settings.translation, settings.window.hot_count,
                                              settings.window.hot_seconds)
@@ -434,10 +428,8 @@ class Engine:
             expected = v.matched if v.reason is Reason.EXACT else w.docs[rows[k]].id
             if owner != expected:  # the hash was claimed meanwhile (another worker, an earlier run)
                 out[k] = Verdict(Status.DUPLICATE, Reason.EXACT, Rule.EXACT, owner, v.similarity, v.candidates)
-        for r in rows:
-            self.bloom.add(w.fps.content_hashes[r])
-        self._bloom_items += len(rows)
-        self.metrics.bloom_fill.set(min(1.0, self._bloom_items / BLOOM_CAPACITY))
+        self.bloom.add_all(w.fps.content_hashes[r] for r in rows)
+        self.metrics.bloom_fill.set(self.bloom.fill)
         self.hot.add((w.refs[r], w.sketches[r]) for r, v in zip(rows, out, strict=True) if v.reason is not Reason.EXACT)
         return out, answer.rechecked
 
