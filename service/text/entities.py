@@ -34,7 +34,7 @@ EN_FILL_LETTERS = 3  # an English name fills by its first letters: crawler noise
 NAME_FILL_BYTE = kprof.NAME_FILL_BYTE
 NAME_PRESENT_FILL = kprof.NAME_PRESENT_FILL  # the fill of a name's presence entry (the same test)
 PLACE_SUFFIXES = "省市县区镇乡村州"
-PROPER_TAGS: frozenset[str] = frozenset()  # nz words are as often common nouns (大都会, 永恒性) as names
+# nouns that end as a body or a place are names; nz alone is not (大都会, 永恒性 are nz)
 NOUN_TAGS = frozenset({"n", "nz", "j"})
 BODY_SUFFIXES = PLACE_SUFFIXES + "部局厅委署社"  # ... and the suffixes of public bodies
 CONTEXT_TOKENS = 3  # tokens each side of a name
@@ -63,13 +63,13 @@ def canonical_name(word: str) -> str:
 
 def is_dictionary_name(word: str, tag: str) -> bool:
     """Whether a word of jieba's dictionary is a name: tagged one (nr, nrt, nrfg, ns, nt), or a
-    word of three or more characters that ends as a body or a place does (公安部, 浇底乡: jieba
-    tags many such words plain n), or that is tagged another proper noun (nz: 白纸坊)."""
+    noun of three or more characters that ends as a body or a place does (公安部, 浇底乡: jieba
+    tags many such words plain n)."""
     if tag in NAME_TAGS:
         return len(word) >= MIN_NAME_CHARS.get(tag, 2)
     if len(word) < 3:
         return False
-    return tag in PROPER_TAGS or (tag in NOUN_TAGS and word[-1] in BODY_SUFFIXES)
+    return tag in NOUN_TAGS and word[-1] in BODY_SUFFIXES
 
 
 @lru_cache(maxsize=1)
@@ -94,7 +94,7 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         return {"names": names[keep], "canonical": canon[keep]}
 
     stat = path.stat()
-    rules = repr((sorted(NAME_TAGS), sorted(PROPER_TAGS), sorted(NOUN_TAGS), BODY_SUFFIXES,
+    rules = repr((sorted(NAME_TAGS), sorted(NOUN_TAGS), BODY_SUFFIXES,
                   sorted(MIN_NAME_CHARS.items())))
     tags = hashlib.sha1(rules.encode()).hexdigest()[:12]  # a changed rule is another table
     arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}-3", build)
