@@ -6,9 +6,10 @@ window, only for the rows whose content type reaches it (the types kept forever,
 announcements by default). What a document is decided against is the union of both tiers, so a
 decision does not depend on whether the earlier document was archived yet:
 
-* ``lookup``: candidates of the cold rows from both tiers (a document archived but not yet
-  forgotten by the warm store is counted once), owners of content hashes the warm store does not
-  know, and the decisions of cold rows the warm store does not hold (a replay of an archived one);
+* ``lookup``: both tiers at once; candidates of the cold rows from both (a document archived but
+  not yet forgotten by the warm store is counted once), owners of content hashes the warm store
+  does not know, and the decisions of cold rows the warm store does not hold (a replay of an
+  archived one);
 * ``fetch``: the warm store, then the cold tier for the refs only it proposed;
 * ``commit``: a content hash the cold tier holds for another document is that document's, as a
   warm claim would be (the claim is not made, the record not stored); the rest is the warm commit.
@@ -20,7 +21,10 @@ says which documents the cold tier supplied (the evidence's ``tier: cold``).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Iterable, Sequence
+
+import numpy as np
 
 from neardup.storage.base import (
     Candidates,
@@ -97,14 +101,15 @@ class TieredStore:
         return [r for r, t in enumerate(query.content_types) if self.archived_type(t)]
 
     async def lookup(self, query: WindowQuery) -> WindowAnswer:
-        """See :meth:`neardup.storage.base.FingerprintStore.lookup` and the module docstring."""
-        warm = await self.warm.lookup(query)
+        """See :meth:`neardup.storage.base.FingerprintStore.lookup` and the module docstring. Both
+        tiers are asked at once (the cold tier for every id and hash the window could need), so a
+        window waits for the slower of the two, not for both in turn."""
         rows = self._cold_rows(query)
-        unknown = [h for h, owner in zip(query.exact_hashes, warm.owners, strict=True) if owner is None]
-        ids = [query.doc_ids[r] for r in rows if r < len(query.doc_ids) and query.doc_ids[r] not in warm.decisions]
-        if not rows and not unknown:
-            return warm
-        cold = await self.cold.lookup(query.index_keys[rows] if query.index_keys.size else [], unknown, ids)
+        if not rows and not query.exact_hashes:
+            return await self.warm.lookup(query)
+        ids = [query.doc_ids[r] for r in rows if r < len(query.doc_ids)]
+        keys = query.index_keys[rows] if query.index_keys.size else np.zeros((0, 0), dtype=np.uint64)
+        warm, cold = await asyncio.gather(self.warm.lookup(query), self.cold.lookup(keys, query.exact_hashes, ids))
         candidates = list(warm.candidates)
         for r, found in zip(rows, cold.candidates, strict=False):
             if found:
@@ -115,7 +120,7 @@ class TieredStore:
                 candidates[r] = merged
         owners = [owner if owner is not None else cold.owners.get(h)
                   for h, owner in zip(query.exact_hashes, warm.owners, strict=True)]  # fmt: skip
-        self._remember(doc_ref(i) for i in cold.owners.values())
+        self._remember(doc_ref(o) for o, w in zip(owners, warm.owners, strict=True) if o is not None and w is None)
         return WindowAnswer({**cold.decisions, **warm.decisions}, owners, candidates, warm.states)
 
     async def candidates(self, index_keys: IndexKeys) -> list[Candidates]:
