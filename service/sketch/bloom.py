@@ -9,9 +9,12 @@ configured false-positive rate, the older generation dropped when the newer one 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from rbloom import Bloom
+
+log = logging.getLogger(__name__)
 
 
 def _bloom_hash(item: bytes) -> int:
@@ -44,6 +47,8 @@ class RotatingBloom:
             if self._count >= self.capacity:
                 self._previous, self._current, self._count = self._current, self._new(), 0
                 self.rotations += 1
+                log.info("Bloom filter: generation %d started, the hashes of generation %d forgotten",
+                         self.rotations + 1, self.rotations - 1)
             self._current.add(h)
             self._count += 1
 
