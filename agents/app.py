@@ -46,6 +46,8 @@ EngineFactory = Callable[[Settings, CollectorRegistry], Awaitable[Any]]
 # the consumer-lag gauge is refreshed from the broker this often, and after every window
 LAG_REFRESH_SECONDS = 5.0
 LAG_CALL_TIMEOUT = 5.0
+# the broker has not answered the lag calls for this long: say so (log, /ready, a metric)
+BROKER_AWAY_SECONDS = 15.0
 # On SIGTERM a healthy window in flight may finish (and be committed) within WINDOW_GRACE_SECONDS;
 # a window retrying a failing store is abandoned at once. Closing the store gets STORE_CLOSE_SECONDS.
 # A worker still running STOP_DEADLINE_SECONDS after the stop began exits hard: its acked offsets
@@ -95,6 +97,8 @@ class Runtime:
         self._window_idle = asyncio.Event()
         self._window_idle.set()
         self.checks_in_flight = 0  # POST /check requests being served
+        self.broker_failing_since: float | None = None  # monotonic time of the first unanswered lag call
+        self.broker_away = False  # unanswered for BROKER_AWAY_SECONDS: not ready, said once in the log
 
     # -- engine lifecycle ------------------------------------------------------------------------
 
@@ -217,7 +221,7 @@ class Runtime:
     def ready(self) -> bool:
         """Engine open, partitions assigned, store answering, not stopping."""
         return (self.engine is not None and self.assigned is not None and self.degraded is None
-                and not self.stopping.is_set())  # fmt: skip
+                and not self.broker_away and not self.stopping.is_set())  # fmt: skip
 
     def _update_ready(self) -> None:
         self.metrics.ready.set(1 if self.ready else 0)
@@ -277,8 +281,34 @@ class Runtime:
                         positions[tp.partition] = position
         except Exception as exc:  # the broker is away or a rebalance is under way: try again next time
             log.debug("consumer lag not refreshed: %r", exc)
+            self.broker_unanswered(exc)
             return
+        self.broker_answered()
         self.set_lag({tp.partition: end for tp, end in ends.items() if end is not None}, positions)
+
+    def broker_unanswered(self, exc: BaseException, now: float | None = None) -> None:
+        """A call to the broker failed: after ``BROKER_AWAY_SECONDS`` of failures the worker says
+        the broker is away, once, in the log, in ``/ready`` (not ready) and in a metric."""
+        now = time.monotonic() if now is None else now
+        if self.broker_failing_since is None:
+            self.broker_failing_since = now
+        away_for = now - self.broker_failing_since
+        if not self.broker_away and away_for >= BROKER_AWAY_SECONDS:
+            self.broker_away = True
+            self.metrics.broker_reachable.set(0)
+            self._update_ready()
+            log.warning("the Kafka broker has not answered for %.0f s (%s): nothing is lost, documents wait "
+                        "in their topic; /ready says not ready until it answers", away_for, type(exc).__name__)
+
+    def broker_answered(self, now: float | None = None) -> None:
+        """A call to the broker succeeded: a broker said away is back (logged with how long)."""
+        now = time.monotonic() if now is None else now
+        if self.broker_away and self.broker_failing_since is not None:
+            log.warning("the Kafka broker answers again after %.0f s", now - self.broker_failing_since)
+            self.broker_away = False
+            self.metrics.broker_reachable.set(1)
+            self._update_ready()
+        self.broker_failing_since = None
 
     def status(self) -> dict[str, Any]:
         """The body of ``GET /ready``: readiness and what it depends on."""
@@ -288,6 +318,7 @@ class Runtime:
             "engine": "open" if self.engine is not None else "closed",
             "engine_error": self.engine_error,
             "degraded": self.degraded,
+            "broker": "away" if self.broker_away else "answering",
             "assigned": sorted(f"{tp.topic}:{tp.partition}" for tp in self.assigned or ()),
             "assignment_received": self.assigned is not None,
             "uptime_seconds": round(time.time() - self.started_at, 3),

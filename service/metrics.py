@@ -124,9 +124,13 @@ class AgentMetrics:
                                     buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000))
         self.batch_seconds = Histogram("neardup_agent_batch_seconds", "window processing time, decode to produce acks",
                                        registry=r, buckets=LATENCY_BUCKETS)
-        self.ready = Gauge("neardup_agent_ready", "1 when the engine is open, partitions are assigned and the store "
-                           "answers", registry=r)
+        self.ready = Gauge("neardup_agent_ready", "1 when the engine is open, partitions are assigned, the store "
+                           "and the broker answer", registry=r)
         self.assigned_partitions = Gauge("neardup_agent_assigned_partitions", "raw partitions held", registry=r)
+        self.broker_reachable = Gauge("neardup_broker_reachable",
+                                      "0 while the broker has not answered the worker's log-end calls for "
+                                      "broker_away_seconds, else 1", registry=r)
+        self.broker_reachable.set(1)
         self.check_requests = _zero(Counter("neardup_agent_check_requests_total",
                                             "POST /check requests, by outcome (busy: refused with 429)", ["outcome"],
                                             registry=r), CHECK_OUTCOMES)
