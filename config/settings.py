@@ -140,8 +140,9 @@ class ThresholdSettings(_Section):
     containment_high: float = Field(0.73, gt=0.0, le=1.0, description="truncations and excerpts")
     short_text_chars: int = Field(50, ge=0, description="below this, only exact matches count")
     excerpt_sentences: float = Field(
-        0.5, gt=0.0, le=1.0,
-        description="an excerpt: this share of the shorter text's sentences stands in the longer one")
+        0.8, gt=0.0, le=1.0,
+        description="an excerpt: this share of the shorter text's sentences (less a cut first and last) "
+                    "stands in the longer one")
     excerpt_min_chars: int = Field(100, ge=0, description="an excerpt is at least this long")
     # nearness is max(J, containment), not J alone: a truncated copy's Jaccard falls with its
     # length while its containment stays high (docs/measurements.md: truncation recall with and

@@ -287,6 +287,7 @@ class Profile:
     remade: Callable[[int], Profile] | None = field(default=None, repr=False)
     _as: dict[int, Profile] = field(default_factory=dict, repr=False)
     _without_furniture: Profile | None = field(default=None, repr=False)  # made once, on the first near pair
+    _sentences: tuple[list[int], list[int]] | None = field(default=None, repr=False)  # (contexts, lengths), once
 
     def encode(self) -> bytes:
         """The record the store keeps (v3; v2 for a profile made the v2 way)."""
@@ -303,9 +304,16 @@ class Profile:
     def sentence_contexts(self, min_chars: int = 0) -> list[int]:
         """The contexts of this text's sentences at least ``min_chars`` long, in text order, each
         once: what an excerpt shares with its article (a sentence's context is its whole frame)."""
+        if self._sentences is None:
+            self._sentences = self._sentence_spans()
+        contexts, lengths = self._sentences
+        return list(dict.fromkeys(c for c, n in zip(contexts, lengths, strict=True) if n >= min_chars))
+
+    def _sentence_spans(self) -> tuple[list[int], list[int]]:
+        """(context, length in characters) of each sentence entry, in text order."""
         rows = np.flatnonzero(self.sentence_mask())
         if not len(rows):
-            return []
+            return [], []
         starts = np.asarray(self.positions, dtype=np.int64)[rows]
         order = np.argsort(starts, kind="stable")
         rows, starts = rows[order], starts[order]
@@ -313,8 +321,7 @@ class Profile:
         marks = np.append(np.fromiter((m.end() for m in SENTENCE_END.finditer(self.text)), dtype=np.int64),
                           len(self.text))
         ends = marks[np.searchsorted(marks[:-1], starts, side="right")]
-        contexts = (self.entries[rows[ends - starts >= min_chars]] >> np.uint64(16)).tolist()
-        return list(dict.fromkeys(contexts))
+        return (self.entries[rows] >> np.uint64(16)).tolist(), (ends - starts).tolist()
 
     def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:
         """The profile of the entries where ``mask`` holds (same text, bits and version)."""
@@ -962,7 +969,10 @@ def polarity_words(text: str, at: int) -> str:
 
 
 def sentence_contexts_of(entries: npt.NDArray[np.uint64]) -> set[int]:
-    """The sentence contexts among a stored profile's entries (v4 and later; none before)."""
+    """The sentence contexts among a stored profile's entries (v4 and later; none before), told by
+    their fill hashes alone: an anchor whose 16-bit fill equals a sentence count's comes along,
+    which is harmless where the set is asked whether it holds a sentence (contexts of anchors and
+    of sentences are hashes of different strings)."""
     is_sentence = _SENTENCE_FILL_TABLE[(entries & np.uint64(0xFFFF)).astype(np.intp)]
     return set((entries[is_sentence] >> np.uint64(16)).tolist())
 

@@ -63,6 +63,9 @@ from neardup.sketch.similarity import PairSimilarities, Similarity, Sketch, Sket
 RULES: tuple[Rule | None, ...] = (None, Rule.JACCARD, Rule.SIMHASH, Rule.HYBRID, Rule.CONTAINMENT, Rule.EXCERPT)
 EXCERPT_CODE = RULES.index(Rule.EXCERPT)
 EXCERPT_SHARED = 2  # an excerpt shares at least this many whole sentences with its article
+# below this containment estimate no pair is looked at as an excerpt: the estimate is rough at an
+# excerpt's Jaccard, but a part of an article is never this far from it (bench/excerpts.py)
+EXCERPT_MIN_CONTAINMENT = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +82,7 @@ class Thresholds:
     reversal_margin: float
     cluster_margin: float = -1.0
     version: int = 0
-    excerpt_sentences: float = 0.5
+    excerpt_sentences: float = 0.8
     excerpt_min_chars: int = 100
 
     @classmethod
@@ -205,28 +208,51 @@ def _codes_per_row(sims: PairSimilarities, per_row: Sequence[Thresholds]) -> npt
 def _excerpts(case: WindowCase, sims: PairSimilarities, codes: npt.NDArray[np.int8],
               per_row: Sequence[Thresholds]) -> None:
     """Mark, in ``codes``, the pairs no other rule met where the deciding row is an excerpt of the
-    candidate: the shorter text, at least ``excerpt_min_chars`` long, with at least
-    ``excerpt_sentences`` of its sentences (and :data:`EXCERPT_SHARED`) standing whole in the
-    longer one. Sentences are compared by their profile entries' contexts (the whole sentence's
-    frame), which every stored record keeps: a far better account of a 15 % containment than
-    the MinHash estimate, whose error at such a Jaccard is as large as the value."""
+    candidate: the shorter text, at least ``excerpt_min_chars`` long, whose sentences stand whole
+    in the longer one (:func:`excerpt_share` at least ``excerpt_sentences``, and
+    :data:`EXCERPT_SHARED` of them, or one with a containment of at least ``containment_high``).
+    Sentences are compared by their profile entries' contexts (the whole sentence's frame), which
+    every stored record keeps: a far better account of a 15 % containment than the MinHash
+    estimate, whose error at such a Jaccard is as large as the value."""
     sketches = case.table.sketches
-    open_pairs = np.flatnonzero((codes == 0) & sims.comparable).tolist()
-    sentences: dict[int, set[int]] = {}  # row -> its sentence contexts, made once a window
-
-    def of(row: int) -> set[int]:
-        if row not in sentences:
-            sentences[row] = sentence_contexts_of(sketches[row].profile)
-        return sentences[row]
-
+    lengths = np.fromiter((s.length for s in sketches), dtype=np.int64, count=len(sketches))
+    min_chars = np.array([t.excerpt_min_chars for t in per_row], dtype=np.int64)
+    left, right = lengths[sims.left], lengths[sims.right]
+    # only the shorter text of a pair no other rule met, long enough, can be an excerpt
+    candidate = (codes == 0) & sims.comparable & (sims.containment >= EXCERPT_MIN_CONTAINMENT)
+    open_pairs = np.flatnonzero(candidate & (left < right) & (left >= min_chars[sims.left])).tolist()
+    theirs: dict[int, set[int]] = {}  # candidate row -> its sentence contexts, made once a window
+    mine: dict[int, list[int]] = {}  # window row -> its sentence contexts in text order
     for p in open_pairs:
         i, c = int(sims.left[p]), int(sims.right[p])
-        t = per_row[i]
-        if sketches[i].length < t.excerpt_min_chars or sketches[i].length >= sketches[c].length:
+        if i not in mine:
+            mine[i] = case.profiles[i].sentence_contexts()
+        if len(mine[i]) < EXCERPT_SHARED:
             continue
-        mine = of(i)
-        if len(mine) >= EXCERPT_SHARED and len(mine & of(c)) >= max(EXCERPT_SHARED, t.excerpt_sentences * len(mine)):
+        if c not in theirs:
+            theirs[c] = sentence_contexts_of(sketches[c].profile)
+        shared, share = excerpt_share(mine[i], theirs[c])
+        t = per_row[i]
+        # one whole sentence shared is enough when the shingles agree it is a part (a lead of one
+        # long sentence cut inside the next): a boilerplate sentence alone is not
+        enough = shared >= EXCERPT_SHARED or (shared >= 1 and sims.containment[p] >= t.containment_high)
+        if enough and share >= t.excerpt_sentences:
             codes[p] = EXCERPT_CODE
+
+
+def excerpt_share(sentences: list[int], article: set[int]) -> tuple[int, float]:
+    """(how many of ``sentences``, in text order, stand in ``article``; their share) where a
+    first or last sentence the article lacks does not count: a page cuts a passage inside its
+    edge sentences. An excerpt has every other sentence in the article; a text that mixes it
+    with another has half."""
+    lo, hi = 0, len(sentences)
+    if hi and sentences[0] not in article:
+        lo = 1
+    if hi > lo and sentences[hi - 1] not in article:
+        hi -= 1
+    inner = sentences[lo:hi]
+    shared = sum(1 for x in inner if x in article)
+    return shared, shared / len(inner) if inner else 0.0
 
 
 def _exact_owners(case: WindowCase) -> list[str | None]:

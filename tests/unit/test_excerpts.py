@@ -14,6 +14,7 @@ import pytest
 from neardup import Deduplicator, Status
 from neardup.decision import Rule
 from neardup.kernels import excerpt as kexc
+from neardup.rules.policy import excerpt_share
 from neardup.sketch.index import EXCERPT_LEAD, excerpt_keys
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample.jsonl"
@@ -112,6 +113,26 @@ def test_an_excerpt_with_a_flipped_negation_stays_unique() -> None:
     assert flipped != passage
     status, _, kind = decided(text, flipped)
     assert status is Status.UNIQUE and kind == "polarity"
+
+
+def test_a_page_that_mixes_two_articles_is_no_excerpt_of_either() -> None:
+    """Half its sentences from one article, half from another: no excerpt (an excerpt has every
+    sentence but a cut first and last one in its article)."""
+    text, other = article(), article("dev00241")
+    start, elsewhere = text.index("第三条"), other.index("第三条")
+    mixed = text[start : start + 200] + other[elsewhere : elsewhere + 200]
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "first", "text": text})
+        dedup.decide({"id": "other", "text": other})
+        d = dedup.decide({"id": "mixed", "text": mixed})
+    assert d.status is Status.UNIQUE
+
+
+def test_the_share_of_an_excerpt_leaves_out_its_cut_edges() -> None:
+    assert excerpt_share([1, 2, 3, 4], {2, 3, 9}) == (2, 1.0)  # 1 and 4 cut: not in the article
+    assert excerpt_share([1, 2, 3, 4], {1, 2, 3, 4}) == (4, 1.0)
+    assert excerpt_share([1, 2, 5, 6, 4], {1, 2, 4}) == (3, 0.6)  # 5 and 6 from elsewhere
+    assert excerpt_share([], {1}) == (0, 0.0) and excerpt_share([7], {1}) == (0, 0.0)
 
 
 def test_a_short_shared_passage_is_no_excerpt() -> None:
