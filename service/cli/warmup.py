@@ -6,7 +6,8 @@ The first run on a machine otherwise spends half a minute to a minute compiling;
 
 The warm-up decides a small built-in window (Chinese, traditional Chinese, English; near
 duplicates, changed figures, negations, dates) on an in-memory store, with each MinHash family,
-and explains a Chinese and an English pair: every kernel is called at least once.
+explains a Chinese and an English pair, and calls the image-hash and name-field kernels on tiny
+inputs: every kernel is called at least once.
 """
 
 from __future__ import annotations
@@ -96,6 +97,22 @@ async def _warm(settings: Settings) -> None:
             await dedup.decide_window(WARMUP_DOCUMENTS)
     for a, b in ((WARMUP_DOCUMENTS[0], WARMUP_DOCUMENTS[1]), (WARMUP_DOCUMENTS[3], WARMUP_DOCUMENTS[4])):
         await explain_pair(settings, a, b)
+    _warm_off_the_default_path()
+
+
+def _warm_off_the_default_path() -> None:
+    """The kernels a default window does not call: image hashes (documents' images) and learned
+    name fields (a reviewers' model), on tiny inputs."""
+    import numpy as np
+
+    from neardup.kernels import entities, image
+    from neardup.text.normalize import tables
+
+    image.phash_batch(np.zeros((1, 32, 32), dtype=np.uint8), image.dct_basis())
+    image.dhash_batch(np.zeros((1, 8, 9), dtype=np.uint8))
+    tokens = np.ones(2, dtype=np.uint64)  # two one-character tokens, the first a marker
+    entities.marker_names(np.array([0x4E00, 0x4E01], dtype=np.uint32), np.array([0, 1]), np.array([0, 2]), tokens,
+                          np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.uint64), tokens[:1], tables(True)[1])
 
 
 def warm_up(settings: Settings) -> WarmupReport:
