@@ -25,6 +25,22 @@ LEFT = np.uint64(0x4C)
 RIGHT = np.uint64(0x52)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _in_sorted(table, c):
+    """Whether ``c`` is in the sorted array ``table``."""
+    at = np.searchsorted(table, c)
+    return at < table.shape[0] and table[at] == c
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _has_any(cps, start, end, table):
+    """Whether a code point of ``cps[start:end]`` is in the sorted array ``table``."""
+    for c in range(start, end):  # noqa: SIM110 (numba compiles loops, not generators)
+        if _in_sorted(table, cps[c]):
+            return True
+    return False
+
+
 @njit(nogil=True, cache=True)
 def build_name_table(names, canonical):
     """An open-addressing table (load at most a quarter, linear probing) of the distinct non-zero
@@ -79,8 +95,7 @@ def doc_names(tok_hashes, tok_off, names, name_off):
             continue
         own = names[lo:hi]
         for t in range(tok_off[d], tok_off[d + 1]):
-            at = np.searchsorted(own, tok_hashes[t])
-            flags[t] = at < own.shape[0] and own[at] == tok_hashes[t]
+            flags[t] = _in_sorted(own, tok_hashes[t])
     return flags
 
 
@@ -95,11 +110,7 @@ def sentence_breaks(cps, starts, ends, tok_off, marks):
             if j == tok_off[d]:
                 out[j] = True
                 continue
-            for c in range(ends[j - 1], starts[j]):
-                at = np.searchsorted(marks, cps[c])
-                if at < marks.shape[0] and marks[at] == cps[c]:
-                    out[j] = True
-                    break
+            out[j] = _has_any(cps, ends[j - 1], starts[j], marks)
     return out
 
 
@@ -110,12 +121,6 @@ def _context(tok_hashes, flags, lo, hi, seed, side):
     for j in range(lo, hi):
         h = fmix64(h ^ (NAME_MARK if flags[j] else tok_hashes[j]))
     return h >> np.uint64(32)
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _in_sorted(table, c):
-    at = np.searchsorted(table, c)
-    return at < table.shape[0] and table[at] == c
 
 
 PRESENCE_BITS = 24  # bits of a presence entry's letter set (the fill byte takes the other 8 of its context)
@@ -233,22 +238,13 @@ def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames
         for i in range(a, b - 1):
             if ends[i] - starts[i] != 1 or flags[i] or flags[i + 1]:
                 continue
-            at = np.searchsorted(surnames, cps[starts[i]])
             m = ends[i + 1] - starts[i + 1]
-            if (at < surnames.shape[0] and surnames[at] == cps[starts[i]] and 1 <= m <= 2
+            if (_in_sorted(surnames, cps[starts[i]]) and 1 <= m <= 2
                     and _han_span(cps, starts[i + 1], ends[i + 1], classes)):
                 flags[i] = True
                 flags[i + 1] = True
                 fills[i] = tok_hashes[i]
                 fills[i + 1] = tok_hashes[i + 1]
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _has_any(cps, start, end, table):
-    for c in range(start, end):  # noqa: SIM110 (numba compiles loops, not generators)
-        if _in_sorted(table, cps[c]):
-            return True
-    return False
 
 
 @njit(nogil=True, cache=True)
@@ -331,8 +327,7 @@ def capitalised_names(cps, offsets, seed, min_letters, stop):
                     j += 1
                 if j - i >= min_letters:
                     h = _lower_ascii_hash(cps, i, j, seed)
-                    at = np.searchsorted(stop, h)
-                    if not (at < stop.shape[0] and stop[at] == h):
+                    if not _in_sorted(stop, h):
                         out[w] = h
                         w += 1
                 i = j

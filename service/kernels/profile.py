@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from neardup.kernels.hashing import hash_span
+from neardup.kernels.simhash import popcount64
 
 # character flags (ctab)
 KEEP = 1
@@ -967,13 +968,13 @@ def _has_presence(entries):
 
 
 @njit(nogil=True, cache=True)
-def _carries(owner, other, fill):
+def _carries(owner, other, fill, presence):
     """Whether ``other`` carries the name of ``owner`` whose entries have ``fill``: owner's presence
     entries with that fill byte on top of their context are all in ``other`` too (32 bits of the
     name compared; when two names of ``owner`` share the byte, both must be carried, as which one
-    the fill stands for is not known). Without presence entries on both sides, whether ``other``
-    has the fill."""
-    if not (_has_presence(owner) and _has_presence(other)):
+    the fill stands for is not known). Without presence entries on both sides (``presence``
+    false), whether ``other`` has the fill."""
+    if not presence:
         return _has_fill(other, fill)
     byte = fill & np.uint64(0xFF)
     found = False
@@ -986,15 +987,6 @@ def _carries(owner, other, fill):
             return False
         found = True
     return found
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _popcount(v):
-    n = 0
-    while v:
-        v &= v - np.uint64(1)
-        n += 1
-    return n
 
 
 @njit(nogil=True, cache=True)
@@ -1014,7 +1006,7 @@ def _written_alike(mine, theirs, x, y):
             if (u & np.uint64(0xFFFF)) != np.uint64(NAME_PRESENT_FILL) or (u >> np.uint64(40)) != (y & np.uint64(0xFF)):
                 continue
             b = (u >> np.uint64(16)) & low
-            if 2 * _popcount(a & b) > _popcount(a | b):
+            if 2 * popcount64(a & b) > popcount64(a | b):
                 return True
     return False
 
@@ -1027,11 +1019,12 @@ def _partial_rename(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1):
     everywhere (no text keeps the other's name) by a name written otherwise."""
     if not _all_polarity(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1, np.uint64(NAME_FILL_BYTE)):
         return False
+    presence = _has_presence(mine) and _has_presence(theirs)  # once, not at every pair of fills
     for s in range(i0, i1):
         x = mine[left_mine[s]] & np.uint64(0xFFFF)
         for t in range(j0, j1):
             y = theirs[left_theirs[t]] & np.uint64(0xFFFF)
-            if (x != y and not _carries(mine, theirs, x) and not _carries(theirs, mine, y)
+            if (x != y and not _carries(mine, theirs, x, presence) and not _carries(theirs, mine, y, presence)
                     and not _written_alike(mine, theirs, x, y)):
                 return False
     return True
