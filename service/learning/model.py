@@ -33,6 +33,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -130,11 +131,20 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+@lru_cache(maxsize=64)
+def word_diff(a: str, b: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, int, int, int, int], ...]]:
+    """The words of ``a`` and ``b`` and the edits that turn one into the other (difflib's
+    opcodes): one diff a pair, read by each lesson that a pair teaches (replaced words, name
+    fields, furniture), not one diff each."""
+    ta, tb = tokens(a), tokens(b)
+    return tuple(ta), tuple(tb), tuple(difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes())
+
+
 def replaced_words(a: str, b: str) -> list[tuple[str, str]]:
     """Single short words that ``b`` has where ``a`` has another, in otherwise equal passages."""
-    ta, tb = tokens(a), tokens(b)
+    ta, tb, edits = word_diff(a, b)
     out: list[tuple[str, str]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in edits:
         if op == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
             x, y = ta[i1], tb[j1]
             if x != y and 0 < len(x) <= MAX_REPLACED_CHARS * (1 if _HAN.search(x) else 4) and \
@@ -147,9 +157,9 @@ def replaced_words(a: str, b: str) -> list[tuple[str, str]]:
 def one_sided_words(a: str, b: str) -> set[str]:
     """Words that one side of a pair inserts where the other has nothing (added page furniture:
     a source line, an editor's name, a share bar), from a word-level diff."""
-    ta, tb = tokens(a), tokens(b)
+    ta, tb, edits = word_diff(a, b)
     words: set[str] = set()
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in edits:
         if op in ("insert", "delete"):
             words.update(t for t in (*ta[i1:i2], *tb[j1:j2]) if len(t) > 1 and not t.isdigit())
     return words
@@ -214,9 +224,9 @@ def _name_fields(examples: Sequence[Example], min_support: int, stopwords: froze
 
 def _fields_of(a: str, b: str, stopwords: frozenset[str], polar: set[str]) -> set[str]:
     """The words right before each single word ``b`` replaced in ``a`` (not polarity words)."""
-    ta, tb = tokens(a), tokens(b)
+    ta, tb, edits = word_diff(a, b)
     out: set[str] = set()
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in edits:
         if op != "replace" or i1 == 0 or i2 - i1 > 3 or j2 - j1 > 3:
             continue
         if any(w in polar for w in ta[i1:i2] + tb[j1:j2]):
