@@ -28,6 +28,7 @@ from neardup.rules.differences import Profile, decode_profile, profile_version
 from neardup.rules.policy import similar_candidates
 from neardup.sketch.similarity import Sketch, SketchTable
 from neardup.storage import FingerprintRecord, FingerprintStore, WindowQuery, doc_ref
+from neardup.storage.base import iso_utc
 
 if TYPE_CHECKING:
     from neardup.engine import Engine
@@ -61,9 +62,7 @@ class Match:
 
 def iso(epoch: float | None) -> str | None:
     """ISO 8601 in UTC with a Z (None stays None)."""
-    if epoch is None:
-        return None
-    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat().replace("+00:00", "Z")
+    return None if epoch is None else iso_utc(epoch, timespec="auto")
 
 
 @dataclass(frozen=True, slots=True)

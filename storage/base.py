@@ -95,10 +95,10 @@ class DecisionRecord:
         return epoch_of(value)
 
 
-def iso_utc(epoch: float) -> str:
-    """An epoch time as ISO 8601 UTC with milliseconds (``2026-12-05T08:51:03.123Z``): how
-    evidence and outputs write times."""
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def iso_utc(epoch: float, timespec: str = "milliseconds") -> str:
+    """An epoch time as ISO 8601 UTC (``2026-12-05T08:51:03.123Z`` with the default
+    ``timespec``, as evidence writes times; ``auto`` drops zero fractions, as search does)."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
 def epoch_of(value: object) -> float | None:
