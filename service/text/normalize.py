@@ -133,12 +133,15 @@ def tables(t2s: bool = True) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint
     return arrays["table"].astype(np.int32, copy=False), arrays["classes"].astype(np.uint8, copy=False)
 
 
+# what strip_html does to markup, in order (source_offsets traces the same steps)
+MARKUP_STEPS = ((SCRIPT_RE, " "), (BREAK_TAG_RE, "\n"), (TAG_RE, " "))
+
+
 def strip_html(text: str) -> str:
     """Tags and entities out; block tags become line breaks. Cheap when there is no markup."""
     if "<" in text:
-        text = SCRIPT_RE.sub(" ", text)
-        text = BREAK_TAG_RE.sub("\n", text)
-        text = TAG_RE.sub(" ", text)
+        for pattern, replacement in MARKUP_STEPS:
+            text = pattern.sub(replacement, text)
     if "&" in text:
         text = html.unescape(text)
     return text
@@ -209,7 +212,7 @@ ENTITY_RE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;
 
 
 def _substituted(chars: str, src: list[int], pattern: re.Pattern[str],
-                 replace: Callable[[re.Match[str]], str]) -> tuple[str, list[int]]:
+                 replace: str | Callable[[re.Match[str]], str]) -> tuple[str, list[int]]:
     """``pattern.sub(replace, chars)`` with the source offset of every character kept: what a
     match is replaced by comes from the match's first character."""
     out: list[str] = []
@@ -218,7 +221,7 @@ def _substituted(chars: str, src: list[int], pattern: re.Pattern[str],
     for m in pattern.finditer(chars):
         out.append(chars[last : m.start()])
         out_src += src[last : m.start()]
-        new = replace(m)
+        new = replace if isinstance(replace, str) else replace(m)
         out.append(new)
         out_src += [src[m.start()]] * len(new)
         last = m.end()
@@ -231,9 +234,8 @@ def _stripped_with_sources(text: str) -> tuple[str, list[int]]:
     """:func:`strip_html` of ``text`` and, for each of its characters, the offset in ``text``."""
     chars, src = text, list(range(len(text)))
     if "<" in chars:
-        chars, src = _substituted(chars, src, SCRIPT_RE, lambda m: " ")
-        chars, src = _substituted(chars, src, BREAK_TAG_RE, lambda m: "\n")
-        chars, src = _substituted(chars, src, TAG_RE, lambda m: " ")
+        for pattern, replacement in MARKUP_STEPS:
+            chars, src = _substituted(chars, src, pattern, replacement)
     if "&" in chars:
         chars, src = _substituted(chars, src, ENTITY_RE, lambda m: html.unescape(m.group()))
     return chars, src
