@@ -119,12 +119,13 @@ class OutRecord:
 def decode_document(value: bytes | str | None, settings: Settings) -> Document:
     """Validate one raw message into a Document; raises ``InvalidDocument`` with its reason."""
     from neardup.document import InvalidDocument, parse_document
+    from neardup.media.hashes import limits_of
 
     if value is None:
         raise InvalidDocument("empty_message", "the message has no value (tombstone)")
     n = settings.normalize
     doc = parse_document(value, max_bytes=n.max_bytes, max_id_length=n.max_id_length,
-                         naive_time_zone=n.naive_time_zone)  # fmt: skip
+                         naive_time_zone=n.naive_time_zone, image_limits=limits_of(settings.images))  # fmt: skip
     # JSON may escape an unpaired UTF-16 surrogate (\ud800) into any string; parse_document checks
     # only the text. Anywhere else (id, title, extra fields) it would reach the store and then make
     # the output record unencodable, failing the whole window again and again.

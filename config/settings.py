@@ -207,6 +207,14 @@ class TranslationSettings(_Section):
     head_chars: int = Field(1000, ge=50, le=100_000, description="characters of a document's head that are embedded")
 
 
+class ImageSettings(_Section):
+    """A document's ``images`` (``neardup.media.images``): what one document's images may cost."""
+    max_images: int = Field(16, ge=0, le=1000, description="images hashed per document; later ones are rejected")
+    max_bytes: int = Field(16 * 1024 * 1024, gt=0, description="bytes of one image file (after base64)")
+    max_pixels: int = Field(
+        50_000_000, gt=0, description="width x height of one image, read from its header (a decompression bomb)")
+
+
 class TopicSettings(_Section):
     """Topic names and how they are created (partitions, replicas)."""
     raw: str = "raw"
@@ -320,6 +328,7 @@ class Settings(BaseSettings):
     thresholds: ThresholdSettings = ThresholdSettings()
     window: WindowSettings = WindowSettings()
     translation: TranslationSettings = TranslationSettings()
+    images: ImageSettings = ImageSettings()
     topics: TopicSettings = TopicSettings()
     kafka: KafkaSettings = KafkaSettings()
     redis: RedisSettings = RedisSettings()

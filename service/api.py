@@ -28,6 +28,7 @@ from neardup.config import Settings, load_settings
 from neardup.decision import Decision
 from neardup.document import Document, parse_document
 from neardup.errors import NeardupError
+from neardup.media.hashes import limits_of
 
 DocumentLike = Document | Mapping[str, Any] | str | bytes
 T = TypeVar("T")
@@ -93,7 +94,8 @@ class AsyncDeduplicator:
         if isinstance(doc, Document):
             return doc
         n = self.settings.normalize
-        return parse_document(doc, max_bytes=n.max_bytes, max_id_length=n.max_id_length)
+        return parse_document(doc, max_bytes=n.max_bytes, max_id_length=n.max_id_length,
+                              image_limits=limits_of(self.settings.images))
 
     async def decide(self, doc: DocumentLike) -> Decision:
         """Decide one document (and store it: a later document is checked against it)."""

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from neardup.document import Document
+from neardup.media.hashes import ImageReject
 from neardup.storage.base import epoch_of, iso_utc
 
 
@@ -94,6 +95,7 @@ class Evidence:
     model_version: int = 0  # the learned model in force (0: none)
     cosine: float | None = None  # the translation check's: the embeddings' cosine
     tier: str | None = None  # where the matched document was found when not the warm store: "cold"
+    images_rejected: tuple[ImageReject, ...] = ()  # the document's images that were not used, and why
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; optional flags appear only when set, so rows stay as short as before."""
@@ -119,6 +121,8 @@ class Evidence:
             out["critical"] = self.critical.to_dict()
         if self.tier is not None:
             out["tier"] = self.tier
+        if self.images_rejected:
+            out["images_rejected"] = [r.to_dict() for r in self.images_rejected]
         for flag in ("replay", "race", "id_reused"):
             if getattr(self, flag):
                 out[flag] = True
@@ -148,6 +152,8 @@ class Evidence:
             model_version=int(d.get("model_version") or 0),
             cosine=float(d["cosine"]) if d.get("cosine") is not None else None,
             tier=d.get("tier"),
+            images_rejected=tuple(ImageReject.from_dict(r) for r in d.get("images_rejected") or ()
+                                  if isinstance(r, dict)),
         )
 
 

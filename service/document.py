@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from neardup.errors import InputError
+from neardup.media.hashes import DocumentImage, ImageLimits, ImageReject
 from neardup.media.subtitles import SubtitleError, detect_format, subtitle_text
 from neardup.text.language import KNOWN_LANGS
 
@@ -47,6 +48,8 @@ class Document:
     published_at: float | None = None  # epoch seconds
     source: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)  # the input object, echoed in the output
+    images: tuple[DocumentImage, ...] = ()  # the usable images of ``raw["images"]``, hashed
+    images_rejected: tuple[ImageReject, ...] = ()  # the others, each with its reason
 
 
 class NotStrictJson(ValueError):
@@ -185,9 +188,13 @@ def _document_id(obj: Mapping[str, Any], max_id_length: int) -> str:
     return doc_id
 
 
-def _document_text(obj: Mapping[str, Any], max_bytes: int) -> str:
-    """Field ``text``: a string of at most ``max_bytes`` UTF-8 bytes that is not only white space."""
+def _document_text(obj: Mapping[str, Any], max_bytes: int, *, with_images: bool = False) -> str:
+    """Field ``text``: a string of at most ``max_bytes`` UTF-8 bytes that is not only white space;
+    ``with_images``, the document carries an ``images`` list and may leave the text out or empty
+    (whether one of its images is usable is :func:`_document_images`' to say)."""
     text = obj.get("text")
+    if text is None and with_images:
+        return ""
     if not isinstance(text, str):
         raise InvalidDocument("missing_text", "field 'text' must be a string")
     try:
@@ -196,9 +203,32 @@ def _document_text(obj: Mapping[str, Any], max_bytes: int) -> str:
         raise InvalidDocument("bad_encoding", "text contains unpaired surrogates") from exc
     if size > max_bytes:
         raise InvalidDocument("too_large", f"text of {size} bytes exceeds the limit of {max_bytes}")
-    if not text.strip():
+    if not text.strip() and not with_images:
         raise InvalidDocument("empty_text", "text is empty")
     return text
+
+
+def _document_images(obj: Mapping[str, Any], text: str, limits: ImageLimits
+                     ) -> tuple[tuple[DocumentImage, ...], tuple[ImageReject, ...]]:
+    """Field ``images`` hashed: its usable and rejected entries. A bad image never rejects the
+    document while it has text to decide; with no text, one usable image is needed."""
+    if obj.get("images") is None:
+        return (), ()
+    from neardup.media.images import document_images  # Pillow and the kernels, only for documents with images
+
+    usable, rejected = document_images(obj["images"], limits)
+    if not text.strip() and not usable:
+        raise InvalidDocument("no_usable_image", _unusable(rejected))
+    return usable, rejected
+
+
+def _unusable(rejected: tuple[ImageReject, ...]) -> str:
+    """One line: the text is empty and why none of the images can stand in for it."""
+    if not rejected:
+        return "text is empty and images is an empty list"
+    first = rejected[0]
+    more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
+    return f"text is empty and no image is usable: image {first.index}: {first.reason}: {first.detail}{more}"
 
 
 SUBTITLE_SNIFF_LINES = 6  # subtitles show a WEBVTT header or a cue timing within their first lines
@@ -227,17 +257,26 @@ def _spoken_if_subtitles(text: str, fmt: Any) -> str:
 
 
 def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_000_000,
-                   max_id_length: int = 512, naive_time_zone: str = "UTC") -> Document:
+                   max_id_length: int = 512, naive_time_zone: str = "UTC",
+                   image_limits: ImageLimits | None = None) -> Document:
     """Validate one input record (bytes, JSON text or a mapping) into a :class:`Document`.
 
     JSON text must be strict JSON (``NaN``, ``Infinity`` and out-of-range numbers are ``bad_json``;
     a mapping holding a NaN or infinite float is ``bad_json`` too), so that every record written
     back out is strict JSON. A ``published_at`` without a UTC offset is read in
     ``naive_time_zone`` (setting ``normalize.naive_time_zone``, default UTC).
+
+    ``images`` (a list of ``{data | phash, url, caption}``) are hashed here under ``image_limits``
+    (the ``images`` settings): a document may then have an empty text, if one image is usable;
+    the images that are not are listed in ``images_rejected`` and the text is decided all the same.
     """
     obj = _record_object(raw, max_bytes)
     doc_id = _document_id(obj, max_id_length)
-    text = _spoken_if_subtitles(_document_text(obj, max_bytes), obj.get("format"))
+    with_images = obj.get("images") is not None
+    text = _document_text(obj, max_bytes, with_images=with_images)
+    if text.strip():
+        text = _spoken_if_subtitles(text, obj.get("format"))
+    images, rejected = _document_images(obj, text, image_limits or ImageLimits())
     for name in TEXT_FIELDS:
         value = obj.get(name)
         if value is not None and not isinstance(value, str):
@@ -255,4 +294,6 @@ def parse_document(raw: bytes | str | Mapping[str, Any], *, max_bytes: int = 1_0
         published_at=_parse_time(obj.get("published_at"), time_zone(naive_time_zone)),
         source=obj.get("source"),
         raw=dict(obj),
+        images=images,
+        images_rejected=rejected,
     )

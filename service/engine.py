@@ -331,7 +331,7 @@ class Engine:
             await self._remember_translations(w, rows, verdicts, embedded, vectors)
         decisions = [
             Decision(w.docs[r], v.status, v.matched if v.status is Status.DUPLICATE else None,
-                     self._evidence(v, thresholds[k], window_id, w.docs[r].text, id_reused=r in reused))
+                     self._evidence(v, thresholds[k], window_id, w.docs[r], id_reused=r in reused))
             for k, (r, v) in enumerate(zip(rows, verdicts, strict=True))
         ]
         if not dry_run:
@@ -444,7 +444,7 @@ class Engine:
             return critical
         return replace(critical, passage=text[span[0] : span[1]], at=span)
 
-    def _evidence(self, v: Verdict, t: Thresholds, window_id: str, text: str, *,
+    def _evidence(self, v: Verdict, t: Thresholds, window_id: str, doc: Document, *,
                   id_reused: bool = False) -> Evidence:
         s = v.similarity
         return Evidence(
@@ -453,7 +453,7 @@ class Engine:
             containment=s.containment if s else None, candidates=v.candidates,
             thresholds=t.as_evidence(), threshold_version=t.version, window_id=window_id,
             worker_id=self.settings.worker_id, decided_at=round(time.time(), 3),
-            critical=self._quoted(v.critical, text),
+            critical=self._quoted(v.critical, doc.text), images_rejected=doc.images_rejected,
             race=v.race, id_reused=id_reused, model_version=self.model.version, cosine=v.cosine,
             tier=self.store.tier_of(v.matched) if v.matched and isinstance(self.store, TierAware) else None,
         )

@@ -277,6 +277,7 @@ class DedupRun:
     def __init__(self, engine: Engine, settings: Settings, outputs: DedupOutputs, bar: Any,
                  fields: FieldMap) -> None:  # fmt: skip
         """``bar``: a tqdm progress bar or None; ``fields`` restores the input's id/text field names."""
+        from neardup.media.hashes import limits_of
         from neardup.sketch.window import Window
 
         self.fields = fields
@@ -286,6 +287,7 @@ class DedupRun:
         self.bar = bar
         self.window: Window[Any] = Window(settings.window.max_count, settings.window.max_age_seconds)
         self.limits = settings.normalize
+        self.image_limits = limits_of(settings.images)
         self.counts: Counter[str] = Counter()
         self.decided = 0
 
@@ -304,7 +306,7 @@ class DedupRun:
         n = self.limits
         try:
             doc = parse_document(rec.data, max_bytes=n.max_bytes, max_id_length=n.max_id_length,
-                                 naive_time_zone=n.naive_time_zone)  # fmt: skip
+                                 naive_time_zone=n.naive_time_zone, image_limits=self.image_limits)  # fmt: skip
         except InvalidDocument as exc:
             self.reject(rec, exc.reason, exc.detail)
             return

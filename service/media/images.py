@@ -19,7 +19,6 @@ import io
 import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -27,12 +26,13 @@ from PIL import Image
 
 from neardup.errors import InputError
 from neardup.kernels.image import DHASH_WIDTH, HASH_SIDE, PHASH_SIDE, dct_basis, dhash_batch, phash_batch
+from neardup.media.hashes import HEX_DIGITS, DocumentImage, ImageHashes, ImageLimits, ImageReject, format_hash, hamming
 
 #: the formats Pillow may try: the web's photo formats only, so crafted input never reaches a
 #: rarely used plugin (EPS would even start Ghostscript)
 FORMATS = ("JPEG", "PNG", "GIF", "WEBP", "BMP", "TIFF")
-HEX_DIGITS = 16  # a 64-bit hash as hex
 _BASIS = dct_basis()
+DEFAULT_LIMITS = ImageLimits()
 # Pillow's decompression-bomb guard is one process-wide value; the lock keeps each call's limit in
 # force for its whole decode (Pillow checks again inside load: GIF frames, TIFF tiles). A window's
 # images are decoded in one thread anyway, so the lock costs no parallelism there.
@@ -81,41 +81,25 @@ class BadImageEntryError(ImageError):
     reason = "image_bad_entry"
 
 
-@dataclass(frozen=True, slots=True)
-class ImageLimits:
-    """What one document's images may cost. The defaults admit a 48-megapixel phone photo."""
-
-    #: images hashed per document; the rest get :class:`TooManyImagesError`
-    max_images: int = 16
-    #: bytes of one image file (after base64 decoding)
-    max_bytes: int = 16 * 1024 * 1024
-    #: width x height of one image, read from its header before any pixel is decoded
-    max_pixels: int = 50_000_000
-    #: a JPEG is decoded at the largest reduction (1/2 .. 1/8) that keeps both sides >= this
-    draft_side: int = 64
-
-
-@dataclass(frozen=True, slots=True)
-class ImageHashes:
-    """One image's hashes. ``dhash``, ``width`` and ``height`` are None for a precomputed ``phash``."""
-
-    phash: int
-    dhash: int | None = None
-    width: int | None = None
-    height: int | None = None
-
-    @property
-    def phash_hex(self) -> str:
-        """The pHash as 16 hex digits, as ``str(imagehash.phash(...))`` writes it."""
-        return format_hash(self.phash)
-
-
 ImageOutcome = ImageHashes | ImageError
 
 
-def format_hash(value: int) -> str:
-    """A 64-bit hash as 16 lower-case hex digits."""
-    return f"{value:0{HEX_DIGITS}x}"
+def document_images(images: object, limits: ImageLimits = DEFAULT_LIMITS
+                    ) -> tuple[tuple[DocumentImage, ...], tuple[ImageReject, ...]]:
+    """A document's ``images`` hashed (:func:`hash_document_images`): the usable ones and the
+    rejected ones, each with its place in the list. Never raises."""
+    outcomes = hash_document_images(images, limits)
+    entries = images if isinstance(images, list) else []
+    usable: list[DocumentImage] = []
+    rejected: list[ImageReject] = []
+    for i, outcome in enumerate(outcomes):
+        if isinstance(outcome, ImageError):
+            rejected.append(ImageReject(i, outcome.reason, str(outcome)))
+            continue
+        entry = entries[i] if i < len(entries) else None
+        url = entry.get("url") if isinstance(entry, dict) else None
+        usable.append(DocumentImage(i, outcome, url if isinstance(url, str) else None))
+    return tuple(usable), tuple(rejected)
 
 
 def parse_hash(text: object) -> int:
@@ -127,11 +111,6 @@ def parse_hash(text: object) -> int:
         raise MalformedHashError(f"phash must be {HEX_DIGITS} hex digits (64 bits), got {shown!r} "
                                  f"({len(text)} characters)")
     return int(text, 16)
-
-
-def hamming(a: int, b: int) -> int:
-    """Bits that differ between two 64-bit hashes."""
-    return (a ^ b).bit_count()
 
 
 def decode_base64(text: object, limits: ImageLimits) -> bytes:
@@ -167,7 +146,7 @@ class DecodedImage(NamedTuple):
     height: int
 
 
-def decode_gray(data: bytes, limits: ImageLimits = ImageLimits()) -> DecodedImage:
+def decode_gray(data: bytes, limits: ImageLimits = DEFAULT_LIMITS) -> DecodedImage:
     """The image in ``data`` as 8-bit grayscale; the first frame of an animation."""
     _check_bytes(data, limits)
     with _PILLOW_GUARD, warnings.catch_warnings():
@@ -216,7 +195,7 @@ def hash_pixels(small: np.ndarray, tiny: np.ndarray) -> tuple[np.ndarray, np.nda
             dhash_batch(np.ascontiguousarray(tiny, dtype=np.uint8)))
 
 
-def hash_files(files: Sequence[bytes], limits: ImageLimits = ImageLimits()) -> list[ImageOutcome]:
+def hash_files(files: Sequence[bytes], limits: ImageLimits = DEFAULT_LIMITS) -> list[ImageOutcome]:
     """Hashes of each image file in ``files``, or its error; one kernel call for all of them."""
     outcomes: dict[int, ImageOutcome] = {}
     decoded: dict[int, DecodedImage] = {}
@@ -233,7 +212,7 @@ def hash_files(files: Sequence[bytes], limits: ImageLimits = ImageLimits()) -> l
     return [outcomes[i] for i in range(len(files))]
 
 
-def hash_document_images(images: object, limits: ImageLimits = ImageLimits()) -> list[ImageOutcome]:
+def hash_document_images(images: object, limits: ImageLimits = DEFAULT_LIMITS) -> list[ImageOutcome]:
     """Each entry of a document's ``images`` list: its hashes or its error, in order. Never raises.
 
     The first ``limits.max_images`` entries are hashed; later ones get :class:`TooManyImagesError`,
@@ -272,3 +251,11 @@ def _read_entry(entry: object, limits: ImageLimits) -> bytes | ImageHashes:
     if entry.get("phash") is not None:
         return ImageHashes(parse_hash(entry["phash"]))
     raise BadImageEntryError("an image needs data (base64) or phash (16 hex digits)")
+
+
+# format_hash and hamming live in neardup.media.hashes (no decoder); this module's callers keep them
+__all__ = ["DEFAULT_LIMITS", "FORMATS", "BadImageEntryError", "DecodedImage", "DocumentImage", "ImageError",
+           "ImageHashes", "ImageLimits", "ImageOutcome", "ImageReject", "ImageTooLargeError", "InvalidBase64Error",
+           "MalformedHashError", "TooManyImagesError", "UndecodableImageError", "decode_base64", "decode_gray",
+           "document_images", "format_hash", "hamming", "hash_document_images", "hash_files", "hash_inputs",
+           "hash_pixels", "parse_hash"]

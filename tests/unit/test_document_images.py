@@ -1,0 +1,155 @@
+"""Documents that carry images (issue 23): validation and its evidence, the image rules through the
+engine on the memory store and through ``neardup dedup``."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+Image = pytest.importorskip("PIL.Image", reason="Pillow is the image path's dependency (pip install 'neardup[media]')")
+
+from neardup.config import load_settings  # noqa: E402 (Pillow first, or skip)
+from neardup.decision import Reason, Status  # noqa: E402
+from neardup.document import Document, InvalidDocument, parse_document  # noqa: E402
+from neardup.engine import Engine, decide_all  # noqa: E402
+from neardup.media.hashes import ImageLimits, hamming  # noqa: E402
+from neardup.metrics import REJECT_REASONS  # noqa: E402
+
+ARTICLE = ("市政府今天召开新闻发布会，介绍今年上半年全市经济运行情况。发言人表示，"
+           "上半年全市地区生产总值同比增长百分之五点二，工业增加值和社会消费品零售总额均保持稳定增长，就业形势总体平稳，居民收入持续增加。")
+OTHER_ARTICLE = ("本市今年夏季防汛工作部署会议昨天举行。会议要求各区各部门压实防汛责任，加强隐患排查，完善应急预案，"
+                 "确保城市安全度汛。气象部门预计今年汛期降水偏多，局地可能出现强降雨。")
+
+
+def photo(seed: int = 0, width: int = 320, height: int = 240) -> Any:
+    """A picture with structure at several scales: its pHash is neither all zeros nor noise."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width]
+    base = 128 + 70 * np.sin(x / (30 + 7 * seed)) * np.cos(y / (25 + 3 * seed)) + 40 * np.sin((x + y) / (9 + seed)) \
+        + rng.normal(0, 4, (height, width))
+    return Image.fromarray(np.clip(base, 0, 255).astype(np.uint8)).convert("RGB")
+
+
+def jpeg_b64(image: Any, quality: int = 90) -> str:
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=quality)
+    return base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def doc(doc_id: str, text: str | None, *images: dict[str, Any], published_at: float | None = None,
+        limits: ImageLimits | None = None) -> Document:
+    obj: dict[str, Any] = {"id": doc_id, "images": list(images)}
+    if text is not None:
+        obj["text"] = text
+    if published_at is not None:
+        obj["published_at"] = published_at
+    return parse_document(obj, image_limits=limits)
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+
+def test_images_are_hashed_at_validation_with_their_place_and_url() -> None:
+    d = doc("a", "图片说明", {"data": jpeg_b64(photo(1)), "url": "https://example.com/p.jpg", "caption": "c"},
+            {"phash": "8f373714acfcf4d0"})
+    assert [(i.index, i.url) for i in d.images] == [(0, "https://example.com/p.jpg"), (1, None)]
+    assert d.images[0].hashes.dhash is not None and d.images[0].hashes.width == 320
+    assert d.images[1].hashes.phash == 0x8F373714ACFCF4D0
+    assert d.images_rejected == ()
+
+
+@pytest.mark.parametrize("text", [None, "", "  \n"])
+def test_an_empty_text_is_accepted_with_one_usable_image(text: str | None) -> None:
+    d = doc("a", text, {"data": "not base64!"}, {"phash": "0123456789abcdef"})
+    assert d.text.strip() == ""
+    assert [i.index for i in d.images] == [1]
+    assert [(r.index, r.reason) for r in d.images_rejected] == [(0, "image_bad_base64")]
+
+
+@pytest.mark.parametrize(("images", "why"), [
+    ([{"data": base64.b64encode(b"GIF89a garbage").decode()}], "image 0: image_undecodable"),
+    ([{"phash": "xyz"}, {"data": "%%%"}], "image 0: image_bad_hash: phash must be 16 hex digits"),
+    ([], "images is an empty list"),
+    ("not a list", "image 0: image_bad_entry"),
+])
+def test_no_text_and_no_usable_image_is_rejected_with_one_line(images: Any, why: str) -> None:
+    with pytest.raises(InvalidDocument) as err:
+        parse_document({"id": "a", "text": "", "images": images})
+    assert err.value.reason == "no_usable_image"
+    assert why in err.value.detail and "\n" not in err.value.detail
+    assert err.value.reason in REJECT_REASONS
+
+
+def test_without_images_an_empty_text_is_still_empty_text() -> None:
+    with pytest.raises(InvalidDocument) as err:
+        parse_document({"id": "a", "text": ""})
+    assert err.value.reason == "empty_text"
+    with pytest.raises(InvalidDocument) as missing:
+        parse_document({"id": "a"})
+    assert missing.value.reason == "missing_text"
+
+
+def test_bad_images_never_reject_a_document_with_text() -> None:
+    limits = ImageLimits(max_images=2, max_bytes=2000)
+    big = jpeg_b64(photo(3, 640, 480), quality=95)
+    d = doc("a", ARTICLE, {"data": big}, {"phash": "12"}, {"data": jpeg_b64(photo(4))}, {"nothing": 1},
+            limits=limits)
+    assert d.text == ARTICLE and d.images == ()
+    assert [(r.index, r.reason) for r in d.images_rejected] == [
+        (0, "image_too_large"), (1, "image_bad_hash"), (2, "too_many_images"), (3, "too_many_images")]
+    assert "over the limit of 2000 bytes" in d.images_rejected[0].detail
+
+
+def test_a_decompression_bomb_is_a_rejected_image() -> None:
+    bomb = Image.new("L", (3000, 3000))
+    out = io.BytesIO()
+    bomb.save(out, "PNG")
+    d = doc("a", ARTICLE, {"data": base64.b64encode(out.getvalue()).decode()},
+            limits=ImageLimits(max_pixels=1_000_000))
+    assert [(r.index, r.reason) for r in d.images_rejected] == [(0, "image_too_large")]
+    assert "1000000 pixels" in d.images_rejected[0].detail
+
+
+def test_image_limits_come_from_the_settings() -> None:
+    from neardup.media.hashes import limits_of
+
+    s = load_settings(images={"max_images": 3, "max_bytes": 1000, "max_pixels": 5000})
+    assert limits_of(s.images) == ImageLimits(max_images=3, max_bytes=1000, max_pixels=5000)
+
+
+def test_hamming_of_a_photo_and_its_recompressed_copy_is_small() -> None:
+    a = doc("a", "", {"data": jpeg_b64(photo(5), 95)}).images[0].hashes.phash
+    b = doc("b", "", {"data": jpeg_b64(photo(5).resize((240, 180)), 40)}).images[0].hashes.phash
+    c = doc("c", "", {"data": jpeg_b64(photo(9), 95)}).images[0].hashes.phash
+    assert hamming(a, b) <= 4 < 14 < hamming(a, c)
+
+
+# --- the engine: rejected images in the evidence ----------------------------------------------------
+
+
+async def engine(**overrides: Any) -> Engine:
+    overrides.setdefault("store_url", "memory://")
+    return await Engine.open(load_settings(worker_id="test", **overrides))
+
+
+async def test_rejected_images_are_in_the_evidence_and_the_text_is_decided() -> None:
+    eng = await engine()
+    first, reprint = await decide_all(eng, [
+        doc("a", ARTICLE, published_at=1.7e9),
+        doc("b", ARTICLE + "（转载）", {"data": "@@"}, {"phash": "nothex0000000000"}, published_at=1.7e9 + 60),
+    ], 10)
+    assert first.status is Status.UNIQUE and "images_rejected" not in first.evidence.to_dict()
+    assert reprint.status is Status.DUPLICATE and reprint.duplicate_of == "a"
+    ev = reprint.evidence.to_dict()
+    assert [(r["index"], r["reason"]) for r in ev["images_rejected"]] == [(0, "image_bad_base64"),
+                                                                         (1, "image_bad_hash")]
+    back = json.loads(json.dumps(reprint.to_record()))["evidence"]
+    assert back["images_rejected"][1]["detail"].startswith("phash must be 16 hex digits")
+    replay = (await decide_all(eng, [reprint.doc], 10))[0]
+    assert replay.evidence.replay and replay.evidence.images_rejected == reprint.evidence.images_rejected
+    assert Reason(ev["reason"]) is not Reason.UNIQUE
