@@ -67,6 +67,10 @@ class FingerprintRecord:
     # domain facts the re-check needs beyond the fingerprints, in the domain's own versioned
     # encoding (the original this document duplicates, its version marks): kept opaque
     meta: bytes = b""
+    # the 64-bit perceptual hash (pHash) of each usable image of the document, in its order; the
+    # image index is filed under index keys like the text's (their blocks), so every backend that
+    # files, expires, archives and forgets index keys does so for images too
+    images: tuple[int, ...] = field(default=())
 
     @property
     def ref(self) -> bytes:

@@ -13,6 +13,7 @@ from neardup.storage.base import DecisionRecord, FingerprintRecord, StateValue
 from neardup.storage.errors import StoreCorruptError
 
 RECORD_VERSION = 3
+IMAGES_RECORD_VERSION = 4  # a record with image hashes; one without is written as v3, byte for byte as before
 DECISION_VERSION = 3
 
 _F64 = struct.Struct(">d")
@@ -125,8 +126,12 @@ def encode_record(rec: FingerprintRecord, *, with_keys: bool = False) -> bytes:
     seconds instead of 8); v2 had both as text and a double. The index keys, when kept, follow the
     meta as one blob of big-endian uint64: a re-check never reads them, but moving a record to the
     cold tier does (its index entries there, and the warm entries to remove), and they cannot be
-    computed again from the stored b-bit signature. Readers of records without them see ``()``."""
-    out = bytearray((RECORD_VERSION,))
+    computed again from the stored b-bit signature. Readers of records without them see ``()``.
+
+    v4: v3 with the image hashes (one blob of big-endian uint64, one a usable image) between the
+    meta and the index keys; written only for a record that has images, so a text-only record
+    costs no byte more and stays readable by a reader that knows v3 only."""
+    out = bytearray((IMAGES_RECORD_VERSION if rec.images else RECORD_VERSION,))
     _put_bytes(out, rec.doc_id.encode("utf-8", "surrogatepass"))
     _put_word(out, rec.content_type)
     _put_number(out, rec.published_at)
@@ -134,31 +139,44 @@ def encode_record(rec: FingerprintRecord, *, with_keys: bool = False) -> bytes:
     _put_int(out, rec.length)
     for part in (rec.content_hash, rec.simhash, rec.signature, rec.profile, rec.meta):
         _put_bytes(out, part)
+    if rec.images:
+        _put_bytes(out, _pack_u64(rec.images))
     if with_keys and rec.index_keys:
-        _put_bytes(out, struct.pack(f">{len(rec.index_keys)}Q", *rec.index_keys))
+        _put_bytes(out, _pack_u64(rec.index_keys))
     return bytes(out)
 
 
+def _pack_u64(values: tuple[int, ...]) -> bytes:
+    return struct.pack(f">{len(values)}Q", *values)
+
+
+def _unpack_u64(data: bytes) -> tuple[int, ...]:
+    if len(data) % 8:
+        raise ValueError("a uint64 blob of a length that is not a multiple of 8")
+    return struct.unpack(f">{len(data) // 8}Q", data)
+
+
 def decode_record(data: bytes) -> FingerprintRecord:
-    """Inverse of :func:`encode_record`, and reads version 2; :class:`StoreCorruptError` for anything else."""
+    """Inverse of :func:`encode_record` (versions 3 and 4), and reads version 2;
+    :class:`StoreCorruptError` for anything else."""
     try:
         r = _Reader(data)
         version = r.uvarint()
         if version == 2:
             doc_id, content_type, published_at = r.text(), r.text(), r.f64()
-        elif version == RECORD_VERSION:
+        elif version in (RECORD_VERSION, IMAGES_RECORD_VERSION):
             doc_id, content_type, published_at = r.text(), r.word(), r.number()
         else:
             raise StoreCorruptError("stored record has an unknown format version")
         shingles, length = r.zigzag(), r.zigzag()
         content_hash, simhash, signature, profile = r.blob(), r.blob(), r.blob(), r.blob()
         meta = r.blob() if r.pos < len(data) else b""
-        keys = r.blob() if r.pos < len(data) else b""
-        index_keys = struct.unpack(f">{len(keys) // 8}Q", keys)
+        images = _unpack_u64(r.blob()) if version == IMAGES_RECORD_VERSION else ()
+        index_keys = _unpack_u64(r.blob()) if r.pos < len(data) else ()
     except (IndexError, ValueError, struct.error) as exc:  # UnicodeDecodeError is a ValueError
         raise StoreCorruptError(f"stored record is corrupt: {type(exc).__name__}") from exc
     return FingerprintRecord(doc_id, content_type, published_at, content_hash, simhash, signature, profile,
-                             shingles, length, index_keys, meta)
+                             shingles, length, index_keys, meta, images)
 
 
 # -- decisions -----------------------------------------------------------------------------------

@@ -56,7 +56,9 @@ from neardup.storage.errors import StoreCorruptError, StoreError
 from neardup.storage.memory import MemoryFingerprintStore
 
 FORMAT = "neardup-store"
-VERSION = 4
+VERSION = 5
+# how a file of an older version is brought up to this one, at open: v5 added the image hashes
+UPGRADES = {4: "ALTER TABLE records ADD COLUMN images BLOB NOT NULL DEFAULT x''"}
 APPLICATION_ID = 0x6E647570  # "ndup": PRAGMA application_id of every neardup store
 _NOT_OURS = "give --store a new file, or the one an earlier neardup dedup wrote"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -65,7 +67,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (ref BLOB PRIMARY KEY, id TEXT NOT NULL, type TEXT NOT NULL,
     published_at REAL NOT NULL, content_hash BLOB NOT NULL, simhash BLOB NOT NULL, signature BLOB NOT NULL,
     profile BLOB NOT NULL, shingles INTEGER NOT NULL, length INTEGER NOT NULL, index_keys BLOB NOT NULL,
-    expires REAL NOT NULL, meta BLOB NOT NULL);
+    expires REAL NOT NULL, meta BLOB NOT NULL, images BLOB NOT NULL DEFAULT x'');
 CREATE TABLE IF NOT EXISTS claims (hash BLOB PRIMARY KEY, id TEXT NOT NULL, expires REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS decisions (id TEXT PRIMARY KEY, status TEXT NOT NULL, duplicate_of TEXT,
     evidence TEXT NOT NULL, type TEXT NOT NULL, content_hash BLOB NOT NULL, expires REAL NOT NULL);
@@ -95,7 +97,12 @@ def lock_path(path: Path) -> Path:
 
 
 def _keys(index_keys: tuple[int, ...]) -> bytes:
+    """Index keys or image hashes as a column: little-endian uint64."""
     return struct.pack(f"<{len(index_keys)}Q", *index_keys)
+
+
+def _unkeys(column: bytes) -> tuple[int, ...]:
+    return struct.unpack(f"<{len(column) // 8}Q", column)
 
 
 class FileFingerprintStore(MemoryFingerprintStore):
@@ -199,13 +206,16 @@ class FileFingerprintStore(MemoryFingerprintStore):
         except sqlite3.DatabaseError as exc:
             raise StoreCorruptError(f"{self.path}: not a {FORMAT} v{VERSION} file ({exc})", hint=_NOT_OURS) from exc
         new = app == 0 and version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
-        if not new and (app, version) != (APPLICATION_ID, VERSION):
+        older = app == APPLICATION_ID and version in UPGRADES
+        if not new and not older and (app, version) != (APPLICATION_ID, VERSION):
             raise StoreCorruptError(f"{self.path}: not a {FORMAT} v{VERSION} file", hint=_NOT_OURS)
         try:
             # writing now (journal mode, schema, ids) is the check that the store can be written at all
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.executescript(SCHEMA)
+            if older:
+                db.execute(UPGRADES[version])
             db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             db.execute(f"PRAGMA user_version={VERSION}")
         except sqlite3.Error as exc:
@@ -226,11 +236,12 @@ class FileFingerprintStore(MemoryFingerprintStore):
 
     def _load_rows(self, db: sqlite3.Connection, now: float) -> None:
         for row in db.execute("SELECT id, type, published_at, content_hash, simhash, signature, profile, shingles, "
-                              "length, index_keys, expires, meta FROM records WHERE expires > ?", (now,)):  # fmt: skip
+                              "length, index_keys, expires, meta, images FROM records WHERE expires > ?",
+                              (now,)):  # fmt: skip
             doc_id, ctype, published_at, content_hash, simhash, signature, profile, shingles, length = row[:9]
-            keys, exp, meta = row[9:]
+            keys, exp, meta, images = row[9:]
             rec = FingerprintRecord(doc_id, ctype, published_at, content_hash, simhash, signature, profile, shingles,
-                                    length, struct.unpack(f"<{len(keys) // 8}Q", keys), meta)  # fmt: skip
+                                    length, _unkeys(keys), meta, _unkeys(images))  # fmt: skip
             self._file(rec, exp)
         for content_hash, doc_id, expires in db.execute("SELECT hash, id, expires FROM claims WHERE expires > ?",
                                                         (now,)):  # fmt: skip
@@ -280,7 +291,8 @@ class FileFingerprintStore(MemoryFingerprintStore):
                 e = self._records[r.ref]
                 self._pending["records"].append((r.ref, r.doc_id, r.content_type, r.published_at, r.content_hash,
                                                  r.simhash, r.signature, r.profile, r.shingles, r.length,
-                                                 _keys(r.index_keys), e.expires_at, r.meta))  # fmt: skip
+                                                 _keys(r.index_keys), e.expires_at, r.meta,
+                                                 _keys(r.images)))  # fmt: skip
         return answer
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
@@ -319,7 +331,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
             return
         with self._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", self._pending["claims"])
-            db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            self._pending["records"])  # fmt: skip
             db.executemany("INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?)", self._pending["decisions"])
         for rows in self._pending.values():

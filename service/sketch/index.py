@@ -147,6 +147,23 @@ def excerpt_keys(contexts: list[list[int]], cap: int, window: int = EXCERPT_WIND
     return out
 
 
+IMAGE_SALT = 0x1CA9E5B10C6A11D5  # image keys live in a key space of their own: never a text key's
+IMAGE_BLOCKS = 4
+IMAGE_BLOCK_BITS = 16
+
+
+def image_keys(phashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """(m, 4) keys an image is filed under: its 64-bit pHash's four 16-bit blocks, each with its
+    place (multi-index hashing). Two hashes within 3 bits share a block (pigeonhole); farther
+    pairs share one when their differing bits bunch, as a photograph's changed copy's do
+    (docs/media.md); a candidate is a proposal, its Hamming distance decides."""
+    h = np.asarray(phashes, dtype=np.uint64).reshape(-1, 1)
+    shifts = np.arange(IMAGE_BLOCKS - 1, -1, -1, dtype=np.uint64) * np.uint64(IMAGE_BLOCK_BITS)
+    blocks = (h >> shifts[None, :]) & np.uint64((1 << IMAGE_BLOCK_BITS) - 1)
+    places = (np.arange(IMAGE_BLOCKS, dtype=np.uint64) << np.uint64(IMAGE_BLOCK_BITS))[None, :]
+    return _nonzero(fmix64((blocks | places) ^ np.uint64(IMAGE_SALT)))
+
+
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
 

@@ -313,6 +313,35 @@ async def test_add_query_fetch_round_trip(backend: Backend) -> None:
     assert await s.fetch([]) == {}
 
 
+async def test_records_keep_their_image_hashes_and_the_image_index_finds_them(backend: Backend) -> None:
+    """The image index: a record with images is filed under its pHashes' block keys (beside its
+    text keys) and comes back with its hashes, bit for bit; a hash a few bits away finds it under
+    the blocks it shares, one that shares no block does not."""
+    from neardup.sketch.index import image_keys
+
+    photo, other = 0x8F373714ACFCF4D0, 0xFFFF_0000_FFFF_0000
+    text_keys = (k("t1"), k("t2"))
+    with_images = replace(make_record("pic", text_keys + tuple(image_keys(np.array([photo, other])).ravel().tolist())),
+                          images=(photo, other))
+    stock = replace(make_record("stock", tuple(image_keys(np.array([photo])).ravel().tolist()),
+                                content_type="announcement"), images=(photo,))
+    plain = make_record("plain", (k("t1"),))
+    await add(s := await backend.open(), [with_images, stock, plain])
+    got = await fetch(s, ["pic", "stock", "plain"])
+    assert got["pic"].images == (photo, other) and got["stock"].images == (photo,) and got["plain"].images == ()
+    assert {i: lean(r) for i, r in got.items()} == {r.doc_id: lean(r) for r in (with_images, stock, plain)}
+    near = photo ^ 0b1011  # 3 bits, all in the last block: the other three blocks shared
+    far = photo ^ 0x0001_0001_0001_0001  # a bit in every block: no block shared
+    found = await s.candidates(image_keys(np.array([photo, near, far, other])))
+    assert found == [{doc_ref("pic"): 4, doc_ref("stock"): 4}, {doc_ref("pic"): 3, doc_ref("stock"): 3}, {},
+                     {doc_ref("pic"): 4}]
+    assert await query(s, [list(text_keys)], ["pic", "stock", "plain"]) == [{"pic", "plain"}]
+    kept = {d.record.doc_id: d.record for d in (await s.kept()).documents}
+    assert kept["stock"] == stock  # an archived document keeps its images and its image keys
+    assert await s.forget([stock]) == 1
+    assert await s.candidates(image_keys(np.array([photo]))) == [{doc_ref("pic"): 4}]
+
+
 async def test_one_lookup_answers_decisions_owners_candidates_and_states(backend: Backend) -> None:
     s = await backend.open()
     await add(s, [make_record("a", (k("x"),)), make_record("b", (k("y"),))])
@@ -736,6 +765,24 @@ def test_record_known_answer() -> None:
     assert data == (b"\x03\x05doc-1\x04\x00\x80\xc4\x9f\xd5\x0c\xf6\x01\x14" + b"\x10" + b"h" * 16
                     + b"\x08" + b"s" * 8 + b"\x03sig\x04prof\x04meta")
     assert decode_record(data) == rec
+
+
+def test_record_with_images_known_answer() -> None:
+    """Record format v4 spelled out: v3 and the image hashes between the meta and the index keys;
+    a record without images is still written as v3 (test_record_known_answer)."""
+    from neardup.storage.redis.store import decode_record, encode_record
+
+    rec = FingerprintRecord("doc-1", "news", 1.7e9, b"h" * 16, b"s" * 8, b"sig", b"prof", 123, 10, (7,), b"meta",
+                            (0x8F373714ACFCF4D0, 1))
+    data = encode_record(rec, with_keys=True)
+    assert data == (b"\x04\x05doc-1\x04\x00\x80\xc4\x9f\xd5\x0c\xf6\x01\x14" + b"\x10" + b"h" * 16
+                    + b"\x08" + b"s" * 8 + b"\x03sig\x04prof\x04meta"
+                    + b"\x10\x8f\x37\x37\x14\xac\xfc\xf4\xd0" + b"\x00" * 7 + b"\x01" + b"\x08" + b"\x00" * 7 + b"\x07")
+    assert decode_record(data) == rec
+    assert decode_record(encode_record(rec)) == replace(rec, index_keys=())
+    assert encode_record(replace(rec, images=()))[0] == 3
+    with pytest.raises(StoreError):
+        decode_record(data[:-12])  # cut inside the image hashes: corrupt, not a shorter list
 
 
 def _make_tls_files(tmp: Path) -> tuple[Path, Path, Path]:

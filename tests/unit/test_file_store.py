@@ -126,6 +126,57 @@ async def test_another_sqlite_database_and_rows_of_the_wrong_shape_are_corrupt(t
         await FileFingerprintStore(path).open()
 
 
+V4_RECORDS = """CREATE TABLE records (ref BLOB PRIMARY KEY, id TEXT NOT NULL, type TEXT NOT NULL,
+    published_at REAL NOT NULL, content_hash BLOB NOT NULL, simhash BLOB NOT NULL, signature BLOB NOT NULL,
+    profile BLOB NOT NULL, shingles INTEGER NOT NULL, length INTEGER NOT NULL, index_keys BLOB NOT NULL,
+    expires REAL NOT NULL, meta BLOB NOT NULL)"""
+
+
+async def test_image_hashes_survive_close_and_open(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    path = tmp_path / "store"
+    store = FileFingerprintStore(path)
+    await store.open()
+    pic = replace(record("pic"), images=(0x8F373714ACFCF4D0, 2**64 - 1))
+    await store.commit([Claim(pic.content_hash, "pic", "news")], [pic, record("plain")])
+    await store.put_decisions([])
+    await store.close()
+    again = FileFingerprintStore(path)
+    await again.open()
+    got = await again.fetch([pic.ref, record("plain").ref])
+    assert got[pic.ref] == pic and got[record("plain").ref].images == ()
+    await again.close()
+
+
+async def test_a_store_written_before_images_is_upgraded_at_open(tmp_path: Path) -> None:
+    """A v4 file (no image column) opens: its records read with no images, new ones keep theirs."""
+    from dataclasses import replace
+
+    path = tmp_path / "store"
+    old = record("old")
+    with sqlite3.connect(path) as db:
+        db.execute(V4_RECORDS)
+        db.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (old.ref, "old", "news", 1.7e9, old.content_hash, old.simhash, old.signature, old.profile, 10, 100,
+                    (7).to_bytes(8, "little") + (9).to_bytes(8, "little"), float("inf"), b""))
+        db.execute("PRAGMA application_id=1852077424")
+        db.execute("PRAGMA user_version=4")
+    store = FileFingerprintStore(path)
+    await store.open()
+    assert (await store.fetch([old.ref]))[old.ref] == old
+    new = replace(record("new"), images=(5,))
+    await store.commit([], [new])
+    await store.put_decisions([])
+    await store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 5
+    reopened = FileFingerprintStore(path)
+    await reopened.open()
+    assert (await reopened.fetch([old.ref, new.ref])) == {old.ref: old, new.ref: new}
+    await reopened.close()
+
+
 # --------------------------------------------------------------------------- the CLI
 def test_a_store_that_cannot_be_written_fails_at_start_in_one_line(tmp_path: Path) -> None:
     not_a_folder = tmp_path / "file"
