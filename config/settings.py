@@ -208,11 +208,19 @@ class TranslationSettings(_Section):
 
 
 class ImageSettings(_Section):
-    """A document's ``images`` (``neardup.media.images``): what one document's images may cost."""
+    """A document's ``images`` (``neardup.media.images``): what one document's images may cost, and
+    the image rules (``neardup.rules.images``, docs/media.md)."""
     max_images: int = Field(16, ge=0, le=1000, description="images hashed per document; later ones are rejected")
     max_bytes: int = Field(16 * 1024 * 1024, gt=0, description="bytes of one image file (after base64)")
     max_pixels: int = Field(
         50_000_000, gt=0, description="width x height of one image, read from its header (a decompression bomb)")
+    # bench/images.py, one pHash an image: no pair of different photographs within 14 bits on
+    # either half of the set (the closest were 16 and 18 bits apart), recall 0.95 on the held-out
+    # half; at 18 the recall is 0.98 but different photographs begin to match. An image duplicate
+    # has no text to veto it, so the radius stays below the first false positive
+    radius: int = Field(14, ge=0, le=32, description="pHash bits two images of one photograph may differ by")
+    caption_chars: int = Field(
+        40, ge=0, description="a text shorter than this (normalised) is a caption: its image can make it a duplicate")
 
 
 class TopicSettings(_Section):

@@ -26,6 +26,7 @@ class Reason(StrEnum):
     NEAR = "near"
     UNIQUE = "unique"
     CRITICAL = "critical"
+    IMAGE = "image"  # a caption or an empty text whose image is an earlier document's
 
 
 class Rule(StrEnum):
@@ -38,6 +39,7 @@ class Rule(StrEnum):
     CONTAINMENT = "containment"
     EXCERPT = "excerpt"  # the shorter text's sentences stand in the longer one (a part of an article)
     TRANSLATION = "translation"  # the optional translation check (neardup.rules.translation)
+    IMAGE = "image"  # the image rule (neardup.rules.images)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,32 @@ class CriticalEvidence:
 
 
 @dataclass(frozen=True, slots=True)
+class ImageEvidence:
+    """An image of this document within ``radius`` pHash bits of an image of ``against``: ``image``
+    is its place in this document's ``images`` list, ``their_image`` the place of the other's among
+    the usable images its record keeps."""
+
+    against: str
+    hamming: int
+    image: int
+    their_image: int
+    radius: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``evidence.image``, ``evidence.shared_image``)."""
+        return {"against": self.against, "hamming": self.hamming, "image": self.image,
+                "their_image": self.their_image, "radius": self.radius}
+
+    @classmethod
+    def from_dict(cls, d: object) -> ImageEvidence | None:
+        """Inverse of :meth:`to_dict`; None for anything that is not an object."""
+        if not isinstance(d, dict):
+            return None
+        return cls(str(d.get("against", "")), int(d.get("hamming") or 0), int(d.get("image") or 0),
+                   int(d.get("their_image") or 0), int(d.get("radius") or 0))
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """Enough to explain a decision without re-running anything."""
 
@@ -96,6 +124,8 @@ class Evidence:
     cosine: float | None = None  # the translation check's: the embeddings' cosine
     tier: str | None = None  # where the matched document was found when not the warm store: "cold"
     images_rejected: tuple[ImageReject, ...] = ()  # the document's images that were not used, and why
+    image: ImageEvidence | None = None  # the image that made this document a duplicate (reason image)
+    shared_image: ImageEvidence | None = None  # an earlier document's photo this one shares, decided by its text
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form; optional flags appear only when set, so rows stay as short as before."""
@@ -123,6 +153,10 @@ class Evidence:
             out["tier"] = self.tier
         if self.images_rejected:
             out["images_rejected"] = [r.to_dict() for r in self.images_rejected]
+        if self.image is not None:
+            out["image"] = self.image.to_dict()
+        if self.shared_image is not None:
+            out["shared_image"] = self.shared_image.to_dict()
         for flag in ("replay", "race", "id_reused"):
             if getattr(self, flag):
                 out[flag] = True
@@ -154,6 +188,8 @@ class Evidence:
             tier=d.get("tier"),
             images_rejected=tuple(ImageReject.from_dict(r) for r in d.get("images_rejected") or ()
                                   if isinstance(r, dict)),
+            image=ImageEvidence.from_dict(d.get("image")),
+            shared_image=ImageEvidence.from_dict(d.get("shared_image")),
         )
 
 
@@ -184,4 +220,4 @@ class Decision:
         return out
 
 
-__all__ = ["CriticalEvidence", "Decision", "Evidence", "Reason", "Rule", "Status"]
+__all__ = ["CriticalEvidence", "Decision", "Evidence", "ImageEvidence", "Reason", "Rule", "Status"]

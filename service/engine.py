@@ -44,6 +44,7 @@ from neardup.kernels.pairs import self_join
 from neardup.learning.model import MODEL_STATE, Model, apply_to_lexicon
 from neardup.metrics import Metrics
 from neardup.rules.differences import AnchorProfiler, Profile, profiler
+from neardup.rules.images import WindowImages, caption_content_hash, image_verdict, nearest_image
 from neardup.rules.policy import Thresholds, Verdict, WindowCase, decide_window, similar_candidates
 from neardup.rules.thresholds import STATE_NAME, AdaptiveThresholds
 from neardup.rules.translation import STATE_NAME as TRANSLATION_STATE
@@ -86,6 +87,7 @@ class _Window:
     profiles: list[Profile]
     sketches: list[Sketch]
     records: list[FingerprintRecord]
+    images: WindowImages
 
 
 class Engine:
@@ -227,10 +229,13 @@ class Engine:
         maybe = [r for r in range(n) if w.fps.content_hashes[r] in self.bloom]
         self.metrics.bloom_hits.labels("maybe").inc(len(maybe))
         self.metrics.bloom_hits.labels("miss").inc(n - len(maybe))
+        # the image rows ride in the same lookup, after the text rows (a text-only window: none)
         answer = await self._store("lookup", lambda: self.store.lookup(WindowQuery(
             doc_ids=[d.id for d in w.docs], exact_hashes=[w.fps.content_hashes[r] for r in maybe],
-            index_keys=w.keys, state_names=self._state_names, content_types=[d.type for d in w.docs])))
+            index_keys=w.images.under(w.keys) if len(w.images) else w.keys, state_names=self._state_names,
+            content_types=[d.type for d in w.docs] + [w.docs[r].type for r in w.images.rows.tolist()])))
         w = await self._adopt_states(answer, w, t0)
+        w.images.take(answer.candidates[n:], set(w.refs), self.settings.index.max_candidates)
         owner_of = {r: o for r, o in zip(maybe, answer.owners, strict=True)}
         final, reused = _replays(w, answer)
         rows = [r for r in range(n) if r not in final]
@@ -276,6 +281,7 @@ class Engine:
     def _prepare(self, batch: list[Document], t0: float) -> _Window:
         fp_settings = self.settings.fingerprint
         fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
+        _fold_captions(batch, fps, self.settings.images.caption_chars)
         # stamps (crawl and publication times) are furniture, not figures: masked for the profile
         profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names)
         idx = self.settings.index
@@ -286,6 +292,7 @@ class Engine:
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]
         sketches = window_sketches(fps, ids, published, profiles, fp_settings.signature_bits, marks)
+        images = WindowImages.of(batch, sketches)
         key_rows = keys.tolist()  # Python ints in one call, not one numpy scalar a key
         records = [
             FingerprintRecord(
@@ -293,11 +300,12 @@ class Engine:
                 content_hash=fps.content_hashes[r], simhash=encode_simhash(fps.simhash[r]),
                 signature=self.fingerprinter.encode_signature(fps, r), profile=profiles[r].encode(),
                 shingles=int(fps.shingle_counts[r]), length=fps.lengths[r],
-                index_keys=tuple(k for k in key_rows[r] if k),
+                index_keys=tuple(k for k in key_rows[r] if k) + (images.keys_of(r) if doc.images else ()),
+                images=sketches[r].images,
             )
             for r, doc in enumerate(batch)
         ]
-        return _Window(batch, fps, [doc_ref(i) for i in ids], keys, profiles, sketches, records)
+        return _Window(batch, fps, [doc_ref(i) for i in ids], keys, profiles, sketches, records, images)
 
     async def _decide_rows(self, w: _Window, rows: list[int], stored_cands: list[Candidates],
                            owner_of: dict[int, str | None], reused: set[int], window_id: str,
@@ -308,7 +316,8 @@ class Engine:
         own = set(w.refs)
         cap = self.settings.index.max_candidates
         seen = [strongest(stored_cands[r], own, cap) for r in rows]
-        sketches = await self._sketches(sorted({ref for refs in seen for ref in refs}))
+        image_refs = [w.images.refs.get(r, []) for r in rows]
+        sketches = await self._sketches(sorted({ref for refs in seen + image_refs for ref in refs}))
 
         table_rows, pairs = _candidate_pairs([w.sketches[r] for r in rows], seen, sketches, keys)
         fp = self.settings.fingerprint
@@ -324,10 +333,14 @@ class Engine:
         vectors = np.zeros((0, 0), dtype=np.float32)
         if self.translation is not None:
             verdicts, embedded, vectors = await asyncio.to_thread(self._translate, self.translation, w, rows, verdicts)
+        if len(w.images):
+            verdicts = self._image_rule(w, rows, verdicts, sketches)
 
         if not dry_run:
             verdicts, rechecked = await self._commit(w, rows, verdicts, owner_of)
-            verdicts = await self._resolve_races(w, rows, table, verdicts, seen, thresholds, rechecked)
+            # an image candidate was seen too: a race is a document filed since the lookup
+            known = [refs + more for refs, more in zip(seen, image_refs, strict=True)]
+            verdicts = await self._resolve_races(w, rows, table, verdicts, known, thresholds, rechecked)
             await self._remember_translations(w, rows, verdicts, embedded, vectors)
         decisions = [
             Decision(w.docs[r], v.status, v.matched if v.status is Status.DUPLICATE else None,
@@ -342,6 +355,28 @@ class Engine:
                 for r, d in zip(rows, decisions, strict=True)]))
             await self._adapt(decisions)
         return decisions
+
+    def _image_rule(self, w: _Window, rows: list[int], verdicts: list[Verdict],
+                    stored: dict[bytes, Sketch]) -> list[Verdict]:
+        """The image rules (:mod:`neardup.rules.images`) over the rows with images: against their
+        stored image candidates and the earlier rows of this window that share an image block
+        (an exact copy is nobody's original)."""
+        s = self.settings.images
+        earlier = w.images.earlier(len(w.docs))
+        at = {r: k for k, r in enumerate(rows)}
+        out = list(verdicts)
+        for k, r in enumerate(rows):
+            doc = w.docs[r]
+            if not doc.images or out[k].status is Status.DUPLICATE:
+                continue
+            others = [stored[ref] for ref in w.images.refs.get(r, ()) if ref in stored]
+            others += [w.sketches[e] for e in earlier.get(r, ())
+                       if e not in at or out[at[e]].reason is not Reason.EXACT]
+            out[k] = image_verdict(out[k], w.fps.lengths[r], nearest_image(doc.images, others, s.radius),
+                                   s.caption_chars)
+            if out[k].reason is Reason.IMAGE:
+                w.sketches[r].original = out[k].cluster or ""  # a later row of this window sees its cluster
+        return out
 
     async def _remember_translations(self, w: _Window, rows: list[int], verdicts: list[Verdict],
                                      embedded: list[int], vectors: npt.NDArray[np.float32]) -> None:
@@ -454,6 +489,8 @@ class Engine:
             thresholds=t.as_evidence(), threshold_version=t.version, window_id=window_id,
             worker_id=self.settings.worker_id, decided_at=round(time.time(), 3),
             critical=self._quoted(v.critical, doc.text), images_rejected=doc.images_rejected,
+            image=v.image if v.reason is Reason.IMAGE else None,
+            shared_image=v.image if v.reason is not Reason.IMAGE else None,
             race=v.race, id_reused=id_reused, model_version=self.model.version, cosine=v.cosine,
             tier=self.store.tier_of(v.matched) if v.matched and isinstance(self.store, TierAware) else None,
         )
@@ -568,6 +605,13 @@ def _candidate_pairs(table_rows: list[Sketch], seen: list[list[bytes]], sketches
     pairs[len(left):, 0] = inner[:, 1]
     pairs[len(left):, 1] = inner[:, 0]
     return table_rows, pairs
+
+
+def _fold_captions(batch: list[Document], fps: Fingerprints, caption_chars: int) -> None:
+    """A caption's content hash covers its images (:func:`neardup.rules.images.caption_content_hash`)."""
+    for r, d in enumerate(batch):
+        if d.images and fps.lengths[r] < caption_chars:
+            fps.content_hashes[r] = caption_content_hash(fps.content_hashes[r], d.images)
 
 
 def _replays(w: _Window, answer: Any) -> tuple[dict[int, Decision], set[int]]:

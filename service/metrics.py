@@ -25,7 +25,8 @@ AGE_BUCKETS = (1.0, 10.0, 60.0, 300.0, 900.0, 3600.0, 6 * 3600.0, 86_400.0, 7 * 
 
 # the label values each labelled counter starts with (service/engine.py, service/document.py and
 # agents/dedup.py emit these; tests/unit/test_metrics.py fails when one of them emits another)
-DOCUMENT_OUTCOMES = (("unique", "unique"), ("unique", "critical"), ("duplicate", "exact"), ("duplicate", "near"))
+DOCUMENT_OUTCOMES = (("unique", "unique"), ("unique", "critical"), ("duplicate", "exact"), ("duplicate", "near"),
+                     ("duplicate", "image"))
 REJECT_REASONS = ("bad_json", "bad_schema", "missing_id", "missing_text", "bad_encoding", "empty_text",
                   "too_large", "bad_field", "bad_subtitles", "no_usable_image", "empty_message")  # fmt: skip
 DEAD_LETTER_REASONS = (*REJECT_REASONS, "decode_error", "engine_error", "output_too_large", "store_corrupt")

@@ -55,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.config.settings import ThresholdSettings
-from neardup.decision import CriticalEvidence, Reason, Rule, Status
+from neardup.decision import CriticalEvidence, ImageEvidence, Reason, Rule, Status
 from neardup.rules.differences import Profile, sentence_contexts_of
 from neardup.rules.versions import different_versions
 from neardup.sketch.similarity import PairSimilarities, Similarity, Sketch, SketchTable, similarities
@@ -140,6 +140,7 @@ class Verdict:
     race: bool = False  # set by the engine's race re-check, never by the pure core
     cluster: str | None = None  # the original of the cluster joined: the match's own original, or the match
     cosine: float | None = None  # set by the engine's translation check, never by the pure core
+    image: ImageEvidence | None = None  # set by the image rule (neardup.rules.images), never by the pure core
 
 
 @dataclass(slots=True)

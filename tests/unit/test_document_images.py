@@ -24,6 +24,7 @@ ARTICLE = ("市政府今天召开新闻发布会，介绍今年上半年全市�
            "上半年全市地区生产总值同比增长百分之五点二，工业增加值和社会消费品零售总额均保持稳定增长，就业形势总体平稳，居民收入持续增加。")
 OTHER_ARTICLE = ("本市今年夏季防汛工作部署会议昨天举行。会议要求各区各部门压实防汛责任，加强隐患排查，完善应急预案，"
                  "确保城市安全度汛。气象部门预计今年汛期降水偏多，局地可能出现强降雨。")
+METRO = "完全不同的另一篇报道，讲的是本市新开通的地铁线路和沿线的站点设置情况，以及首班车和末班车的时间安排。"
 
 
 def photo(seed: int = 0, width: int = 320, height: int = 240) -> Any:
@@ -153,3 +154,117 @@ async def test_rejected_images_are_in_the_evidence_and_the_text_is_decided() -> 
     replay = (await decide_all(eng, [reprint.doc], 10))[0]
     assert replay.evidence.replay and replay.evidence.images_rejected == reprint.evidence.images_rejected
     assert Reason(ev["reason"]) is not Reason.UNIQUE
+
+
+# --- the image rules through the engine -------------------------------------------------------------
+T0 = 1.7e9
+
+
+async def test_a_caption_with_an_earlier_documents_photo_is_an_image_duplicate() -> None:
+    eng = await engine()
+    original = doc("story", ARTICLE, {"data": jpeg_b64(photo(1))}, published_at=T0)
+    await decide_all(eng, [original], 10)
+    copy = jpeg_b64(photo(1).resize((240, 180)), quality=45)  # resized and recompressed
+    empty, caption = await decide_all(eng, [
+        doc("repost", "", {"data": jpeg_b64(photo(7))}, {"data": copy}, published_at=T0 + 60),
+        doc("caption", "图：发布会现场", {"data": copy}, published_at=T0 + 120),
+    ], 10)
+    for d in (empty, caption):
+        assert d.status is Status.DUPLICATE and d.duplicate_of == "story", d.evidence.to_dict()
+        ev = d.evidence.to_dict()
+        assert ev["reason"] == "image" and ev["rule"] == "image" and ev["matched_id"] == "story"
+        assert ev["image"]["against"] == "story" and ev["image"]["their_image"] == 0
+        assert 0 <= ev["image"]["hamming"] <= ev["image"]["radius"] == 14
+    assert empty.evidence.image is not None and empty.evidence.image.image == 1  # its second image matched
+    assert caption.evidence.image is not None and caption.evidence.image.image == 0
+
+
+async def test_a_text_reprint_stays_a_reprint_whatever_its_photos() -> None:
+    eng = await engine()
+    first, reprint = await decide_all(eng, [
+        doc("a", ARTICLE, {"data": jpeg_b64(photo(1))}, published_at=T0),
+        doc("b", ARTICLE, {"data": jpeg_b64(photo(8))}, published_at=T0 + 60),  # another photo
+    ], 10)
+    assert first.status is Status.UNIQUE
+    assert reprint.status is Status.DUPLICATE and reprint.duplicate_of == "a"
+    assert reprint.evidence.reason is Reason.EXACT and reprint.evidence.image is None
+    near = (await decide_all(eng, [doc("c", ARTICLE + "（来源：新华社）", published_at=T0 + 90)], 10))[0]
+    assert near.status is Status.DUPLICATE and near.evidence.reason is Reason.NEAR  # no photo at all
+
+
+async def test_different_texts_sharing_a_photo_stay_unique_and_say_so() -> None:
+    eng = await engine()
+    stock = jpeg_b64(photo(2))
+    first, second = await decide_all(eng, [
+        doc("flood", OTHER_ARTICLE, {"data": stock}, published_at=T0),
+        doc("economy", ARTICLE, {"phash": "0000000000000000"}, {"data": stock}, published_at=T0 + 60),
+    ], 10)
+    assert first.status is Status.UNIQUE and first.evidence.shared_image is None
+    assert second.status is Status.UNIQUE and second.duplicate_of is None
+    ev = second.evidence.to_dict()
+    assert ev["reason"] == "unique" and "image" not in ev
+    assert ev["shared_image"] == {"against": "flood", "hamming": 0, "image": 1, "their_image": 0, "radius": 14}
+    # the same against the store (another window), not only inside one
+    third = (await decide_all(eng, [doc("later", METRO, {"data": stock}, published_at=T0 + 120)], 10))[0]
+    assert third.status is Status.UNIQUE and third.evidence.shared_image is not None
+    assert third.evidence.shared_image.against == "flood"
+
+
+async def test_captions_with_different_photos_are_not_duplicates() -> None:
+    eng = await engine()
+    a, b, c = await decide_all(eng, [
+        doc("a", "图片新闻", {"data": jpeg_b64(photo(1))}, published_at=T0),
+        doc("b", "图片新闻", {"data": jpeg_b64(photo(9))}, published_at=T0 + 1),
+        doc("c", "图片新闻", {"data": jpeg_b64(photo(1))}, published_at=T0 + 2),
+    ], 10)
+    assert a.status is Status.UNIQUE and b.status is Status.UNIQUE and b.evidence.image is None
+    assert c.status is Status.DUPLICATE and c.duplicate_of == "a" and c.evidence.reason is Reason.EXACT
+    d = (await decide_all(eng, [doc("d", "", {"data": jpeg_b64(photo(9), 60)}, published_at=T0 + 3)], 10))[0]
+    assert d.status is Status.DUPLICATE and d.duplicate_of == "b" and d.evidence.reason is Reason.IMAGE
+
+
+async def test_an_image_duplicate_replays_and_is_decided_the_same_on_a_file_store(tmp_path: Any) -> None:
+    docs = [doc("a", ARTICLE, {"data": jpeg_b64(photo(3))}, published_at=T0),
+            doc("b", "", {"data": jpeg_b64(photo(3), 50)}, published_at=T0 + 5)]
+    eng = await engine(store_url=f"file://{tmp_path / 'store'}")
+    first = await decide_all(eng, docs, 1)
+    await eng.close()
+    again = await engine(store_url=f"file://{tmp_path / 'store'}")
+    replay = await decide_all(again, docs, 10)
+    late = (await decide_all(again, [doc("c", "", {"data": jpeg_b64(photo(3), 70)}, published_at=T0 + 9)], 10))[0]
+    await again.close()
+    assert [d.duplicate_of for d in first] == [None, "a"] and first[1].evidence.reason is Reason.IMAGE
+    assert all(d.evidence.replay for d in replay) and replay[1].evidence.image == first[1].evidence.image
+    assert late.duplicate_of == "a" and late.evidence.reason is Reason.IMAGE  # from the reopened store's index
+
+
+def test_neardup_dedup_decides_images_and_rejects_a_document_with_nothing_usable(tmp_path: Any) -> None:
+    from tests.unit.test_cli import neardup, read_jsonl
+
+    photo_a, stock = jpeg_b64(photo(1)), jpeg_b64(photo(2))
+    rows = [
+        {"id": "story", "text": ARTICLE, "images": [{"data": photo_a, "url": "https://example.com/a.jpg"}],
+         "published_at": T0},
+        {"id": "repost", "images": [{"data": jpeg_b64(photo(1).resize((200, 150)), 50)}], "published_at": T0 + 1},
+        {"id": "flood", "text": OTHER_ARTICLE, "images": [{"data": stock}], "published_at": T0 + 2},
+        {"id": "metro", "text": METRO, "images": [{"data": stock}], "published_at": T0 + 3},
+        {"id": "broken", "text": "", "images": [{"data": "@@@"}, {"phash": "zz"}], "published_at": T0 + 4},
+        {"id": "bad-photo", "text": OTHER_ARTICLE + "（完）", "images": [{"data": base64.b64encode(b"no").decode()}],
+         "published_at": T0 + 5},
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    out, rej = tmp_path / "out.jsonl", tmp_path / "rejects.jsonl"
+    res = neardup("dedup", str(src), "-o", str(out), "--rejects", str(rej), "-q",
+                  env={"NEARDUP_IMAGES__MAX_IMAGES": "4"})
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    got = {d["id"]: d for d in read_jsonl(out)}
+    assert set(got) == {"story", "repost", "flood", "metro", "bad-photo"}
+    assert got["repost"]["status"] == "duplicate" and got["repost"]["duplicate_of"] == "story"
+    assert got["repost"]["evidence"]["reason"] == "image" and got["repost"]["evidence"]["image"]["against"] == "story"
+    assert got["metro"]["status"] == "unique"  # a shared stock photo is not a reprint
+    assert got["metro"]["evidence"]["shared_image"]["against"] == "flood"
+    assert got["bad-photo"]["status"] == "duplicate" and got["bad-photo"]["duplicate_of"] == "flood"
+    assert got["bad-photo"]["evidence"]["images_rejected"][0]["reason"] == "image_undecodable"
+    [rejected] = read_jsonl(rej)
+    assert rejected["reason"] == "no_usable_image" and "image 0: image_bad_base64" in str(rejected["error"])
