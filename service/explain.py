@@ -23,12 +23,13 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.config.settings import Settings
-from neardup.document import parse_document
+from neardup.document import Document, parse_document
 from neardup.engine import Engine
 from neardup.kernels import text as ktext
 from neardup.kernels.hashing import combine, fmix64
 from neardup.kernels.profile import replaced_context
 from neardup.kernels.simhash import HI_SALT, NEG_SALT
+from neardup.media.hashes import DocumentImage, format_hash, hamming, limits_of
 from neardup.rules.differences import CriticalDifference, Profile, is_sentence_fill, polarity_words
 from neardup.rules.policy import rule
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter, _zh_token_spans
@@ -313,8 +314,9 @@ async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> 
     same sketches (b-bit signatures as stored), the same :func:`neardup.sketch.similarity.similarities`,
     the same rule and veto, and the SimHash votes rebuilt from the kernel's features (see the
     module docstring). ``engine`` should be on an empty in-memory store (B is decided after A)."""
-    da = parse_document(a)
-    db = parse_document(b)
+    limits = limits_of(engine.settings.images)
+    da = parse_document(a, image_limits=limits)
+    db = parse_document(b, image_limits=limits)
     w = engine._prepare([da, db], time.time())
     fp = w.fps
     table = SketchTable.of(w.sketches, engine.settings.fingerprint.num_perm, fp.simhash.shape[1])
@@ -363,7 +365,33 @@ async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> 
         "thresholds": thresholds.as_evidence(),
         "decision_for_b_after_a": {"status": decision.status.value, "duplicate_of": decision.duplicate_of,
                                    "evidence": decision.evidence.to_dict()},
+        "images": image_report(da, db, engine.settings.images.radius),
     }
+
+
+def _image(image: DocumentImage) -> dict[str, Any]:
+    h = image.hashes
+    return {"index": image.index, "phash": h.phash_hex, "dhash": format_hash(h.dhash) if h.dhash is not None else None,
+            "width": h.width, "height": h.height, "url": image.url}
+
+
+def image_report(da: Document, db: Document, radius: int) -> dict[str, Any] | None:
+    """Each side's images (hashes, size, url) and the ones not used, and the nearest pair of
+    images of A and B in pHash bits (dHash bits too where both have one), whatever the radius;
+    None when neither document carries images."""
+    if not (da.images or db.images or da.images_rejected or db.images_rejected):
+        return None
+    pairs = [(hamming(x.hashes.phash, y.hashes.phash), x.index, y.index, x, y) for x in da.images for y in db.images]
+    nearest = None
+    if pairs:
+        bits, ia, ib, x, y = min(pairs, key=lambda p: p[:3])
+        dh = hamming(x.hashes.dhash, y.hashes.dhash) if x.hashes.dhash is not None and y.hashes.dhash is not None \
+            else None
+        nearest = {"a_image": ia, "b_image": ib, "phash_hamming": bits, "dhash_hamming": dh, "radius": radius,
+                   "within_radius": bits <= radius}
+    return {"a": [_image(i) for i in da.images], "b": [_image(i) for i in db.images],
+            "a_rejected": [r.to_dict() for r in da.images_rejected],
+            "b_rejected": [r.to_dict() for r in db.images_rejected], "nearest": nearest}
 
 
 def _pushes(bit: dict[str, Any]) -> str:
@@ -399,7 +427,43 @@ def format_report(r: dict[str, Any]) -> str:
     for k, diff in enumerate(found):
         lines.append(f"{'critical difference' if k == 0 else '   also'}: {diff.get('versus') or diff['term']}")
         lines.append(f"   {'where' if k == 0 else '     where'}: {diff['passage']}")
+    if r.get("images"):
+        lines += image_lines(r["images"])
     d = r["decision_for_b_after_a"]
     lines.append(f"decision for B after A: {d['status']}" + (f" of {d['duplicate_of']}" if d["duplicate_of"] else ""))
+    lines += evidence_image_lines(d["evidence"])
     lines.append("thresholds: " + ", ".join(f"{name} {value}" for name, value in r["thresholds"].items()))
     return "\n".join(lines)
+
+
+def image_lines(images: dict[str, Any]) -> list[str]:
+    """The images part of a report in words: what each side carries, and its nearest pair."""
+    lines = []
+    for side in ("a", "b"):
+        held = ", ".join(f"image {i['index']} pHash {i['phash']}" + (f" ({i['url']})" if i["url"] else "")
+                         for i in images[side]) or "none usable"
+        lines.append(f"images of {side.upper()}: {held}")
+        lines += [f"   image {x['index']} not used: {x['reason']}: {x['detail']}" for x in images[f"{side}_rejected"]]
+    n = images["nearest"]
+    if n is not None:
+        dh = f", dHash {n['dhash_hamming']} bits" if n["dhash_hamming"] is not None else ""
+        verdict = "within" if n["within_radius"] else "beyond"
+        lines.append(f"nearest images: A's image {n['a_image']} and B's image {n['b_image']} differ by "
+                     f"{n['phash_hamming']} pHash bits{dh}, {verdict} the radius of {n['radius']}")
+    return lines
+
+
+def evidence_image_lines(evidence: dict[str, Any]) -> list[str]:
+    """A decision's image evidence in words (``evidence.image``, ``evidence.shared_image``)."""
+    lines = []
+    image, shared = evidence.get("image"), evidence.get("shared_image")
+    if image:
+        lines.append(f"   by its image: image {image['image']} is {image['against']}'s image {image['their_image']} "
+                     f"({image['hamming']} pHash bits apart, radius {image['radius']}), and its text is too short "
+                     f"to tell them apart")
+    if shared:
+        lines.append(f"   shares a photograph with {shared['against']}: image {shared['image']} is its image "
+                     f"{shared['their_image']} ({shared['hamming']} pHash bits apart); the texts differ, so the "
+                     f"photograph alone does not make a duplicate")
+    lines += [f"   image {x['index']} not used: {x['reason']}" for x in evidence.get("images_rejected") or ()]
+    return lines

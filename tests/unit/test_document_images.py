@@ -268,3 +268,48 @@ def test_neardup_dedup_decides_images_and_rejects_a_document_with_nothing_usable
     assert got["bad-photo"]["evidence"]["images_rejected"][0]["reason"] == "image_undecodable"
     [rejected] = read_jsonl(rej)
     assert rejected["reason"] == "no_usable_image" and "image 0: image_bad_base64" in str(rejected["error"])
+
+
+# --- explain ---------------------------------------------------------------------------------------
+
+
+async def test_explain_reports_the_images_and_the_image_evidence_in_words() -> None:
+    from neardup.explain import explain_pair, format_report
+
+    settings = load_settings(worker_id="test")
+    a = {"id": "story", "text": ARTICLE, "images": [{"data": jpeg_b64(photo(1)), "url": "https://example.com/a.jpg"}]}
+    b = {"id": "repost", "text": "", "images": [{"data": "@@"}, {"data": jpeg_b64(photo(1), 40)}]}
+    report = await explain_pair(settings, a, b)
+    imgs = report["images"]
+    assert [i["url"] for i in imgs["a"]] == ["https://example.com/a.jpg"] and imgs["b"][0]["index"] == 1
+    assert imgs["b_rejected"][0]["reason"] == "image_bad_base64"
+    near = imgs["nearest"]
+    assert (near["a_image"], near["b_image"], near["within_radius"]) == (0, 1, True) and near["phash_hamming"] <= 4
+    d = report["decision_for_b_after_a"]
+    assert d["status"] == "duplicate" and d["evidence"]["image"]["hamming"] == near["phash_hamming"]
+    text = format_report(report)
+    assert "images of A: image 0 pHash " in text and "(https://example.com/a.jpg)" in text
+    assert "image 0 not used: image_bad_base64" in text
+    assert f"A's image 0 and B's image 1 differ by {near['phash_hamming']} pHash bits" in text
+    assert "within the radius of 14" in text
+    assert "decision for B after A: duplicate of story" in text
+    assert f"by its image: image 1 is story's image 0 ({near['phash_hamming']} pHash bits apart, radius 14)" in text
+    plain = await explain_pair(settings, {"id": "A", "text": ARTICLE}, {"id": "B", "text": OTHER_ARTICLE})
+    assert plain["images"] is None and "images of" not in format_report(plain)
+
+
+def test_neardup_explain_names_a_shared_photograph(tmp_path: Any) -> None:
+    from tests.unit.test_cli import neardup
+
+    stock = jpeg_b64(photo(2))
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [
+        {"id": "flood", "text": OTHER_ARTICLE, "images": [{"data": stock}]},
+        {"id": "metro", "text": METRO, "images": [{"data": jpeg_b64(photo(2), 60)}]},
+    ]), encoding="utf-8")
+    res = neardup("explain", "--file", str(src), "flood", "metro")
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    out = res.stdout.decode()
+    assert "decision for B after A: unique" in out
+    assert "shares a photograph with flood: image 0 is its image 0 (" in out
+    assert "the photograph alone does not make a duplicate" in out
