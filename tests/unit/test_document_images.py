@@ -313,3 +313,35 @@ def test_neardup_explain_names_a_shared_photograph(tmp_path: Any) -> None:
     assert "decision for B after A: unique" in out
     assert "shares a photograph with flood: image 0 is its image 0 (" in out
     assert "the photograph alone does not make a duplicate" in out
+
+
+# --- the library and the workers' decoding ----------------------------------------------------------
+
+
+def test_the_library_decides_images_with_the_settings_limits() -> None:
+    from neardup import Deduplicator
+
+    settings = load_settings(worker_id="test", images={"max_images": 1})
+    with Deduplicator(settings=settings) as dedup:
+        first = dedup.decide({"id": "a", "text": ARTICLE, "images": [{"data": jpeg_b64(photo(4))}],
+                              "published_at": T0})
+        second = dedup.decide({"id": "b", "images": [{"data": jpeg_b64(photo(4), 50)}, {"data": "@"}],
+                               "published_at": T0 + 1})
+        with pytest.raises(InvalidDocument, match="no_usable_image"):
+            dedup.decide({"id": "c", "text": " ", "images": [{"phash": "not-hex"}]})
+    assert first.status is Status.UNIQUE
+    assert second.status is Status.DUPLICATE and second.duplicate_of == "a" and second.evidence.reason is Reason.IMAGE
+    assert [(r.index, r.reason) for r in second.evidence.images_rejected] == [(1, "too_many_images")]
+
+
+def test_a_worker_decodes_images_and_dead_letters_a_message_with_nothing_usable() -> None:
+    from neardup.agents.dedup import decode_document
+
+    settings = load_settings(worker_id="test", images={"max_bytes": 100})
+    ok = decode_document(json.dumps({"id": "a", "text": "", "images": [{"phash": "00ff00ff00ff00ff"}]}).encode(),
+                         settings)
+    assert [i.hashes.phash_hex for i in ok.images] == ["00ff00ff00ff00ff"]
+    with pytest.raises(InvalidDocument) as err:
+        decode_document(json.dumps({"id": "b", "text": "", "images": [{"data": jpeg_b64(photo(1))}]}).encode(),
+                        settings)
+    assert err.value.reason == "no_usable_image" and "image_too_large" in err.value.detail
