@@ -283,7 +283,8 @@ class Engine:
         fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
         _fold_captions(batch, fps, self.settings.images.caption_chars)
         # stamps (crawl and publication times) are furniture, not figures: masked for the profile
-        profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names)
+        profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names,
+                                               slots=fps.name_slots)
         idx = self.settings.index
         keys = np.hstack([self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0),
                           excerpt_keys([p.sentence_contexts(idx.excerpt_sentence_chars) for p in profiles],

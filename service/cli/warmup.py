@@ -101,11 +101,12 @@ async def _warm(settings: Settings) -> None:
 
 
 def _warm_off_the_default_path() -> None:
-    """The kernels a default window does not call: image hashes (documents' images) and learned
-    name fields (a reviewers' model), on tiny inputs."""
+    """The kernels a default window does not call: image hashes (documents' images), learned
+    name fields (a reviewers' model) and the one-sided name check, on tiny inputs."""
     import numpy as np
 
     from neardup.kernels import entities, image
+    from neardup.text.entities import NAME_PRESENT_FILL, NameSlots
     from neardup.text.normalize import tables
 
     image.phash_batch(np.zeros((1, 32, 32), dtype=np.uint8), image.dct_basis())
@@ -113,6 +114,10 @@ def _warm_off_the_default_path() -> None:
     tokens = np.ones(2, dtype=np.uint64)  # two one-character tokens, the first a marker
     entities.marker_names(np.array([0x4E00, 0x4E01], dtype=np.uint32), np.array([0, 1]), np.array([0, 2]), tokens,
                           np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.uint64), tokens[:1], tables(True)[1])
+    # a name of one text standing as other words in another: only asked of a pair with no replaced context
+    present = np.array([NAME_PRESENT_FILL], dtype=np.uint64)
+    flags = np.zeros(2, dtype=np.bool_)
+    NameSlots(tokens, tokens, tokens, flags, flags, np.array([0, 1]), np.array([1, 2])).other_name_at(present, present)
 
 
 def warm_up(settings: Settings) -> WarmupReport:

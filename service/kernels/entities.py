@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from neardup.kernels.hashing import FNV_OFFSET, FNV_PRIME, GOLDEN, fmix64
+from neardup.kernels.simhash import popcount64
 from neardup.kernels.text import ALNUM, CJK, DIGIT
 
 NAME_MARK = np.uint64(0x9E3779B97F4A7C15)  # a name inside another name's context
@@ -219,6 +220,126 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
 
 
 @njit(nogil=True, cache=True)
+def slot_contexts(tok_hashes, tok_off, flags, breaks, k, seed):
+    """For every token, the left and the right context a name standing there would have
+    (:func:`entity_entries`' contexts): what the other text's name entries are looked up by when
+    this text has some other word in the name's place (:func:`one_sided_name`)."""
+    n = tok_hashes.shape[0]
+    left = np.empty(n, dtype=np.uint64)
+    right = np.empty(n, dtype=np.uint64)
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a, b):
+            lo = i
+            while lo > max(a, i - k) and not breaks[lo]:
+                lo -= 1
+            hi = i + 1
+            while hi < min(b, i + 1 + k) and not breaks[hi]:
+                hi += 1
+            left[i] = _context(tok_hashes, flags, lo, i, seed, LEFT)
+            right[i] = _context(tok_hashes, flags, i + 1, hi, seed, RIGHT)
+    return left, right
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _name_at(theirs, ctx, fill_byte, mine, present_fill):
+    """The fill (16 bits) of a name entry of ``theirs`` in context ``ctx`` whose name ``mine`` does
+    not carry (:func:`carried_name`); 0 when there is none."""
+    at = np.searchsorted(theirs, ctx << np.uint64(16))
+    while at < theirs.shape[0] and (theirs[at] >> np.uint64(16)) == ctx:
+        f = theirs[at] & np.uint64(0xFFFF)
+        if (f >> np.uint64(8)) == fill_byte and not carried_name(theirs, mine, f, present_fill):
+            return f
+        at += 1
+    return np.uint64(0)
+
+
+@njit(nogil=True, cache=True)
+def carried_name(owner, other, fill, present_fill):
+    """Whether ``other`` carries the name of ``owner`` whose entries have ``fill``: owner's presence
+    entries with that fill byte on top of their context are all in ``other`` too (32 bits of the
+    name compared; when two names of ``owner`` share the byte, both must be carried, as which one
+    the fill stands for is not known)."""
+    byte = fill & np.uint64(0xFF)
+    found = False
+    for t in range(owner.shape[0]):
+        v = owner[t]
+        if (v & np.uint64(0xFFFF)) != present_fill or (v >> np.uint64(40)) != byte:
+            continue
+        at = np.searchsorted(other, v)
+        if at >= other.shape[0] or other[at] != v:
+            return False
+        found = True
+    return found
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _letters_of(owner, fill, present_fill):
+    """The union of the letter sets of ``owner``'s presence entries with ``fill``'s byte."""
+    out = np.uint64(0)
+    for t in range(owner.shape[0]):
+        v = owner[t]
+        if (v & np.uint64(0xFFFF)) == present_fill and (v >> np.uint64(40)) == (fill & np.uint64(0xFF)):
+            out |= (v >> np.uint64(16)) & np.uint64((1 << PRESENCE_BITS) - 1)
+    return out
+
+
+@njit(nogil=True, cache=True)
+def one_sided_name(mine, theirs, left, right, letters, words, breaks, max_tokens, fill_byte, present_fill):
+    """Where a name of ``theirs`` (entries) stands in ``mine``'s text as words ``mine`` does not
+    read as a name: tokens t1..t2, two to ``max_tokens`` of them (``words``: ideographs only and
+    no name of mine; one dictionary word there is a synonym, 我国 for 中国, not a name) with at
+    least two tokens of their sentence each side, the name's left context before t1 and its right
+    context after t2 (``left``, ``right``: :func:`slot_contexts` of mine's tokens), the name not
+    carried by ``mine`` and not written alike (half its letters or more shared, ``letters``: every
+    token's letter set). The same notice about another person whose name no dictionary knows
+    (何/炼成 for 江泽民). (t1, t2), or (-1, -1). Both sides need presence entries (v6 records)."""
+    pf = np.uint64(present_fill)
+    fb = np.uint64(fill_byte)
+    has_mine = False
+    has_theirs = False
+    for t in range(mine.shape[0]):
+        has_mine |= (mine[t] & np.uint64(0xFFFF)) == pf
+    for t in range(theirs.shape[0]):
+        has_theirs |= (theirs[t] & np.uint64(0xFFFF)) == pf
+    if not (has_mine and has_theirs):
+        return -1, -1
+    n = left.shape[0]
+    for t1 in range(2, n):
+        if not words[t1] or breaks[t1] or breaks[t1 - 1]:
+            continue
+        f1 = _name_at(theirs, left[t1], fb, mine, pf)
+        if f1 == 0:
+            continue
+        span = letters[t1]
+        for t2 in range(t1 + 1, min(n - 2, t1 + max_tokens)):
+            if not words[t2] or breaks[t2]:
+                break
+            span |= letters[t2]
+            if breaks[t2 + 1] or breaks[t2 + 2]:
+                continue
+            f2 = _name_at(theirs, right[t2], fb, mine, pf)
+            if f2 == 0:
+                continue
+            name = _letters_of(theirs, f1, pf) | _letters_of(theirs, f2, pf)
+            if 2 * popcount64(name & span) < popcount64(name | span):
+                return t1, t2
+    return -1, -1
+
+
+@njit(nogil=True, cache=True)
+def slot_words(cps, starts, ends, flags, stops, classes):
+    """Which tokens may stand for another text's name (:func:`one_sided_name`): ideographs only,
+    none of them a particle, a conjunction or a demonstrative (``stops``, sorted: 或者, 该), and
+    not a name of this text."""
+    out = np.zeros(starts.shape[0], dtype=np.bool_)
+    for t in range(starts.shape[0]):
+        out[t] = (not flags[t] and _han_span(cps, starts[t], ends[t], classes)
+                  and not _has_any(cps, starts[t], ends[t], stops))
+    return out
+
+
+@njit(nogil=True, cache=True)
 def _han_span(cps, start, end, classes):
     """Whether ``cps[start:end]`` is all Han ideographs (the ``CJK`` flag of ``classes``)."""
     limit = classes.shape[0]
@@ -272,6 +393,19 @@ def suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, suffixes,
             for t in range(first, i + 1):
                 flags[t] = True
                 fills[t] = tok_hashes[t]
+
+
+@njit(nogil=True, cache=True)
+def byline_names(tok_off, tok_hashes, flags, markers, span):
+    """Unflag, in place, names in the ``span`` tokens after an editor marker (``markers``: sorted
+    token hashes of 责任编辑, 校对 ...): the editor a reprint names is its own furniture, not
+    what the notice is about."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a, b):
+            if _in_sorted(markers, tok_hashes[i]):
+                for j in range(i + 1, min(b, i + 1 + span)):
+                    flags[j] = False
 
 
 @njit(nogil=True, cache=True)

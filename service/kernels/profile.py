@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from neardup.kernels.entities import carried_name
 from neardup.kernels.hashing import hash_span
 from neardup.kernels.simhash import popcount64
 
@@ -976,17 +977,7 @@ def _carries(owner, other, fill, presence):
     false), whether ``other`` has the fill."""
     if not presence:
         return _has_fill(other, fill)
-    byte = fill & np.uint64(0xFF)
-    found = False
-    for t in range(owner.shape[0]):
-        v = owner[t]
-        if (v & np.uint64(0xFFFF)) != np.uint64(NAME_PRESENT_FILL) or (v >> np.uint64(40)) != byte:
-            continue
-        at = np.searchsorted(other, v)
-        if at >= other.shape[0] or other[at] != v:
-            return False
-        found = True
-    return found
+    return carried_name(owner, other, fill, np.uint64(NAME_PRESENT_FILL))
 
 
 @njit(nogil=True, cache=True)
@@ -1012,11 +1003,14 @@ def _written_alike(mine, theirs, x, y):
 
 
 @njit(nogil=True, cache=True)
-def _partial_rename(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1):
+def _partial_rename(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, ctx):
     """Whether the replacement in a context is of names (every fill has ``NAME_FILL_BYTE``) that
-    each text still carries elsewhere, or that are one name written two ways: a typo or a synonym
-    in one place (lon&g, 大都市 / 大都会), not another company or person, which is replaced
-    everywhere (no text keeps the other's name) by a name written otherwise."""
+    both texts carry elsewhere (a name moved in a list), or that are one name written two ways (a
+    typo, lon&g; 中国银行 / 中国人民银行), not another company, person or place: one the other
+    text never names, whether it took the old name's place everywhere or in one mention of several
+    (成都 ... 成都市一环路 / 成都 ... 文锦渡一环路; told by both contexts of the mention, and only
+    where both texts have presence entries: by fill bytes alone, as older records are compared, a
+    name carried is a typo)."""
     if not _all_polarity(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1, np.uint64(NAME_FILL_BYTE)):
         return False
     presence = _has_presence(mine) and _has_presence(theirs)  # once, not at every pair of fills
@@ -1024,17 +1018,35 @@ def _partial_rename(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1):
         x = mine[left_mine[s]] & np.uint64(0xFFFF)
         for t in range(j0, j1):
             y = theirs[left_theirs[t]] & np.uint64(0xFFFF)
-            if (x != y and not _carries(mine, theirs, x, presence) and not _carries(theirs, mine, y, presence)
-                    and not _written_alike(mine, theirs, x, y)):
+            if x == y or _written_alike(mine, theirs, x, y):
+                continue
+            carried = int(_carries(mine, theirs, x, presence)) + int(_carries(theirs, mine, y, presence))
+            if carried == 0 or (carried == 1 and presence
+                                and _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y)):
                 return False
     return True
+
+
+@njit(nogil=True, cache=True)
+def _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y):
+    """Whether another context than ``ctx`` has ``x`` left over in ``mine`` and ``y`` in
+    ``theirs``: the name's other side, so the words on both sides of the mention are the same and
+    only the name changed."""
+    for u in range(na):
+        v = mine[left_mine[u]]
+        other = v >> np.uint64(16)
+        if other != ctx and (v & np.uint64(0xFFFF)) == x and _has_entry(theirs, left_theirs, nb, other, y):
+            return True
+    return False
 
 
 @njit(nogil=True, cache=True)
 def replaced_context(mine, theirs):
     """Index in ``mine`` of the first entry whose context has, after cancelling equal entries
     pairwise, a fill left on both sides (a replacement) that is not a moved figure
-    (:func:`_moved_figure`); -1 when there is none."""
+    (:func:`_moved_figure`) or, of names, not a rename in part (:func:`_partial_rename`) unless two
+    names traded places (:func:`_swapped`); -1 when there is none. Names do not move as figures
+    do: their contexts stay inside a sentence, so no deleted sentence joins two of them."""
     n = mine.shape[0]
     m = theirs.shape[0]
     left_mine = np.empty(n, dtype=np.int64)
@@ -1080,8 +1092,10 @@ def replaced_context(mine, theirs):
             j1 = j
             while j1 < nb and (theirs[left_theirs[j1]] >> np.uint64(16)) == ca:
                 j1 += 1
-            if (not _moved_figure(mine, left_mine, i, i1, na, theirs, left_theirs, j, j1, nb, ca)
-                    and not _partial_rename(mine, left_mine, i, i1, theirs, left_theirs, j, j1)):
+            names = _all_polarity(mine, left_mine, i, i1, theirs, left_theirs, j, j1, np.uint64(NAME_FILL_BYTE))
+            if names and not _partial_rename(mine, left_mine, i, i1, na, theirs, left_theirs, j, j1, nb, ca):
+                return left_mine[i]
+            if not names and not _moved_figure(mine, left_mine, i, i1, na, theirs, left_theirs, j, j1, nb, ca):
                 return left_mine[i]
             i = i1
             j = j1

@@ -89,7 +89,7 @@ from neardup.kernels import profile as kprof
 from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
 from neardup.text.cache import cached_arrays
-from neardup.text.entities import NAME_FILL_BYTE, NameEntries
+from neardup.text.entities import NAME_FILL_BYTE, NameEntries, NameSlots
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
@@ -288,6 +288,8 @@ class Profile:
     _as: dict[int, Profile] = field(default_factory=dict, repr=False)
     _without_furniture: Profile | None = field(default=None, repr=False)  # made once, on the first near pair
     _sentences: tuple[list[int], list[int]] | None = field(default=None, repr=False)  # (contexts, lengths), once
+    # this text's tokens as places of another text's names (set for the documents being decided)
+    name_slots: NameSlots | None = field(default=None, repr=False)
 
     def encode(self) -> bytes:
         """The record the store keeps (v3; v2 for a profile made the v2 way)."""
@@ -328,7 +330,7 @@ class Profile:
         kept = mask.tolist()
         return Profile(self.entries[mask], [f for f, k in zip(self.fills, kept, strict=True) if k],
                        [p for p, k in zip(self.positions, kept, strict=True) if k], self.text,
-                       bits=self.bits, version=self.version, remade=self.remade)
+                       bits=self.bits, version=self.version, remade=self.remade, name_slots=self.name_slots)
 
     def figure_mask(self) -> npt.NDArray[np.bool_]:
         """Which entries are figures'."""
@@ -361,28 +363,30 @@ class Profile:
         drop = inside & self.figure_mask()
         return self.keep(~drop) if drop.any() else self
 
-    def critical_against(self, theirs: npt.NDArray[np.uint64],
-                         version: int = PROFILE_VERSION, jaccard: float = 0.0) -> CriticalDifference | None:
+    def critical_against(self, theirs: npt.NDArray[np.uint64], version: int = PROFILE_VERSION,
+                         jaccard: float = 0.0, their_length: int | None = None) -> CriticalDifference | None:
         """The first shared context whose fills were replaced (each side has one the other lacks).
 
         ``version``: of the record ``theirs`` was decoded from. Entries of an older record are
         compared with this text's profile made that version's way (computed once, when one comes up).
         ``jaccard``: the pair's; at :data:`BODY_MATCH_JACCARD` or more the two texts share their
-        body, so a figure in a short header sentence is the reprint's furniture and not compared."""
+        body, so a figure in a short header sentence is the reprint's furniture and not compared.
+        ``their_length``: the other text's length in characters, when known (a sentence this text
+        added is told from one it rewrote around a new name by it)."""
         if jaccard >= BODY_MATCH_JACCARD:
-            return self.compared_at(jaccard).critical_against(theirs, version)
+            return self.compared_at(jaccard).critical_against(theirs, version, their_length=their_length)
         scheme = comparable(version)
         if scheme != comparable(self.version):
             if self.remade is None:
                 raise ValueError(f"a v{self.version} profile cannot be compared with a v{version} record")
             if scheme not in self._as:
                 self._as[scheme] = self.remade(scheme)
-            return self._as[scheme].critical_against(theirs, version)
+            return self._as[scheme].critical_against(theirs, version, their_length=their_length)
         if len(self.entries) == 0 or len(theirs) == 0:
             return None
         i = int(replaced_context(self.entries, theirs))
         if i < 0:
-            return None
+            return self._other_name(theirs) or self._new_name(theirs, their_length)
         if is_sentence_fill(self.fills[i]):  # a word's difference names the word: look for one first
             words = np.flatnonzero(~self.sentence_mask())
             j = int(replaced_context(self.entries[words], theirs)) if len(words) else -1
@@ -404,6 +408,82 @@ class Profile:
         return CriticalDifference(kind, self.text[start:stop].strip(), self.fills[i], other, swapped, start, stop,
                                   quoted)
 
+    def _other_name(self, theirs: npt.NDArray[np.uint64]) -> CriticalDifference | None:
+        """The entity difference of a name of the other text that this one writes, in the same
+        place, as words it does not read as a name (:class:`neardup.text.entities.NameSlots`)."""
+        if self.name_slots is None:
+            return None
+        span = self.name_slots.other_name_at(self.entries, theirs)
+        if span is None:
+            return None
+        start, end = span
+        return CriticalDifference("entity", self.text[max(0, start - 12) : end + 12].strip(),
+                                  NAME_FILL + self.text[start:end], start=max(0, start - 12),
+                                  end=min(len(self.text), end + 12))
+
+    def _new_name(self, theirs: npt.NDArray[np.uint64], their_length: int | None) -> CriticalDifference | None:
+        """The entity difference of a name of this text that the other text never names, where
+        the other has some words it does not read as a name (刘/业/定 for 施行): every sentence of
+        this text that names it is missing from the other, yet shares an anchor (a figure, a
+        polarity word, another name, in the same context) with it, so the other has that sentence
+        written otherwise; at most one other sentence is missing, and this text has no more
+        sentences than the other and is not longer by half the named sentences (they were
+        rewritten around the name, not added or edited all over). A byline's name is furniture."""
+        if self.name_slots is None or len(theirs) == 0:
+            return None
+        new = self._names_theirs_lack(theirs)
+        # a record's sentence entries share their fills with polarity words' (a sentence's
+        # negators read as a polarity): counted together, more on this side means sentences added
+        if not new or _sentence_like(self.entries) > _sentence_like(theirs):
+            return None
+        starts, ends, contexts = self._sentence_bounds()
+        their_contexts = set((theirs >> np.uint64(16)).tolist())
+        missing = [c not in their_contexts for c in contexts]
+        added = 0 if their_length is None else len(self.text) - their_length
+        positions = np.asarray(self.positions, dtype=np.int64)
+        anchors = self._anchors_shared_with(theirs)
+        for byte in new:
+            rows = np.flatnonzero((self.entries & np.uint64(0xFFFF)) == np.uint64((kprof.NAME_FILL_BYTE << 8) | byte))
+            where = positions[rows]
+            at = np.searchsorted(starts, where, side="right") - 1
+            if not len(at) or (at < 0).any() or not (where < ends[at]).all():
+                continue  # a mention outside the sentences with entries: too short to judge
+            named = sorted(set(at.tolist()))
+            if (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
+                    and 2 * added < int(sum(ends[k] - starts[k] for k in named))
+                    and all(anchors[(positions >= starts[k]) & (positions < ends[k])].any() for k in named)
+                    and not any(BYLINE_BEFORE.search(self.text[max(0, p - 28) : p]) for p in where.tolist())):
+                pos = int(where[0])
+                return CriticalDifference("entity", self.text[max(0, pos - 12) : pos + 16].strip(),
+                                          self.fills[int(rows[0])], start=max(0, pos - 12),
+                                          end=min(len(self.text), pos + 16))
+        return None
+
+    def _names_theirs_lack(self, theirs: npt.NDArray[np.uint64]) -> list[int]:
+        """The fill bytes of this text's names the other neither carries nor writes alike (none
+        when either side has no presence entries: such a record says nothing of names it lacks)."""
+        present = np.uint64(kprof.NAME_PRESENT_FILL)
+        mine_present = self.entries[(self.entries & np.uint64(0xFFFF)) == present]
+        their_present = theirs[(theirs & np.uint64(0xFFFF)) == present]
+        if not len(mine_present) or not len(their_present):
+            return []
+        return _names_not_in(mine_present, their_present)
+
+    def _anchors_shared_with(self, theirs: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+        """Which entries are anchors (figures, polarity words, names; not sentences, not presence
+        entries) that the other text has too, context and fill."""
+        fills = self.entries & np.uint64(0xFFFF)
+        anchor = ~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL))
+        return anchor & np.isin(self.entries, theirs)
+
+    def _sentence_bounds(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[int]]:
+        """(starts, ends, contexts) of this text's sentence entries, in text order."""
+        contexts, lengths = self._sentences if self._sentences is not None else self._sentence_spans()
+        self._sentences = (contexts, lengths)
+        rows = np.flatnonzero(self.sentence_mask())
+        starts = np.sort(np.asarray(self.positions, dtype=np.int64)[rows], kind="stable")
+        return starts, starts + np.asarray(lengths, dtype=np.int64), contexts
+
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
         other text has in ``i``'s context: the figure or name the two texts swapped ("" if none)."""
@@ -414,6 +494,27 @@ class Profile:
             if int(self.entries[j]) >> 16 != ctx:
                 return self.fills[j]
         return ""
+
+
+def _sentence_like(entries: npt.NDArray[np.uint64]) -> int:
+    """How many entries have a sentence's fill (sentences and polarity words alike)."""
+    return int(_SENTENCE_FILL_TABLE[(entries & np.uint64(0xFFFF)).astype(np.int64)].sum())
+
+
+def _names_not_in(mine_present: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64]) -> list[int]:
+    """The fill bytes of the names (presence entries) of one text that the other neither carries
+    nor writes alike (half its letters or more shared with one of the other's)."""
+    theirs = set(their_present.tolist())
+    their_letters = [(v >> 16) & 0xFFFFFF for v in theirs]
+    out = []
+    for v in mine_present.tolist():
+        if v in theirs:
+            continue
+        letters = (v >> 16) & 0xFFFFFF
+        if any(2 * (letters & o).bit_count() >= (letters | o).bit_count() for o in their_letters):
+            continue
+        out.append((v >> 40) & 0xFF)
+    return out
 
 
 def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: npt.NDArray[np.generic]) -> tuple[
@@ -433,6 +534,9 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
 
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
+# a name right after one of these is a byline's (来源:中国政府网 作者:赵磊, by jane smith): furniture
+BYLINE_BEFORE = re.compile(r"(?:(?:来源|作者|记者|编辑|通讯员|摄影|供稿)[^.!?;。！？；]{0,12}"
+                           r"|(?:^|[.!?;]\s?)by [^.!?;]{0,24})$")
 BODY_MATCH_JACCARD = 0.9  # two texts this similar share their body: header and footer figures are furniture
 
 
@@ -683,13 +787,15 @@ class AnchorProfiler:
 
     # ----------------------------------------------------------------------------- the kernel
     def profile_batch(self, texts: Sequence[str], langs: Sequence[str],
-                      version: int = PROFILE_VERSION, names: NameEntries | None = None) -> list[Profile]:
+                      version: int = PROFILE_VERSION, names: NameEntries | None = None,
+                      slots: Sequence[NameSlots | None] | None = None) -> list[Profile]:
         """The profiles of a window (``langs[i]`` "zh" reads ``texts[i]`` as Chinese, anything
         else as English), each with its record already encoded; equal to :meth:`profile`.
         ``version`` 2 or 3 makes them the way those records were made (v2: one context over both
         sides; v3: one per side, classes in contexts and fills, the first of two negators alone).
         ``names``: the window's name entries (:mod:`neardup.text.entities`), joined to the profiles
-        of v6 and later."""
+        of v6 and later; ``slots``: each text's tokens as places of other texts' names
+        (:class:`neardup.text.entities.NameSlots`), kept on the profiles of v6 and later."""
         if version not in codec.VERSIONS:
             raise ValueError(f"profiles are made as v{codec.VERSIONS[0]}-v{codec.VERSIONS[-1]}, not v{version}")
         if len(texts) != len(langs):
@@ -719,7 +825,8 @@ class AnchorProfiler:
             a, b = bounds[d], bounds[d + 1]
             fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text)
             out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
-                               self.context_bits, version, self._remade(text, langs[d], version)))
+                               self.context_bits, version, self._remade(text, langs[d], version),
+                               name_slots=slots[d] if slots is not None and version >= NAMES_SINCE else None))
         return out
 
     def _remade(self, text: str, lang: str, version: int) -> Callable[[int], Profile] | None:

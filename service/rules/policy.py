@@ -367,7 +367,8 @@ def _conflict(case: WindowCase, i: int, cand: Sketch, sim: Similarity) -> Critic
     me = case.table.sketches[i]
     if different_versions(me.marks, cand.marks):
         return CriticalEvidence("version", "", "version marks differ", cand.doc_id, sim.jaccard, sim.hamming)
-    diff = case.profiles[i].critical_against(cand.profile, cand.profile_version, jaccard=sim.jaccard)
+    diff = case.profiles[i].critical_against(cand.profile, cand.profile_version, jaccard=sim.jaccard,
+                                             their_length=cand.length)
     if diff is None:
         return None
     ev = diff.as_evidence()
@@ -388,7 +389,8 @@ def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], 
     for p in np.argsort(-sims.jaccard, kind="stable").tolist():
         cand = table.sketches[int(right[p])]
         jaccard = float(sims.jaccard[p])
-        if codes[p] and profile.critical_against(cand.profile, cand.profile_version, jaccard=jaccard) is None:
+        if codes[p] and profile.critical_against(cand.profile, cand.profile_version, jaccard=jaccard,
+                                                 their_length=cand.length) is None:
             out.append((int(right[p]), sims.at(p), RULES[int(codes[p])] or Rule.JACCARD))
     return out
 

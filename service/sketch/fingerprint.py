@@ -33,20 +33,23 @@ from neardup.kernels import minhash as kmin
 from neardup.kernels import simhash as ksim
 from neardup.kernels import text as ktext
 from neardup.kernels.hashing import hash_spans
-from neardup.text.entities import CONTEXT_SEED as NAME_CONTEXT_SEED
 from neardup.text.entities import (
+    BYLINE_TOKENS,
     CONTEXT_TOKENS,
     EN_FILL_LETTERS,
     NAME_FILL_BYTE,
     NAME_PRESENT_FILL,
     SENTENCE_MARKS,
     NameEntries,
+    NameSlots,
+    byline_markers,
     en_names,
     zh_name_table,
     zh_place_suffixes,
     zh_suffix_tables,
     zh_surnames,
 )
+from neardup.text.entities import CONTEXT_SEED as NAME_CONTEXT_SEED
 from neardup.text.language import (
     KNOWN_LANGS,
     LanguageDetector,
@@ -217,6 +220,7 @@ class Fingerprints:
     shingle_kind: list[bytes]  # per document, its language's (neardup.text.language.shingle_kind)
     lengths: list[int]
     names: NameEntries  # entity entries of each document's names (neardup.text.entities)
+    name_slots: list[NameSlots | None]  # each document's tokens as places of another text's names
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -324,6 +328,7 @@ class Fingerprinter:
         counts = np.zeros(n, dtype=np.int64)
         tokenizers = [tokenizer_of(lang) for lang in lang_list]
         names: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None] = [None] * n
+        slots: list[NameSlots | None] = [None] * n
         for tokenizer in Tokenizer:
             idx = [i for i in range(n) if tokenizers[i] is tokenizer]
             if not idx:
@@ -345,7 +350,7 @@ class Fingerprinter:
             shingles, s_off = ktext.distinct_per_doc(shingles, s_off)
             sg = self.minhash(shingles, s_off)
             ct = s_off[1:] - s_off[:-1]
-            self._names(tokenizer, idx, texts, cps, offsets, starts, ends, tok_off, tok_hashes, names)
+            self._names(tokenizer, idx, texts, cps, offsets, starts, ends, tok_off, tok_hashes, names, slots)
             rows = np.asarray(idx, dtype=np.int64)
             simhash[rows] = sh
             sigs[rows] = sg
@@ -360,20 +365,24 @@ class Fingerprinter:
             shingle_kind=[shingle_kind(lang) for lang in lang_list],
             lengths=[len(t) for t in batch.texts],
             names=_name_entries(names),
+            name_slots=slots,
         )
 
     def _names(self, tokenizer: Tokenizer, idx: list[int], raw: list[str], cps: npt.NDArray[np.uint32],
                offsets: npt.NDArray[np.int64],
                starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], tok_off: npt.NDArray[np.int64],
                tok_hashes: npt.NDArray[np.uint64],
-               out: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None]) -> None:
-        """The name entries of a group of one tokeniser, each with its name's span, into ``out[row]``."""
+               out: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None],
+               slots: list[NameSlots | None]) -> None:
+        """The name entries of a group of one tokeniser, each with its name's span, into ``out[row]``;
+        its tokens as places of other texts' names into ``slots[row]``."""
         if tokenizer is Tokenizer.CHINESE:
             flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
             kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames(), self.classes)
             kent.suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, *zh_suffix_tables(), self.classes)
             if len(self.name_markers):
                 kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, self.name_markers, self.classes)
+            kent.byline_names(tok_off, tok_hashes, flags, byline_markers(), BYLINE_TOKENS)
         elif tokenizer is Tokenizer.WORDS:
             flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)
@@ -384,11 +393,21 @@ class Fingerprinter:
         entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, CONTEXT_TOKENS,
                                                      NAME_CONTEXT_SEED, NAME_FILL_BYTE, NAME_PRESENT_FILL)
         bounds = e_off.tolist()
+        left, right = kent.slot_contexts(tok_hashes, tok_off, flags, breaks, CONTEXT_TOKENS, NAME_CONTEXT_SEED)
+        every = kent.letter_sets(cps, starts, ends, np.ones(len(flags), dtype=np.bool_), tokenizer is Tokenizer.WORDS,
+                                 zh_place_suffixes())
+        words = (kent.slot_words(cps, starts, ends, flags, zh_suffix_tables()[1], self.classes)
+                 if tokenizer is Tokenizer.CHINESE
+                 else np.zeros(len(flags), dtype=np.bool_))  # English names are read by their capitals
+        token_bounds = tok_off.tolist()
         for k, row in enumerate(idx):
+            base = offsets[k]
+            ta, tb = token_bounds[k], token_bounds[k + 1]
+            slots[row] = NameSlots(left[ta:tb], right[ta:tb], every[ta:tb], words[ta:tb], breaks[ta:tb],
+                                   starts[ta:tb] - base, ends[ta:tb] - base)
             a, b = bounds[k], bounds[k + 1]
             if a == b:
                 continue
-            base = offsets[k]
             out[row] = (entries[a:b], starts[tokens[a:b]] - base, ends[tokens[a:b]] - base)
 
     def minhash(self, shingles: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.uint32]:

@@ -163,3 +163,43 @@ class NameEntries:
         """No names in any of ``n`` documents."""
         empty = np.zeros(0, dtype=np.int64)
         return NameEntries(np.zeros(0, dtype=np.uint64), empty, empty, np.zeros(n + 1, dtype=np.int64))
+
+
+# an editor's line (责任编辑:吴霞) is a reprint's furniture; a reporter or an author is left a name,
+# as a story under another's byline may be another story
+BYLINE_MARKERS = ("责任编辑", "编辑", "责编", "校对", "审核", "审校")
+BYLINE_TOKENS = 3  # tokens after a marker that are the byline's names (吴/霞, 通讯员 张 三)
+
+
+@lru_cache(maxsize=1)
+def byline_markers() -> npt.NDArray[np.uint64]:
+    """The editor markers' token hashes, sorted (for :func:`neardup.kernels.entities.byline_names`)."""
+    return np.unique(hash_words(list(BYLINE_MARKERS)))
+
+
+ONE_SIDED_MAX_TOKENS = 4  # words a name may stand as where the other text names it (何/炼成 for 江泽民)
+
+
+@dataclass(frozen=True, slots=True)
+class NameSlots:
+    """One document's tokens as places a name of another text could stand in
+    (:func:`neardup.kernels.entities.one_sided_name`): each token's left and right name contexts,
+    letter set, whether it may stand for a name (ideographs, not a name of this text), whether a
+    sentence starts there, and its span in the normalised text."""
+
+    left: npt.NDArray[np.uint64]
+    right: npt.NDArray[np.uint64]
+    letters: npt.NDArray[np.uint64]
+    words: npt.NDArray[np.bool_]
+    breaks: npt.NDArray[np.bool_]
+    starts: npt.NDArray[np.int64]
+    ends: npt.NDArray[np.int64]
+
+    def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64]) -> tuple[int, int] | None:
+        """The text span where ``theirs`` has a name that ``mine`` (this text's entries) writes
+        as words it does not read as a name, or None."""
+        t1, t2 = kent.one_sided_name(mine, theirs, self.left, self.right, self.letters, self.words, self.breaks,
+                                     ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL)
+        if t1 < 0:
+            return None
+        return int(self.starts[t1]), int(self.ends[t2])

@@ -624,7 +624,8 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
     """Cancel equal entries pairwise (first occurrences first); the first entry of ``mine`` left
     over whose context (entry >> 16) also has a leftover in ``theirs``, unless that context's
     leftovers are a moved figure (one polarity byte, fill bits 8-15, on both sides, and a fill of
-    one side left over in the other under other contexts at least as often as on its own side);
+    one side left over in the other under other contexts at least as often as on its own side) or,
+    names only, one renamed in part (both names still carried by the other text, or written alike);
     -1 when none."""
     budget = Counter(theirs)
     left_mine: list[tuple[int, int]] = []  # (index, entry)
@@ -640,10 +641,7 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
         here_theirs = [v & 0xFFFF for v in left_theirs if v >> 16 == ctx]
         if len({f >> 8 for f in here_mine + here_theirs}) != 1:
             return False
-        mine_set = {v for _, v in left_mine}
-        theirs_set = set(left_theirs)
-        if any(x != y and ((c << 16) | y) in mine_set and ((c << 16) | x) in theirs_set
-               for x in here_mine for y in here_theirs for c in {v >> 16 for _, v in left_mine} - {ctx}):
+        if crossed(ctx):
             return False  # crossed by another shared context: the fills traded places
         all_mine = Counter(v & 0xFFFF for _, v in left_mine)
         all_theirs = Counter(v & 0xFFFF for v in left_theirs)
@@ -652,13 +650,33 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
         return (any(all_mine[f] <= theirs_elsewhere[f] for f in here_mine)
                 or any(all_theirs[f] <= mine_elsewhere[f] for f in here_theirs))
 
+    def crossed(ctx: int) -> bool:
+        here_mine = [v & 0xFFFF for _, v in left_mine if v >> 16 == ctx]
+        here_theirs = [v & 0xFFFF for v in left_theirs if v >> 16 == ctx]
+        mine_set = {v for _, v in left_mine}
+        theirs_set = set(left_theirs)
+        return any(x != y and ((c << 16) | y) in mine_set and ((c << 16) | x) in theirs_set
+                   for x in here_mine for y in here_theirs for c in {v >> 16 for _, v in left_mine} - {ctx})
+
     def partial_rename(ctx: int) -> bool:
         here_mine = [v & 0xFFFF for _, v in left_mine if v >> 16 == ctx]
         here_theirs = [v & 0xFFFF for v in left_theirs if v >> 16 == ctx]
         if any(f >> 8 != kprof.NAME_FILL_BYTE for f in here_mine + here_theirs):
             return False
-        return not any(x != y and not carries(mine, theirs, x) and not carries(theirs, mine, y) and not alike(x, y)
-                       for x in here_mine for y in here_theirs)
+        def renamed(x: int, y: int) -> bool:  # another name, in this mention or everywhere
+            carried = carries(mine, theirs, x) + carries(theirs, mine, y)
+            elsewhere = any(v >> 16 != ctx and v & 0xFFFF == x and ((v >> 16) << 16 | y) in left_theirs
+                            for _, v in left_mine)
+            presence = any(v & 0xFFFF == kprof.NAME_PRESENT_FILL for v in mine) and any(
+                v & 0xFFFF == kprof.NAME_PRESENT_FILL for v in theirs)
+            return carried == 0 or (carried == 1 and presence and elsewhere)
+
+        return not any(x != y and not alike(x, y) and renamed(x, y) for x in here_mine for y in here_theirs)
+
+    def names_only(ctx: int) -> bool:
+        fills = ([v & 0xFFFF for _, v in left_mine if v >> 16 == ctx]
+                 + [v & 0xFFFF for v in left_theirs if v >> 16 == ctx])
+        return all(f >> 8 == kprof.NAME_FILL_BYTE for f in fills)
 
     def carries(owner: list[int], other: list[int], fill: int) -> bool:
         present = [v for v in owner if v & 0xFFFF == kprof.NAME_PRESENT_FILL]
@@ -675,7 +693,11 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
 
     their_contexts = {v >> 16 for v in left_theirs}
     for i, v in left_mine:
-        if v >> 16 in their_contexts and not moved(v >> 16) and not partial_rename(v >> 16):
+        if v >> 16 not in their_contexts:
+            continue
+        # names: replaced unless renamed in part (both still carried, or written alike); others: unless moved
+        ctx = v >> 16
+        if not partial_rename(ctx) if names_only(ctx) else not moved(ctx):
             return i
     return -1
 
@@ -731,10 +753,17 @@ def test_replaced_context_cases() -> None:
     assert run([c | 1, d | 2, (3 << 16) | 5], [c | 2, d | 1, (3 << 16) | 5]) == 0
     # ... while one context joined by a deletion crosses nothing (the case above stays moved)
     assert run([c | 1, d | 2], [c | 2, (4 << 16) | 1]) == -1
-    # names: another name everywhere counts; one that the text still carries elsewhere does not
+    # names: another name everywhere counts; one that the text still carries elsewhere does not,
+    # unless the words on both sides of that mention (two contexts) stayed and only the name changed
     n1, n2 = kprof.NAME_FILL_BYTE << 8 | 1, kprof.NAME_FILL_BYTE << 8 | 2
+    f, g = 11 << 16, 13 << 16
     assert run([c | n1, d | n1], [c | n2, d | n2]) == 0
     assert run([c | n1, d | n1], [c | n2, d | n1]) == -1
+    assert run([c | n1, f | n1, d | n1], [c | n2, f | n2, d | n1]) == -1  # by fill bytes: a typo
+    q1, q2 = ((1 << 24) | 5) << 16 | kprof.NAME_PRESENT_FILL, ((2 << 24) | 6) << 16 | kprof.NAME_PRESENT_FILL
+    # with presence entries, a mention renamed whole (成都 ... 成都市一环路 / 文锦渡一环路)
+    assert run([c | n1, f | n1, d | n1, q1], [c | n2, f | n2, d | n1, q1, q2]) == 0
+    assert run([c | n1, d | n2, g | n1], [c | n2, d | n2, g | n1]) == -1  # both names carried: moved
     # polarity replacements (another polarity byte) count wherever their fills stand
     assert run([c | 0x0101], [(2 << 16) | 0x0101, c | 0x0201]) == 0
     assert run([], [c]) == -1 and run([c], []) == -1

@@ -296,8 +296,11 @@ def test_a_name_that_only_shares_a_fill_byte_is_not_carried() -> None:
     mine = [c | n1, d | n1, p(1, x), e | n2, p(2, z)]
     theirs = [c | n2, d | n2, p(2, y), e | n2, p(2, z)]
     assert run(mine, theirs) >= 0  # Y is not carried by mine: Z only shares its byte
-    # ... while a typo in one place of a name the text still carries is no other name
-    assert run([*mine, p(2, y)], theirs) == -1
+    # ... and so does one mention renamed whole (both its contexts) to a name the other text never
+    # names, although this text still names Y elsewhere (成都 ... 成都市一环路 / 文锦渡一环路)
+    assert run([*mine, p(2, y)], theirs) >= 0
+    # ... while in one context only, a name the text still carries is a typo there, no other name
+    assert run([c | n1, d | n2, p(1, x), e | n2, p(2, z), p(2, y)], theirs) == -1
     # ... nor is a name written another way (more than half of its letters shared)
     def renamed(mine_letters: int, their_letters: int) -> int:
         return run([c | n1, d | n1, p(1, mine_letters), e | n2, p(2, z)],
@@ -385,3 +388,92 @@ def test_a_polarity_difference_is_not_called_a_swap() -> None:
         dedup.decide({"id": "a", "text": text})
         d = dedup.decide({"id": "b", "text": text.replace("可以", "不得")})
     assert d.evidence.critical is not None and "swapped" not in d.evidence.critical.term
+
+
+MEETING = ("国务院总理{p}今天在人民大会堂会见了来访的日本经济代表团，双方就进一步加强两国经贸合作交换了意见。"
+           "{p}表示，中方愿同日方一道，推动双边贸易和投资持续健康发展。会见后，双方签署了三项合作协议。")
+
+
+def test_a_name_written_as_words_no_dictionary_knows_is_unique() -> None:
+    # 朱镕基 is a dictionary name; 何炼成 (何 is no surname on its own) reads as two ordinary words:
+    # the other text's name is looked up by its contexts in this text's words
+    status, _, kind = decide_pair(MEETING.format(p="朱镕基"), MEETING.format(p="何炼成"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_name_where_the_other_text_has_an_ordinary_word_is_unique() -> None:
+    body = ("2024年3月1日，全市安全生产工作会议在北京召开，会议由{p}主持，审议通过了2024年安全生产工作要点。"
+            "会议要求各区县切实落实安全生产责任，加强隐患排查治理，坚决遏制重特大事故发生。")
+    # 主任 is no name; 王新民 is (a surname standing alone): the sentence naming him is missing
+    # from the first text, which misses its own sentence there and shares the sentence's anchors
+    status, _, kind = decide_pair(body.format(p="主任"), body.format(p="王新民"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_one_mention_renamed_where_the_place_is_named_twice_is_unique() -> None:
+    body = ("成都本地商家今日发布促销信息，全场数码产品八折销售，活动持续一周。"
+            "联系电话请见官网，销售地址：{p}一环路南二段新世纪电脑城东楼十八楼。")
+    status, _, kind = decide_pair(body.format(p="成都市"), body.format(p="文锦渡"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+@pytest.mark.parametrize("added", [
+    "来源：中国政府网 作者：赵磊 ",  # a byline's names are furniture
+    "相关阅读：王新民当选市作协主席，他表示将继续扎根基层创作。",  # a sentence added, not rewritten
+])
+def test_a_reprint_adding_a_byline_or_a_sentence_with_a_name_still_merges(added: str) -> None:
+    body = MEETING.format(p="朱镕基")
+    status, original, _ = decide_pair(body, added + body)
+    assert status is Status.DUPLICATE and original == "first"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_slot_contexts_are_the_contexts_a_name_there_would_have(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(30):
+        n = int(rng.integers(1, 20))
+        hashes = rng.integers(0, 6, size=n).astype(np.uint64)
+        flags = rng.random(n) < 0.3
+        breaks = rng.random(n) < 0.2
+        breaks[0] = True
+        left, right = kent.slot_contexts(hashes, np.array([0, n], dtype=np.int64), flags, breaks, 3, 7)
+        for i in np.flatnonzero(flags).tolist():
+            entries, tokens, _ = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes,
+                                                     np.zeros(n, dtype=np.uint64), breaks, 3, 7, 0xAB, 0xCD00)
+            mine = {int(v) >> 16 for v, t in zip(entries.tolist(), tokens.tolist(), strict=True)
+                    if t == i and int(v) & 0xFFFF != 0xCD00}
+            assert mine == {int(left[i]), int(right[i])}
+
+
+def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried() -> None:
+    fb, pf = kprof.NAME_FILL_BYTE, kprof.NAME_PRESENT_FILL
+    left = np.arange(10, 20, dtype=np.uint64)  # token t's contexts: left 10 + t, right 20 + t
+    right = np.arange(20, 30, dtype=np.uint64)
+    letters = np.zeros(10, dtype=np.uint64)
+    words, breaks = np.ones(10, dtype=np.bool_), np.zeros(10, dtype=np.bool_)
+    breaks[0] = True
+
+    def theirs_name(l_ctx: int, r_ctx: int, letter_set: int = 0xF00000) -> np.ndarray:
+        fill = fb << 8 | 7
+        return np.array(sorted([l_ctx << 16 | fill, r_ctx << 16 | fill, ((7 << 24) | letter_set) << 16 | pf]),
+                        dtype=np.uint64)
+
+    mine = np.array([((9 << 24) | 0x00000F) << 16 | pf], dtype=np.uint64)  # a name of its own elsewhere
+    # their name stands where mine has tokens 3..4: its left context before 3, its right after 4
+    assert kent.one_sided_name(mine, theirs_name(13, 24), left, right, letters, words, breaks, 4, fb, pf) == (3, 4)
+    # one token in its place is one word: a synonym (我国 for 中国), not a name
+    assert kent.one_sided_name(mine, theirs_name(13, 23), left, right, letters, words, breaks, 4, fb, pf) == (-1, -1)
+    # a token that is no word (a figure, a particle) or a name of mine ends the slot
+    no_word = words.copy()
+    no_word[4] = False
+    assert kent.one_sided_name(mine, theirs_name(13, 24), left, right, letters, no_word, breaks, 4, fb, pf) == (-1, -1)
+    # mine carries their name (the same presence entry): not another name
+    carried = np.sort(np.append(mine, theirs_name(13, 24)[-1:]))
+    assert kent.one_sided_name(carried, theirs_name(13, 24), left, right, letters, words, breaks, 4, fb, pf) == (-1, -1)
+    # written alike: half the letters or more shared
+    alike = letters.copy()
+    alike[3] = 0xF00000
+    assert kent.one_sided_name(mine, theirs_name(13, 24), left, right, alike, words, breaks, 4, fb, pf) == (-1, -1)
+    # a record without presence entries says nothing of the names mine lacks
+    bare = np.zeros(0, dtype=np.uint64)
+    assert kent.one_sided_name(bare, theirs_name(13, 24), left, right, letters, words, breaks, 4, fb, pf) == (-1, -1)
