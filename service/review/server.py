@@ -57,6 +57,8 @@ from neardup.learning.feedback import (
     read_feedback,
     utc_now,
 )
+from neardup.media.hashes import limits_of
+from neardup.review.thumbnails import images_html
 
 log = logging.getLogger(__name__)
 
@@ -194,15 +196,18 @@ def _evidence(value: Any) -> Any:
 def load_documents(path: Path, wanted: set[str]) -> dict[str, dict[str, Any]]:
     """The documents of a JSONL file whose ids are in ``wanted`` (others are not kept in memory).
 
-    Every line must be an object with an ``id``; a wanted document needs a string ``text``; a
-    wanted id missing from the file is an error."""
+    Every line must be an object with an ``id``; a wanted document needs a string ``text`` (or,
+    with ``images``, none: it is shown as empty); a wanted id missing from the file is an error."""
     docs: dict[str, dict[str, Any]] = {}
     for row in _rows(path, DOCUMENTS_HINT):
         doc_id = _id_field(row.data, "id", row.where)
         if doc_id in wanted and doc_id not in docs:
-            if not isinstance(row.data.get("text"), str):
+            text = row.data.get("text")
+            if text is None and row.data.get("images") is not None:
+                text = ""  # a photograph with no words, as validation accepts it
+            if not isinstance(text, str):
                 raise ReviewInputError(f"{row.where}: document {doc_id!r} has no string 'text'")
-            docs[doc_id] = {**row.data, "id": doc_id}
+            docs[doc_id] = {**row.data, "id": doc_id, "text": text}
     missing = sorted(wanted - docs.keys())
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
@@ -417,6 +422,7 @@ class ReviewSession:
             index=item.index, number=item.index + 1, line=item.line, state=state, shown=shown, kind=item.kind.value,
             a_id=esc(item.other_id), b_id=esc(item.doc_id), facts=_facts(item, b), left=left, right=right,
             passages=passages, evidence=render_value(dict(item.evidence)),
+            images=images_html(item.evidence, a, b, item.other_id, limits_of(self.settings.images)),
             a_chars=len(a["text"]), b_chars=len(b["text"]),
         )
 
@@ -545,7 +551,7 @@ class _Handler(BaseHTTPRequestHandler):
         script = f"'nonce-{nonce}'" if nonce else "'none'"
         self.send_header("Content-Security-Policy",
                          f"default-src 'none'; script-src {script}; style-src {script}; connect-src 'self'; "
-                         "img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+                         "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
         self.end_headers()
         self.wfile.write(data)
 

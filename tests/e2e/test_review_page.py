@@ -315,6 +315,53 @@ def test_document_markup_is_shown_as_text_and_never_runs(tab: Watched, tmp_path:
     assert tab.dialogs == []
 
 
+def test_an_image_duplicate_shows_both_thumbnails_and_their_distance(tab: Watched, tmp_path: Path) -> None:
+    """A caption-less repost of a story's photograph: the card shows the two pictures (made by the
+    server, allowed by the page's policy) side by side with their pHash distance."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    def jpeg_b64(image: Any, quality: int) -> str:
+        out = io.BytesIO()
+        image.save(out, "JPEG", quality=quality)
+        return base64.b64encode(out.getvalue()).decode("ascii")
+
+    y, x = np.mgrid[0:300, 0:400]
+    pixels = (128 + 90 * np.sin(x / 37.0) * np.cos(y / 23.0)).astype(np.uint8)
+    photo = Image.fromarray(pixels).convert("RGB")
+    text = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["text"]
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in [
+        {"id": "story", "text": text, "images": [{"data": jpeg_b64(photo, 90)}], "published_at": 1.7e9},
+        {"id": "repost", "images": [{"data": jpeg_b64(photo.resize((200, 150)), 40)}], "published_at": 1.7e9 + 60},
+    ]), encoding="utf-8")  # fmt: skip
+    rows = dedup(docs, tmp_path / "decisions.jsonl")
+    assert [(r["id"], r["status"], r["evidence"]["reason"]) for r in rows][1] == ("repost", "duplicate", "image")
+    bits = rows[1]["evidence"]["image"]["hamming"]
+    with serve(str(tmp_path / "decisions.jsonl"), "--docs", str(docs), "--feedback",
+               str(tmp_path / "fb.jsonl")) as server:  # fmt: skip
+        page = tab.page
+        page.goto(server.url)
+        card = page.locator("article.pair").first
+        expect(card.locator("h2")).to_contain_text("B repost vs A story")
+        thumbs = card.locator(".images figure.thumb img")
+        expect(thumbs).to_have_count(2)
+        expect(card.locator(".images figcaption")).to_have_text(["A image 0", "B image 0"])
+        expect(card.locator(".images .distance")).to_have_text(
+            f"{bits} pHash bits apart (radius 14): B is a duplicate of A by this photograph")
+        sizes = [thumbs.nth(i).evaluate("img => [img.complete, img.naturalWidth, img.naturalHeight]") for i in (0, 1)]
+        assert sizes == [[True, 200, 150], [True, 200, 150]]  # decoded under the page's policy
+        boxes = [thumbs.nth(i).bounding_box() for i in (0, 1)]
+        assert boxes[0] is not None and boxes[1] is not None
+        assert boxes[0]["x"] + boxes[0]["width"] <= boxes[1]["x"] and abs(boxes[0]["y"] - boxes[1]["y"]) < 2
+        page.goto("about:blank")
+        server.stop()
+    assert tab.dialogs == [] and tab.errors == []
+
+
 @pytest.mark.parametrize("case", ["documents_as_decisions", "bad_json", "document_missing"])
 def test_a_bad_decisions_file_ends_with_one_line(case: str, tmp_path: Path,
                                                  decisions: tuple[Path, list[dict[str, Any]]]) -> None:  # fmt: skip

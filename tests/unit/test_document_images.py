@@ -345,3 +345,44 @@ def test_a_worker_decodes_images_and_dead_letters_a_message_with_nothing_usable(
         decode_document(json.dumps({"id": "b", "text": "", "images": [{"data": jpeg_b64(photo(1))}]}).encode(),
                         settings)
     assert err.value.reason == "no_usable_image" and "image_too_large" in err.value.detail
+
+
+# --- the review page's thumbnails -----------------------------------------------------------------------
+
+
+def test_review_thumbnails_are_made_here_from_the_images_the_evidence_names() -> None:
+    from neardup.review.thumbnails import images_html, thumbnail
+
+    limits = ImageLimits()
+    a = {"id": "story", "text": ARTICLE, "images": [{"data": "@@"}, {"phash": "0f0f0f0f0f0f0f0f"},
+                                                   {"data": jpeg_b64(photo(1, 800, 600))}]}
+    b = {"id": "repost", "text": "", "images": [{"data": jpeg_b64(photo(1), 40)}]}
+    evidence = {"reason": "image", "image": {"against": "story", "hamming": 2, "image": 0, "their_image": 1,
+                                             "radius": 14}}
+    html = images_html(evidence, a, b, "story", limits)
+    assert html.count('<img src="data:image/jpeg;base64,') == 2
+    assert "A image 2" in html and "B image 0" in html  # A's second usable image is its entry 2
+    assert "2 pHash bits apart (radius 14): B is a duplicate of A by this photograph" in html
+    url = thumbnail(a["images"][2], limits)
+    assert url is not None
+    small = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    assert small.format == "JPEG" and max(small.size) == 200 and small.mode == "L"
+    only_hash = {**evidence, "image": {**evidence["image"], "their_image": 0}}
+    assert "no picture (a pHash only" in images_html(only_hash, a, b, "story", limits)
+    shared = {"reason": "unique", "shared_image": {**evidence["image"], "hamming": 0}}
+    assert "a photograph both share; the texts decided" in images_html(shared, a, b, "story", limits)
+    assert images_html(shared, a, b, "someone-else", limits) == ""
+    assert images_html({"reason": "near"}, a, b, "story", limits) == ""
+
+
+def test_a_review_thumbnail_of_a_bomb_or_garbage_is_no_picture() -> None:
+    from neardup.review.thumbnails import thumbnail
+
+    bomb = Image.new("L", (3000, 3000))
+    out = io.BytesIO()
+    bomb.save(out, "PNG")
+    limits = ImageLimits(max_pixels=1_000_000)
+    assert thumbnail({"data": base64.b64encode(out.getvalue()).decode()}, limits) is None
+    assert thumbnail({"data": "not base64"}, limits) is None
+    assert thumbnail({"phash": "0123456789abcdef"}, limits) is None
+    assert thumbnail("not an entry", limits) is None
