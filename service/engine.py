@@ -555,6 +555,25 @@ class Engine:
                     me.original = other.original or other.doc_id
                     self.metrics.races.inc()
                     break
+        return await self._image_races(w, rows, out, late, sketches, decided)
+
+    async def _image_races(self, w: _Window, rows: list[int], verdicts: list[Verdict], late: dict[int, list[bytes]],
+                           sketches: dict[bytes, Sketch], decided: dict[str, DecisionRecord]) -> list[Verdict]:
+        """The image rule against what other workers stored since our lookup, under the same
+        protocol as the text's: a caption whose photograph a racing document holds yields when that
+        document is earlier and undecided, or decided unique."""
+        s = self.settings.images
+        out = list(verdicts)
+        for k, refs in late.items() if len(w.images) else ():
+            r = rows[k]
+            if out[k].status is not Status.UNIQUE or not w.docs[r].images or w.fps.lengths[r] >= s.caption_chars:
+                continue
+            match = nearest_image(w.docs[r].images, [sketches[ref] for ref in refs if ref in sketches], s.radius)
+            if match is not None and await self._other_first(w.sketches[r], match.other,
+                                                             decided.get(match.other.doc_id)):
+                out[k] = replace(image_verdict(out[k], w.fps.lengths[r], match, s.caption_chars), race=True)
+                w.sketches[r].original = out[k].cluster or ""
+                self.metrics.races.inc()
         return out
 
     async def _other_first(self, me: Sketch, other: Sketch, theirs: Any) -> bool:

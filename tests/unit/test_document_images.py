@@ -3,6 +3,7 @@ engine on the memory store and through ``neardup dedup``."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
@@ -19,6 +20,7 @@ from neardup.document import Document, InvalidDocument, parse_document  # noqa: 
 from neardup.engine import Engine, decide_all  # noqa: E402
 from neardup.media.hashes import ImageLimits, hamming  # noqa: E402
 from neardup.metrics import REJECT_REASONS  # noqa: E402
+from neardup.storage.memory import MemoryFingerprintStore  # noqa: E402
 
 ARTICLE = ("市政府今天召开新闻发布会，介绍今年上半年全市经济运行情况。发言人表示，"
            "上半年全市地区生产总值同比增长百分之五点二，工业增加值和社会消费品零售总额均保持稳定增长，就业形势总体平稳，居民收入持续增加。")
@@ -386,3 +388,44 @@ def test_a_review_thumbnail_of_a_bomb_or_garbage_is_no_picture() -> None:
     assert thumbnail({"data": "not base64"}, limits) is None
     assert thumbnail({"phash": "0123456789abcdef"}, limits) is None
     assert thumbnail("not an entry", limits) is None
+
+
+class StoryFirstStore(MemoryFingerprintStore):
+    """Both workers look up before either commits (both first passes see an empty store); the
+    story's record is filed before the caption's, so the caption's recheck as it is filed finds it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looked = asyncio.Barrier(2)
+        self.story_filed = asyncio.Event()
+
+    async def lookup(self, query: Any) -> Any:
+        answer = await super().lookup(query)
+        await self.looked.wait()
+        return answer
+
+    async def commit(self, claims: Any, records: Any, recheck: Any = ()) -> Any:
+        story = any(r.doc_id.startswith("story") for r in records)
+        if not story:
+            await self.story_filed.wait()
+        answer = await super().commit(claims, records, recheck)
+        if story:
+            self.story_filed.set()
+        return answer
+
+
+async def test_a_caption_racing_the_story_whose_photograph_it_holds_yields_to_it() -> None:
+    """Two workers: the story and a caption-less repost of its photograph, decided at the same
+    moment; the repost's recheck finds the story filed meanwhile and yields to it (race)."""
+    for k in range(2):
+        store = StoryFirstStore()
+        settings = load_settings(worker_id="w1", store_url="memory://")
+        w1, w2 = Engine(settings, store), Engine(settings.model_copy(update={"worker_id": "w2"}), store)
+        # k 0: published the same second, the repost's id first (it waits for the story's decision);
+        # k 1: the story a second earlier (the repost yields at once)
+        story = doc(f"story{k}", ARTICLE, {"data": jpeg_b64(photo(1 + k))}, published_at=T0 - k)
+        repost = doc(f"repost{k}", "", {"data": jpeg_b64(photo(1 + k), 50)}, published_at=T0)
+        (ds,), (dr,) = await asyncio.gather(w1.decide([story]), w2.decide([repost]))
+        assert ds.status is Status.UNIQUE
+        assert dr.status is Status.DUPLICATE and dr.duplicate_of == story.id, dr.evidence.to_dict()
+        assert dr.evidence.reason is Reason.IMAGE and dr.evidence.race is True and dr.evidence.image is not None
