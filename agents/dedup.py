@@ -230,6 +230,23 @@ class BatchProcessor:
 
     async def process(self, msgs: Sequence[InMessage]) -> list[OutRecord]:
         """One output per input, in input order."""
+        # validation decodes and hashes the documents' images (milliseconds each): in a thread, so
+        # that a window of photographs never holds up the broker's heartbeats or the web views
+        outs, docs, where = await asyncio.to_thread(self.decode_all, msgs)
+        if docs:
+            results = await self.decide(docs)
+            for i, doc, result in zip(where, docs, results, strict=True):
+                if isinstance(result, BaseException):
+                    # neardup's own errors name their reason (bad input, store_corrupt); the rest are bugs
+                    reason = result.reason if isinstance(result, NeardupError) else "engine_error"
+                    outs[i] = self.dead_letter(msgs[i], reason, f"{type(result).__name__}: {result}", doc.id)
+                else:
+                    outs[i] = self.decision_record(msgs[i], doc, result)
+        return [o for o in outs if o is not None]
+
+    def decode_all(self, msgs: Sequence[InMessage]) -> tuple[list[OutRecord | None], list[Document], list[int]]:
+        """Each message validated: (in place of each one that is not a document, its dead-letter
+        record; the documents; the place of each document among ``msgs``)."""
         from neardup.document import InvalidDocument
 
         outs: list[OutRecord | None] = [None] * len(msgs)
@@ -247,16 +264,7 @@ class BatchProcessor:
             else:
                 docs.append(doc)
                 where.append(i)
-        if docs:
-            results = await self.decide(docs)
-            for i, doc, result in zip(where, docs, results, strict=True):
-                if isinstance(result, BaseException):
-                    # neardup's own errors name their reason (bad input, store_corrupt); the rest are bugs
-                    reason = result.reason if isinstance(result, NeardupError) else "engine_error"
-                    outs[i] = self.dead_letter(msgs[i], reason, f"{type(result).__name__}: {result}", doc.id)
-                else:
-                    outs[i] = self.decision_record(msgs[i], doc, result)
-        return [o for o in outs if o is not None]
+        return outs, docs, where
 
     async def decide(self, docs: list[Document]) -> list[Any]:
         """Decisions in input order; an exception object in place of each poison document.

@@ -260,7 +260,7 @@ def test_neardup_dedup_decides_images_and_rejects_a_document_with_nothing_usable
     res = neardup("dedup", str(src), "-o", str(out), "--rejects", str(rej), "-q",
                   env={"NEARDUP_IMAGES__MAX_IMAGES": "4"})
     assert res.returncode == 0, res.stderr.decode()[-2000:]
-    got = {d["id"]: d for d in read_jsonl(out)}
+    got: dict[str, Any] = {str(d["id"]): d for d in read_jsonl(out)}
     assert set(got) == {"story", "repost", "flood", "metro", "bad-photo"}
     assert got["repost"]["status"] == "duplicate" and got["repost"]["duplicate_of"] == "story"
     assert got["repost"]["evidence"]["reason"] == "image" and got["repost"]["evidence"]["image"]["against"] == "story"
@@ -359,8 +359,8 @@ def test_review_thumbnails_are_made_here_from_the_images_the_evidence_names() ->
     a = {"id": "story", "text": ARTICLE, "images": [{"data": "@@"}, {"phash": "0f0f0f0f0f0f0f0f"},
                                                    {"data": jpeg_b64(photo(1, 800, 600))}]}
     b = {"id": "repost", "text": "", "images": [{"data": jpeg_b64(photo(1), 40)}]}
-    evidence = {"reason": "image", "image": {"against": "story", "hamming": 2, "image": 0, "their_image": 1,
-                                             "radius": 14}}
+    match: dict[str, Any] = {"against": "story", "hamming": 2, "image": 0, "their_image": 1, "radius": 14}
+    evidence: dict[str, Any] = {"reason": "image", "image": match}
     html = images_html(evidence, a, b, "story", limits)
     assert html.count('<img src="data:image/jpeg;base64,') == 2
     assert "A image 2" in html and "B image 0" in html  # A's second usable image is its entry 2
@@ -369,9 +369,9 @@ def test_review_thumbnails_are_made_here_from_the_images_the_evidence_names() ->
     assert url is not None
     small = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
     assert small.format == "JPEG" and max(small.size) == 200 and small.mode == "L"
-    only_hash = {**evidence, "image": {**evidence["image"], "their_image": 0}}
+    only_hash = {**evidence, "image": {**match, "their_image": 0}}
     assert "no picture (a pHash only" in images_html(only_hash, a, b, "story", limits)
-    shared = {"reason": "unique", "shared_image": {**evidence["image"], "hamming": 0}}
+    shared = {"reason": "unique", "shared_image": {**match, "hamming": 0}}
     assert "a photograph both share; the texts decided" in images_html(shared, a, b, "story", limits)
     assert images_html(shared, a, b, "someone-else", limits) == ""
     assert images_html({"reason": "near"}, a, b, "story", limits) == ""
@@ -429,3 +429,33 @@ async def test_a_caption_racing_the_story_whose_photograph_it_holds_yields_to_it
         assert ds.status is Status.UNIQUE
         assert dr.status is Status.DUPLICATE and dr.duplicate_of == story.id, dr.evidence.to_dict()
         assert dr.evidence.reason is Reason.IMAGE and dr.evidence.race is True and dr.evidence.image is not None
+
+
+async def test_a_workers_window_of_photographs_is_validated_off_the_event_loop() -> None:
+    """Decoding images takes milliseconds each: the worker validates a window in a thread, so the
+    event loop (the broker's heartbeats, the web views) keeps running meanwhile."""
+    import threading
+
+    from neardup.agents.dedup import BatchProcessor, InMessage, Output
+
+    settings = load_settings(worker_id="test", store_url="memory://")
+    eng = await Engine.open(settings)
+    proc = BatchProcessor(eng, settings)
+    decoded_in: list[int] = []
+    original = proc.decode_all
+
+    def spy(msgs: Any) -> Any:
+        decoded_in.append(threading.get_ident())
+        return original(msgs)
+
+    proc.decode_all = spy  # type: ignore[method-assign]
+    values = [{"id": "a", "text": ARTICLE, "images": [{"data": jpeg_b64(photo(6))}], "published_at": T0},
+              {"id": "b", "text": "", "images": [{"data": jpeg_b64(photo(6), 45)}], "published_at": T0 + 1},
+              {"id": "c", "text": "", "images": [{"data": "@@"}]}]
+    msgs = [InMessage(value=json.dumps(v).encode(), key=None, topic="raw", partition=0, offset=i)
+            for i, v in enumerate(values)]
+    outs = await proc.process(msgs)
+    assert decoded_in and decoded_in[0] != threading.get_ident()
+    assert [o.output for o in outs] == [Output.UNIQUE, Output.DUPLICATE, Output.DEAD_LETTER]
+    assert json.loads(outs[1].value)["evidence"]["reason"] == "image"
+    assert json.loads(outs[2].value)["reason"] == "no_usable_image"
