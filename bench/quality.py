@@ -188,9 +188,10 @@ class ProfilesOfVersion:
         self.inner = inner
         self.version = version
 
-    def profile_batch(self, texts: Sequence[str], langs: Sequence[str]) -> Any:
-        """The inner profiler's profiles, made as record version ``version``."""
-        return self.inner.profile_batch(texts, langs, version=self.version)
+    def profile_batch(self, texts: Sequence[str], langs: Sequence[str], **window: Any) -> Any:
+        """The inner profiler's profiles, made as record version ``version`` (with the window's
+        names and name slots, which versions before 6 leave out)."""
+        return self.inner.profile_batch(texts, langs, version=self.version, **window)
 
 
 def flips_of_variants(docs: list[Document], pairs: list[dict[str, Any]],

@@ -104,7 +104,7 @@ async def test_a_record_stored_with_an_older_profile_still_vetoes_a_flip(version
     made = old.profiler
 
     class Older:
-        def profile_batch(self, texts: Any, langs: Any, names: Any = None) -> Any:
+        def profile_batch(self, texts: Any, langs: Any, names: Any = None, slots: Any = None) -> Any:
             return made.profile_batch(texts, langs, version=version)
 
     old.profiler = Older()  # type: ignore[assignment]
