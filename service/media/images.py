@@ -87,9 +87,12 @@ ImageOutcome = ImageHashes | ImageError
 def document_images(images: object, limits: ImageLimits = DEFAULT_LIMITS
                     ) -> tuple[tuple[DocumentImage, ...], tuple[ImageReject, ...]]:
     """A document's ``images`` hashed (:func:`hash_document_images`): the usable ones and the
-    rejected ones, each with its place in the list. Never raises."""
-    outcomes = hash_document_images(images, limits)
+    rejected ones, each with its place in the list. The entries beyond ``limits.max_images`` are
+    one reject (at the first of them), however many: a list of a million entries costs neither a
+    million errors nor a million lines of evidence. Never raises."""
     entries = images if isinstance(images, list) else []
+    over = len(entries) - limits.max_images
+    outcomes = hash_document_images(entries[: limits.max_images] if over > 0 else images, limits)
     usable: list[DocumentImage] = []
     rejected: list[ImageReject] = []
     for i, outcome in enumerate(outcomes):
@@ -99,6 +102,10 @@ def document_images(images: object, limits: ImageLimits = DEFAULT_LIMITS
         entry = entries[i] if i < len(entries) else None
         url = entry.get("url") if isinstance(entry, dict) else None
         usable.append(DocumentImage(i, outcome, url if isinstance(url, str) else None))
+    if over > 0:
+        rejected.append(ImageReject(limits.max_images, TooManyImagesError.reason,
+                                    f"images {limits.max_images + 1} to {len(entries)} are over the limit of "
+                                    f"{limits.max_images} images a document: not decoded"))
     return tuple(usable), tuple(rejected)
 
 

@@ -104,8 +104,17 @@ def test_bad_images_never_reject_a_document_with_text() -> None:
             limits=limits)
     assert d.text == ARTICLE and d.images == ()
     assert [(r.index, r.reason) for r in d.images_rejected] == [
-        (0, "image_too_large"), (1, "image_bad_hash"), (2, "too_many_images"), (3, "too_many_images")]
+        (0, "image_too_large"), (1, "image_bad_hash"), (2, "too_many_images")]
     assert "over the limit of 2000 bytes" in d.images_rejected[0].detail
+    assert d.images_rejected[2].detail == "images 3 to 4 are over the limit of 2 images a document: not decoded"
+
+
+def test_a_huge_images_list_is_one_reject_in_the_evidence() -> None:
+    entries = [{"data": jpeg_b64(photo(1))}] + [{"data": "not base64, never read"}] * 200_000
+    d = doc("a", ARTICLE, *entries, limits=ImageLimits(max_images=1))
+    assert len(d.images) == 1
+    assert [(r.index, r.reason) for r in d.images_rejected] == [(1, "too_many_images")]
+    assert "images 2 to 200001" in d.images_rejected[0].detail
 
 
 def test_a_decompression_bomb_is_a_rejected_image() -> None:
