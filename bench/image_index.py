@@ -6,9 +6,11 @@ and how many pairs of different photographs it proposes.
 
 Every photograph of the set but the stereo pair (one scene, reported apart there), both halves:
 each variant against its own original, and every image against the other photographs' originals.
-Besides the index as built (exact blocks), two query-side alternatives are measured: probing every
+Besides the index as built (exact blocks), two kinds of alternatives are measured: probing every
 block value 1 or 2 bits away from the query's own (the stored side unchanged), which finds more
-changed copies at the price of a bucket 17 or 137 times as wide per block.
+changed copies at the price of a bucket 17 or 137 times as wide per block; and 2, 4 or 8 tables of
+four 16-bit blocks each, every table but the first over the hash's bits in a fixed random order
+(4 keys a table, filed and asked).
 """
 
 from __future__ import annotations
@@ -75,6 +77,31 @@ class Pairs:
         return int((item.phash ^ self.originals[item.photo].phash).bit_count())
 
 
+PERMUTATIONS = np.random.default_rng(23).permuted(np.tile(np.arange(64), (7, 1)), axis=1)
+
+
+def table_keys(phash: int, tables: int) -> frozenset[tuple[int, int, int]]:
+    """(table, block, value) of the hash's 16-bit blocks in each of ``tables`` bit orders."""
+    bits = [(phash >> (63 - i)) & 1 for i in range(64)]
+    keys = set()
+    for t in range(tables):
+        order = range(64) if t == 0 else PERMUTATIONS[t - 1].tolist()
+        value = 0
+        for i in order:
+            value = (value << 1) | bits[i]
+        keys.update((t, b, (value >> (48 - 16 * b)) & 0xFFFF) for b in range(IMAGE_BLOCKS))
+    return frozenset(keys)
+
+
+def table_proposals(pairs: Pairs, radius: int, tables: int) -> tuple[Counter[str], int]:
+    """As :func:`proposals`, for ``tables`` tables of blocks."""
+    keys = {h: table_keys(h, tables) for h in {i.phash for i in pairs.variants} | {i.phash for i, _ in pairs.negatives}
+            | {o.phash for o in pairs.originals.values()}}
+    found = Counter(i.kind for i in pairs.variants
+                    if pairs.bits(i) <= radius and keys[i.phash] & keys[pairs.originals[i.photo].phash])
+    return found, sum(1 for i, o in pairs.negatives if keys[i.phash] & keys[o.phash])
+
+
 def proposals(pairs: Pairs, radius: int, flips: int) -> tuple[Counter[str], int]:
     """Per kind, the variants within ``radius`` the index proposes with ``flips``-bit probes; and
     how many pairs of different photographs it proposes."""
@@ -95,8 +122,10 @@ def main() -> None:
     within = Counter(i.kind for i in pairs.variants if pairs.bits(i) <= args.radius)
     print(f"{len(pairs.variants)} variant pairs, {len(pairs.negatives)} pairs of different photographs, "
           f"radius {args.radius}")
-    print("kind: pairs / within the radius / within the radius and proposed by the index (exact, 1-bit, 2-bit probes)")
+    print("kind: pairs / within the radius / within the radius and proposed by the index (exact, 1-bit, 2-bit probes;"
+          " 2, 4, 8 tables)")
     runs = [proposals(pairs, args.radius, flips) for flips in (0, 1, 2)]
+    runs += [table_proposals(pairs, args.radius, tables) for tables in (2, 4, 8)]
     for kind in kinds:
         print(f"  {kind:14s} {kinds[kind]:4d} {within[kind]:4d}   " + " ".join(f"{f[kind]:4d}" for f, _ in runs))
     total = len(pairs.variants)
