@@ -518,7 +518,8 @@ def register_views(app: faust.App, runtime: Runtime) -> None:
             from neardup.document import InvalidDocument
 
             try:
-                doc = decode_document(body, runtime.settings)
+                # its images are decoded and hashed: off the event loop, which serves the consumer too
+                doc = await asyncio.to_thread(decode_document, body, runtime.settings)
             except InvalidDocument as exc:
                 return "invalid", 400, {"reason": exc.reason, "error": str(exc)}
             engine = runtime.engine

@@ -52,4 +52,9 @@ def test_a_worker_decides_a_photograph_repost_and_dead_letters_a_message_with_no
     status, body = worker.http("GET", "/metrics")
     assert status == 200 and 'neardup_dead_letter_total{reason="no_usable_image"} 1.0' in body.decode()
     assert 'neardup_documents_total{reason="image",status="duplicate"} 1.0' in body.decode()
+    probe = {"id": "probe", "text": "图", "images": [{"data": jpeg_b64(photo(1), 70)}]}
+    status, decision = worker.json("POST", "/check", json.dumps(probe).encode())
+    assert status == 200 and decision["duplicate_of"] == "story" and decision["evidence"]["reason"] == "image"
+    status, err = worker.json("POST", "/check", json.dumps({"id": "p2", "images": [{"data": "@@"}]}).encode())
+    assert status == 400 and err["reason"] == "no_usable_image"
     assert worker.stop() == 0
