@@ -10,7 +10,10 @@ Besides the index as built (exact blocks), two kinds of alternatives are measure
 block value 1 or 2 bits away from the query's own (the stored side unchanged), which finds more
 changed copies at the price of a bucket 17 or 137 times as wide per block; and 2, 4 or 8 tables of
 four 16-bit blocks each, every table but the first over the hash's bits in a fixed random order
-(4 keys a table, filed and asked).
+(4 keys a table, filed and asked). Last, crop views (bench/images.py's scheme: each image also
+hashed with 5 % and 10 % cut off a side and 5 % off all four, both sides filed and asked under the
+blocks of all ten hashes, the distance the least from either one's views to the other's whole
+image): 40 keys an image.
 """
 
 from __future__ import annotations
@@ -102,6 +105,22 @@ def table_proposals(pairs: Pairs, radius: int, tables: int) -> tuple[Counter[str
     return found, sum(1 for i, o in pairs.negatives if keys[i.phash] & keys[o.phash])
 
 
+def view_proposals(pairs: Pairs, radius: int) -> tuple[Counter[str], int, Counter[str]]:
+    """With crop views: the variants within ``radius`` (by the views' distance) and proposed by
+    the blocks of any of the ten hashes; the pairs of different photographs proposed; and, per
+    kind, the variants within ``radius`` by the views' distance at all."""
+    def keys(item: Any) -> frozenset[int]:
+        return frozenset().union(filed(item.phash), *(filed(v) for v in item.views))
+
+    def bits(a: Any, b: Any) -> int:
+        return int(labelled.bits(a, b, "phash_views"))
+
+    within = Counter(i.kind for i in pairs.variants if bits(i, pairs.originals[i.photo]) <= radius)
+    found = Counter(i.kind for i in pairs.variants if bits(i, pairs.originals[i.photo]) <= radius
+                    and keys(i) & keys(pairs.originals[i.photo]))
+    return found, sum(1 for i, o in pairs.negatives if keys(i) & keys(o)), within
+
+
 def proposals(pairs: Pairs, radius: int, flips: int) -> tuple[Counter[str], int]:
     """Per kind, the variants within ``radius`` the index proposes with ``flips``-bit probes; and
     how many pairs of different photographs it proposes."""
@@ -123,9 +142,12 @@ def main() -> None:
     print(f"{len(pairs.variants)} variant pairs, {len(pairs.negatives)} pairs of different photographs, "
           f"radius {args.radius}")
     print("kind: pairs / within the radius / within the radius and proposed by the index (exact, 1-bit, 2-bit probes;"
-          " 2, 4, 8 tables)")
+          " 2, 4, 8 tables; crop views)")
     runs = [proposals(pairs, args.radius, flips) for flips in (0, 1, 2)]
     runs += [table_proposals(pairs, args.radius, tables) for tables in (2, 4, 8)]
+    viewed, proposed, within_views = view_proposals(pairs, args.radius)
+    runs.append((viewed, proposed))
+    print(f"  (with crop views, {sum(within_views.values())} of the pairs are within the radius)")
     for kind in kinds:
         print(f"  {kind:14s} {kinds[kind]:4d} {within[kind]:4d}   " + " ".join(f"{f[kind]:4d}" for f, _ in runs))
     total = len(pairs.variants)
