@@ -106,7 +106,7 @@ def _warm_off_the_default_path() -> None:
     import numpy as np
 
     from neardup.kernels import entities, image
-    from neardup.text.entities import NAME_PRESENT_FILL, NameSlots
+    from neardup.text.entities import NAME_PRESENT_FILL, NameSlots, SlotTokens
     from neardup.text.normalize import tables
 
     image.phash_batch(np.zeros((1, 32, 32), dtype=np.uint8), image.dct_basis())
@@ -117,7 +117,9 @@ def _warm_off_the_default_path() -> None:
     # a name of one text standing as other words in another: only asked of a pair with no replaced context
     present = np.array([NAME_PRESENT_FILL], dtype=np.uint64)
     flags = np.zeros(2, dtype=np.bool_)
-    NameSlots(tokens, tokens, tokens, flags, flags, np.array([0, 1]), np.array([1, 2])).other_name_at(present, present)
+    two = SlotTokens(np.array([0x4E00, 0x4E01], dtype=np.uint32), np.array([0, 1]), np.array([1, 2]), tokens, flags,
+                     flags, 0, tables(True)[1])
+    NameSlots(two).other_name_at(present, present)
 
 
 def warm_up(settings: Settings) -> WarmupReport:

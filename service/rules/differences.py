@@ -411,8 +411,8 @@ class Profile:
     def _other_name(self, theirs: npt.NDArray[np.uint64]) -> CriticalDifference | None:
         """The entity difference of a name of the other text that this one writes, in the same
         place, as words it does not read as a name (:class:`neardup.text.entities.NameSlots`)."""
-        if self.name_slots is None:
-            return None
+        if self.name_slots is None or not len(_present_lacking(theirs, self.entries)):
+            return None  # every name of the other text is carried here (most reprints): nothing to look up
         span = self.name_slots.other_name_at(self.entries, theirs)
         if span is None:
             return None
@@ -429,7 +429,7 @@ class Profile:
         written otherwise; at most one other sentence is missing, and this text has no more
         sentences than the other and is not longer by half the named sentences (they were
         rewritten around the name, not added or edited all over). A byline's name is furniture."""
-        if self.name_slots is None or len(theirs) == 0:
+        if len(theirs) == 0:
             return None
         new = self._names_theirs_lack(theirs)
         # a record's sentence entries share their fills with polarity words' (a sentence's
@@ -462,12 +462,11 @@ class Profile:
     def _names_theirs_lack(self, theirs: npt.NDArray[np.uint64]) -> list[int]:
         """The fill bytes of this text's names the other neither carries nor writes alike (none
         when either side has no presence entries: such a record says nothing of names it lacks)."""
-        present = np.uint64(kprof.NAME_PRESENT_FILL)
-        mine_present = self.entries[(self.entries & np.uint64(0xFFFF)) == present]
-        their_present = theirs[(theirs & np.uint64(0xFFFF)) == present]
-        if not len(mine_present) or not len(their_present):
+        lacking = _present_lacking(self.entries, theirs)
+        if not len(lacking):
             return []
-        return _names_not_in(mine_present, their_present)
+        their_present = theirs[(theirs & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
+        return _names_not_alike(lacking, their_present) if len(their_present) else []
 
     def _anchors_shared_with(self, theirs: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
         """Which entries are anchors (figures, polarity words, names; not sentences, not presence
@@ -501,19 +500,25 @@ def _sentence_like(entries: npt.NDArray[np.uint64]) -> int:
     return int(_SENTENCE_FILL_TABLE[(entries & np.uint64(0xFFFF)).astype(np.int64)].sum())
 
 
-def _names_not_in(mine_present: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64]) -> list[int]:
-    """The fill bytes of the names (presence entries) of one text that the other neither carries
-    nor writes alike (half its letters or more shared with one of the other's)."""
-    theirs = set(their_present.tolist())
-    their_letters = [(v >> 16) & 0xFFFFFF for v in theirs]
+def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The presence entries (names) of ``owner`` that ``other`` lacks (both sorted)."""
+    present = owner[(owner & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
+    if not len(present):
+        return present
+    at = np.minimum(np.searchsorted(other, present), max(len(other) - 1, 0))
+    return present if not len(other) else present[other[at] != present]
+
+
+def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64]) -> list[int]:
+    """The fill bytes of the names (presence entries ``lacking``, which the other text lacks) that
+    the other text does not write alike either (half their letters or more shared with one of
+    its names, ``their_present``)."""
+    their_letters = [(v >> 16) & 0xFFFFFF for v in their_present.tolist()]
     out = []
-    for v in mine_present.tolist():
-        if v in theirs:
-            continue
+    for v in lacking.tolist():
         letters = (v >> 16) & 0xFFFFFF
-        if any(2 * (letters & o).bit_count() >= (letters | o).bit_count() for o in their_letters):
-            continue
-        out.append((v >> 40) & 0xFF)
+        if not any(2 * (letters & o).bit_count() >= (letters | o).bit_count() for o in their_letters):
+            out.append((v >> 40) & 0xFF)
     return out
 
 

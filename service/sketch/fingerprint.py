@@ -42,6 +42,7 @@ from neardup.text.entities import (
     SENTENCE_MARKS,
     NameEntries,
     NameSlots,
+    SlotTokens,
     byline_markers,
     en_names,
     zh_name_table,
@@ -393,18 +394,13 @@ class Fingerprinter:
         entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, CONTEXT_TOKENS,
                                                      NAME_CONTEXT_SEED, NAME_FILL_BYTE, NAME_PRESENT_FILL)
         bounds = e_off.tolist()
-        left, right = kent.slot_contexts(tok_hashes, tok_off, flags, breaks, CONTEXT_TOKENS, NAME_CONTEXT_SEED)
-        every = kent.letter_sets(cps, starts, ends, np.ones(len(flags), dtype=np.bool_), tokenizer is Tokenizer.WORDS,
-                                 zh_place_suffixes())
-        words = (kent.slot_words(cps, starts, ends, flags, zh_suffix_tables()[1], self.classes)
-                 if tokenizer is Tokenizer.CHINESE
-                 else np.zeros(len(flags), dtype=np.bool_))  # English names are read by their capitals
         token_bounds = tok_off.tolist()
         for k, row in enumerate(idx):
             base = offsets[k]
-            ta, tb = token_bounds[k], token_bounds[k + 1]
-            slots[row] = NameSlots(left[ta:tb], right[ta:tb], every[ta:tb], words[ta:tb], breaks[ta:tb],
-                                   starts[ta:tb] - base, ends[ta:tb] - base)
+            if tokenizer is Tokenizer.CHINESE:  # English names are read by their capitals, not slots
+                ta, tb = token_bounds[k], token_bounds[k + 1]
+                slots[row] = NameSlots(SlotTokens(cps, starts[ta:tb], ends[ta:tb], tok_hashes[ta:tb], flags[ta:tb],
+                                                  breaks[ta:tb], int(base), self.classes))
             a, b = bounds[k], bounds[k + 1]
             if a == b:
                 continue

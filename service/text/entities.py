@@ -181,25 +181,53 @@ ONE_SIDED_MAX_TOKENS = 4  # words a name may stand as where the other text names
 
 
 @dataclass(frozen=True, slots=True)
+class SlotTokens:
+    """One Chinese document's tokens, as the name step saw them: the window's code points, the
+    document's token spans in them (``base``: where the document starts), token hashes, which
+    tokens are names, where sentences start."""
+
+    cps: npt.NDArray[np.uint32]
+    starts: npt.NDArray[np.int64]
+    ends: npt.NDArray[np.int64]
+    hashes: npt.NDArray[np.uint64]
+    flags: npt.NDArray[np.bool_]
+    breaks: npt.NDArray[np.bool_]
+    base: int
+    classes: npt.NDArray[np.uint8]
+
+
 class NameSlots:
     """One document's tokens as places a name of another text could stand in
     (:func:`neardup.kernels.entities.one_sided_name`): each token's left and right name contexts,
-    letter set, whether it may stand for a name (ideographs, not a name of this text), whether a
-    sentence starts there, and its span in the normalised text."""
+    letter set and whether it may stand for a name (ideographs, not a name of this text), made on
+    the first comparison that asks (most documents are compared with no near candidate)."""
 
-    left: npt.NDArray[np.uint64]
-    right: npt.NDArray[np.uint64]
-    letters: npt.NDArray[np.uint64]
-    words: npt.NDArray[np.bool_]
-    breaks: npt.NDArray[np.bool_]
-    starts: npt.NDArray[np.int64]
-    ends: npt.NDArray[np.int64]
+    __slots__ = ("_made", "_tokens")
+
+    def __init__(self, tokens: SlotTokens) -> None:
+        """The slots of ``tokens``' document, made when first asked for."""
+        self._tokens = tokens
+        self._made: tuple[npt.NDArray[np.uint64], ...] | None = None
+
+    def _tables(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64],
+                               npt.NDArray[np.bool_]]:
+        t = self._tokens
+        if self._made is None:
+            n = np.array([0, len(t.hashes)], dtype=np.int64)
+            left, right = kent.slot_contexts(t.hashes, n, t.flags, t.breaks, CONTEXT_TOKENS, CONTEXT_SEED)
+            letters = kent.letter_sets(t.cps, t.starts, t.ends, np.ones(len(t.flags), dtype=np.bool_), False,
+                                       zh_place_suffixes())
+            words = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
+            self._made = (left, right, letters, words)
+        return self._made  # type: ignore[return-value]
 
     def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64]) -> tuple[int, int] | None:
         """The text span where ``theirs`` has a name that ``mine`` (this text's entries) writes
         as words it does not read as a name, or None."""
-        t1, t2 = kent.one_sided_name(mine, theirs, self.left, self.right, self.letters, self.words, self.breaks,
+        left, right, letters, words = self._tables()
+        t1, t2 = kent.one_sided_name(mine, theirs, left, right, letters, words, self._tokens.breaks,
                                      ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL)
         if t1 < 0:
             return None
-        return int(self.starts[t1]), int(self.ends[t2])
+        t = self._tokens
+        return int(t.starts[t1]) - t.base, int(t.ends[t2]) - t.base
