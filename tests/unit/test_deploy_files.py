@@ -463,7 +463,7 @@ def test_k8s_credentials_come_from_secrets() -> None:
     (c,) = [c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == "worker"]
     refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c["env"] if "secretKeyRef" in e.get("valueFrom", {})}
     wanted = {"NEARDUP_KAFKA__SASL_USERNAME", "NEARDUP_KAFKA__SASL_PASSWORD", "NEARDUP_REDIS__USERNAME",
-              "NEARDUP_REDIS__PASSWORD", "NEARDUP_CHECK_TOKEN"}  # fmt: skip
+              "NEARDUP_REDIS__PASSWORD", "NEARDUP_CHECK_TOKEN", "NEARDUP_ARCHIVE_URL"}  # fmt: skip
     assert wanted <= set(refs), wanted - set(refs)
     examples = {(d["metadata"]["name"], k) for d in load_yaml_docs(K8S / "secret.example.yaml")
                 for k in d["stringData"]}  # fmt: skip
@@ -482,10 +482,186 @@ def test_k8s_image_is_the_release_version() -> None:
     version = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["version"]
     (image,) = k8s_one("Kustomization")["images"]
     assert image["newTag"] == version, f"image tag {image['newTag']!r}, release {version!r}"
-    pod = k8s_one("Deployment")["spec"]["template"]["spec"]
-    for c in [*pod["containers"], *pod.get("initContainers", [])]:
-        assert c["image"].split(":")[0] == image["name"], f"{c['name']}: {c['image']} escapes the images: entry"
-        assert not c["image"].endswith(":latest")
+    for pod in (k8s_one("Deployment")["spec"]["template"]["spec"], *(p for _, p in k8s_archive_pods())):
+        for c in [*pod["containers"], *pod.get("initContainers", [])]:
+            assert c["image"].split(":")[0] == image["name"], f"{c['name']}: {c['image']} escapes the images: entry"
+            assert not c["image"].endswith(":latest")
+
+
+# ------------------------------------------------------------------------------ kubernetes: the cold tier
+
+ARCHIVE_ENV = "NEARDUP_ARCHIVE_URL"
+EXAMPLES = K8S / "examples"
+
+
+def k8s_archive_pods() -> list[tuple[str, dict[str, Any]]]:
+    """(kind, pod spec) of the migration Job and the archiver CronJob."""
+    job = k8s_one("Job", "neardup-archive-migrate")
+    cron = k8s_one("CronJob", "neardup-archiver")
+    return [("Job", job["spec"]["template"]["spec"]),
+            ("CronJob", cron["spec"]["jobTemplate"]["spec"]["template"]["spec"])]  # fmt: skip
+
+
+def _only_container(pod: dict[str, Any]) -> dict[str, Any]:
+    (c,) = pod["containers"]
+    return c
+
+
+def _cli_params(args: list[str]) -> tuple[str, dict[str, Any]]:
+    """Parse a container's args with the real ``neardup archive`` commands: (command, its options)."""
+    from neardup.cli.archive import archive_group
+
+    assert args[0] == "archive", args
+    rest = args[1:]
+    if rest and rest[0] in archive_group.commands:
+        command = archive_group.commands[rest[0]]
+        ctx = command.make_context(rest[0], rest[1:])
+        return f"archive {rest[0]}", ctx.params
+    ctx = archive_group.make_context("archive", rest)
+    assert not ctx.args, f"unparsed arguments {ctx.args}"
+    return "archive", ctx.params
+
+
+def _secret_refs(c: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e["valueFrom"]["secretKeyRef"] for e in c.get("env", [])
+            if "secretKeyRef" in e.get("valueFrom", {})}  # fmt: skip
+
+
+def _pod_env(c: dict[str, Any], secret_values: dict[str, str]) -> dict[str, str]:
+    """The container's NEARDUP_* environment: its ConfigMaps, plain values, and each Secret's value
+    replaced by ``secret_values[NAME]``."""
+    env: dict[str, str] = {}
+    for src in c.get("envFrom", []):
+        env |= {k: str(v) for k, v in k8s_one("ConfigMap", src["configMapRef"]["name"])["data"].items()}
+    for e in c.get("env", []):
+        if "value" in e:
+            env[e["name"]] = str(e["value"])
+        elif "secretKeyRef" in e.get("valueFrom", {}):
+            env[e["name"]] = secret_values[e["name"]]
+    return env
+
+
+SECRET_VALUES = {
+    ARCHIVE_ENV: "postgresql://neardup:s3cret@db.example:5432/neardup?sslmode=verify-full",
+    "NEARDUP_REDIS__USERNAME": "neardup",
+    "NEARDUP_REDIS__PASSWORD": "redis-s3cret",
+    "NEARDUP_KAFKA__SASL_USERNAME": "neardup",
+    "NEARDUP_KAFKA__SASL_PASSWORD": "kafka-s3cret",
+    "NEARDUP_CHECK_TOKEN": "t0ken",
+}
+
+
+def test_k8s_migration_job_runs_archive_migrate(monkeypatch: pytest.MonkeyPatch) -> None:
+    job = k8s_one("Job", "neardup-archive-migrate")
+    pod = job["spec"]["template"]["spec"]
+    c = _only_container(pod)
+    command, _ = _cli_params(c["args"])
+    assert command == "archive migrate"
+    assert pod["restartPolicy"] in {"OnFailure", "Never"} and job["spec"]["backoffLimit"] >= 1
+    # a finished Job is removed, so the next release's apply can create it again (its template is immutable)
+    assert job["spec"]["ttlSecondsAfterFinished"] > 0
+    env = _pod_env(c, SECRET_VALUES)
+    assert not [p for k in env if (p := settings_key_problem(k))]
+    assert settings_from_env(env, monkeypatch).archive_url == SECRET_VALUES[ARCHIVE_ENV]
+    assert "archive-migrate-job.yaml" in k8s_one("Kustomization")["resources"]
+
+
+def test_k8s_archiver_cronjob_moves_documents_past_the_horizon(monkeypatch: pytest.MonkeyPatch) -> None:
+    from neardup.cli.archive import parse_duration
+
+    cron = k8s_one("CronJob", "neardup-archiver")
+    spec = cron["spec"]
+    assert len(spec["schedule"].split()) == 5, spec["schedule"]
+    assert spec["concurrencyPolicy"] == "Forbid", "two archivers would copy the same pages"
+    pod = spec["jobTemplate"]["spec"]["template"]["spec"]
+    c = _only_container(pod)
+    command, params = _cli_params(c["args"])
+    assert command == "archive" and params["every"] is None, "a CronJob run ends: no --every"
+    assert parse_duration(params["older_than"]) >= 86_400
+    assert "archiver-cronjob.yaml" in k8s_one("Kustomization")["resources"]
+
+    # every variable it sets is a setting, and they load into the store and cold tier it needs
+    env = _pod_env(c, SECRET_VALUES)
+    assert not [p for k in env if (p := settings_key_problem(k))]
+    s = settings_from_env(env, monkeypatch)
+    assert s.archive_url == SECRET_VALUES[ARCHIVE_ENV]
+    worker = _only_container(k8s_one("Deployment")["spec"]["template"]["spec"])
+    assert s.store_url.startswith("rediscluster://") and s.redis.password is not None
+    # the same store as the workers': the same ConfigMap
+    assert c["envFrom"] == worker["envFrom"]
+    # the files the settings name are mounted (the Redis CA)
+    mounts = [m["mountPath"] for m in c["volumeMounts"]]
+    assert s.redis.tls_ca_file and any(s.redis.tls_ca_file.startswith(m + "/") for m in mounts)
+    assert pod["securityContext"]["runAsNonRoot"] and c["securityContext"]["readOnlyRootFilesystem"]
+
+
+def test_k8s_cold_tier_url_comes_from_a_secret_and_is_never_printed() -> None:
+    """Every pod that reads NEARDUP_ARCHIVE_URL gets it from the neardup-archive Secret, not
+    optional (a worker without the cold tier would miss what the archiver moved); no manifest
+    writes a PostgreSQL password or expands the variable into a command line."""
+    worker = _only_container(k8s_one("Deployment")["spec"]["template"]["spec"])
+    containers = [worker, *(_only_container(p) for _, p in k8s_archive_pods())]
+    examples = {(d["metadata"]["name"], k) for d in load_yaml_docs(K8S / "secret.example.yaml")
+                for k in d["stringData"]}  # fmt: skip
+    for c in containers:
+        ref = _secret_refs(c)[ARCHIVE_ENV]
+        assert (ref["name"], ref["key"]) == ("neardup-archive", "url") and not ref.get("optional")
+        assert (ref["name"], ref["key"]) in examples
+        assert not [a for a in [*c.get("args", []), *c.get("command", [])] if ARCHIVE_ENV in a or "postgresql://" in a]
+    assert ARCHIVE_ENV not in k8s_one("ConfigMap")["data"]
+    for d in k8s_docs():
+        if d["kind"] != "Secret":
+            assert not re.search(r"postgres(ql)?://[^:/@\s]+:[^@\s]+@", json.dumps(d)), d["__file__"]
+
+
+def test_k8s_cold_tier_url_is_redacted_when_settings_are_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    (example,) = [d for d in load_yaml_docs(K8S / "secret.example.yaml") if d["metadata"]["name"] == "neardup-archive"]
+    url = example["stringData"]["url"]
+    s = settings_from_env({ARCHIVE_ENV: url}, monkeypatch)
+    assert s.archive_url == url
+    password = url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+    assert password not in json.dumps(s.redacted())
+
+
+def test_k8s_postgres_example_is_marked_and_not_applied() -> None:
+    """The in-cluster PostgreSQL is an example: marked as one, in no kustomization, pinned, its
+    password from a Secret; the managed-database setting is documented beside the Secret."""
+    path = EXAMPLES / "postgres-statefulset.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# EXAMPLE ONLY, NOT FOR PRODUCTION")
+    assert "managed" in text.lower()
+    docs = load_yaml_docs(path)
+    assert {d["kind"] for d in docs} == {"Service", "StatefulSet"}
+    (sts,) = [d for d in docs if d["kind"] == "StatefulSet"]
+    (c,) = sts["spec"]["template"]["spec"]["containers"]
+    assert re.fullmatch(r"postgres:\d+\.\d+", c["image"]), c["image"]
+    env = {e["name"]: e for e in c["env"]}
+    assert "secretKeyRef" in env["POSTGRES_PASSWORD"]["valueFrom"]
+    assert "scram-sha-256" in env["POSTGRES_INITDB_ARGS"]["value"]
+    (svc,) = [d for d in docs if d["kind"] == "Service"]
+    assert sts["spec"]["serviceName"] == svc["metadata"]["name"]
+    # the example URL in secret.example.yaml names this StatefulSet's first pod
+    (example,) = [d for d in load_yaml_docs(K8S / "secret.example.yaml") if d["metadata"]["name"] == "neardup-archive"]
+    assert f"@{sts['metadata']['name']}-0.{svc['metadata']['name']}." in example["stringData"]["url"]
+    secret_text = (K8S / "secret.example.yaml").read_text(encoding="utf-8")
+    assert "sslmode=verify-full" in secret_text, "the managed database's URL verifies TLS"
+    for kust in K8S.rglob("kustomization.yaml"):
+        resources = load_yaml(kust).get("resources", [])
+        assert not [r for r in resources if "examples" in r or "postgres" in r], kust
+
+
+def test_k8s_archive_pods_are_not_scraped_or_selected_as_workers() -> None:
+    """Their pods are not workers: neither the worker Service, the PDB nor Prometheus' pod job selects them."""
+    svc = k8s_one("Service")
+    pdb = k8s_one("PodDisruptionBudget")
+    cron = k8s_one("CronJob", "neardup-archiver")
+    job = k8s_one("Job", "neardup-archive-migrate")
+    for tmpl in (job["spec"]["template"], cron["spec"]["jobTemplate"]["spec"]["template"]):
+        labels = tmpl["metadata"]["labels"]
+        assert not labels.items() >= svc["spec"]["selector"].items()
+        assert not labels.items() >= pdb["spec"]["selector"]["matchLabels"].items()
+        assert labels.get("app.kubernetes.io/name") != WORKER_LABEL[1]
+        assert not (tmpl["metadata"].get("annotations") or {}).get("prometheus.io/scrape")
 
 
 def _json_patch_remove(doc: dict[str, Any], ops: list[dict[str, Any]]) -> dict[str, Any]:
