@@ -350,22 +350,25 @@ def _han_span(cps, start, end, classes):
 
 
 @njit(nogil=True, cache=True)
-def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, classes):
+def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, stops, classes):
     """Flag, in place, people the dictionary lacks (Chinese): a surname standing alone as a
     one-character token (``surnames``: sorted code points) followed by a token of one or two
-    ideographs (王/新民, 刘/业/定): both tokens are the name."""
+    ideographs (王/新民, 刘/业/定) that holds no particle or preposition (``stops``, sorted:
+    黄/的, 李/在 are no people): both tokens are the name. (A third one-character token, 黄/启/昌,
+    was tried: 3 more look-alikes apart for a development F1 0.0008 lower.)"""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b - 1):
             if ends[i] - starts[i] != 1 or flags[i] or flags[i + 1]:
                 continue
             m = ends[i + 1] - starts[i + 1]
-            if (_in_sorted(surnames, cps[starts[i]]) and 1 <= m <= 2
-                    and _han_span(cps, starts[i + 1], ends[i + 1], classes)):
-                flags[i] = True
-                flags[i + 1] = True
-                fills[i] = tok_hashes[i]
-                fills[i + 1] = tok_hashes[i + 1]
+            if not (_in_sorted(surnames, cps[starts[i]]) and 1 <= m <= 2
+                    and _han_span(cps, starts[i + 1], ends[i + 1], classes)
+                    and not _has_any(cps, starts[i + 1], ends[i + 1], stops)):
+                continue
+            for t in (i, i + 1):
+                flags[t] = True
+                fills[t] = tok_hashes[t]
 
 
 @njit(nogil=True, cache=True)

@@ -379,7 +379,8 @@ class Fingerprinter:
         its tokens as places of other texts' names into ``slots[row]``."""
         if tokenizer is Tokenizer.CHINESE:
             flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
-            kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames(), self.classes)
+            stops = zh_suffix_tables()[1]
+            kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames(), stops, self.classes)
             kent.suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, *zh_suffix_tables(), self.classes)
             if len(self.name_markers):
                 kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, self.name_markers, self.classes)

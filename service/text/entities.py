@@ -102,9 +102,11 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
 
 
 # surnames rarely written alone for another word (张 counts sheets, 高 is high, 曾 is "once", 何 "what",
-# 许 "perhaps", 莫 "do not": left out)
+# 许 "perhaps", 莫 "do not", 于 "at", 余 "more than", 关 "close", 白 "white", 牛 "cow": left out), the
+# common ones first, then rarer ones jieba leaves alone before a given name (鞠/雅莲, 邝/广杰)
 SURNAMES = ("王李刘陈杨赵吴周徐孙朱胡郭罗郑梁谢宋唐韩冯邓曹彭肖董袁潘蒋蔡杜程苏魏吕丁沈姚卢姜崔"
-            "钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫段雷侯史陶黎贺顾毛郝龚邵钱严覃戴孔汤黄林叶")
+            "钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫段雷侯史陶黎贺顾毛郝龚邵钱严覃戴孔汤黄林叶"
+            "鞠邝瞿溥苟逄祝柴樊甘洪阎裴邢骆蒲岳翟尤姬聂靳焦傅殷柯庞倪牟晏屈戚卓詹俞童颜邬谷毕")
 @lru_cache(maxsize=1)
 def zh_surnames() -> npt.NDArray[np.uint32]:
     """The surnames' code points, sorted (for :func:`neardup.kernels.entities.surname_names`)."""

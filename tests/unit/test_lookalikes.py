@@ -222,9 +222,20 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
     starts, ends = np.array([0, 1, 2, 4]), np.array([1, 2, 4, 6])
     hashes = np.arange(4, dtype=np.uint64) + np.uint64(100)
     flags, fills = np.zeros(4, dtype=np.bool_), np.zeros(4, dtype=np.uint64)
-    surnames = np.array(sorted(map(ord, "王李")), dtype=np.uint32)
-    kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames, tables(True)[1])
+    surnames = np.array(sorted(map(ord, "王李黄")), dtype=np.uint32)
+    stops = zh_suffix_tables()[1]
+    kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames, stops, tables(True)[1])
     assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 101, 102, 0]
+    # ... but not before a particle or a preposition: 颜色是/黄/的, 李/在/会上
+    for text, words in (("颜色是黄的", ["颜色", "是", "黄", "的"]), ("李在会上", ["李", "在", "会上"])):
+        cps = np.array([ord(c) for c in text], dtype=np.uint32)
+        ends = np.cumsum([len(w) for w in words])
+        starts = ends - np.array([len(w) for w in words])
+        n = len(words)
+        flags = np.zeros(n, dtype=np.bool_)
+        kent.surname_names(cps, starts, ends, np.array([0, n]), np.arange(n, dtype=np.uint64), flags,
+                           np.zeros(n, dtype=np.uint64), surnames, stops, tables(True)[1])
+        assert not flags.any(), text
 
 
 def test_a_place_or_body_the_dictionary_lacks_ends_with_its_suffix() -> None:
