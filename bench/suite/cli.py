@@ -73,9 +73,10 @@ def _finish(out: Path, result: dict[str, Any], text: str) -> None:
     click.echo(f"results: {out}")
 
 
-@click.group(cls=DefaultGroup, default=DEFAULT_COMMAND, short_help="Benchmarks: fingerprint, pipeline, store, e2e.")
+@click.group(cls=DefaultGroup, default=DEFAULT_COMMAND,
+             short_help="Benchmarks: fingerprint, pipeline, store, e2e, cold.")
 def bench() -> None:
-    """Benchmarks: fingerprint (the default), pipeline, store, e2e. Each writes JSON and prints a table."""
+    """Benchmarks: fingerprint (the default), pipeline, store, e2e, cold. Each writes JSON and prints a table."""
 
 
 @bench.command(short_help="The fingerprint path against the classic stack.")
@@ -165,3 +166,26 @@ def e2e(docs: Path | None, json_path: Path | None, quick: bool, broker_url: str,
                                   docs=docs, workers=workers, backlog=backlog, latency_seconds=latency_seconds,
                                   quick=quick, profile_path=out.with_suffix(".profile.txt") if profile else None))
     _finish(out, result, ee.summary(result))
+
+
+@bench.command(short_help="The cold tier on a throwaway PostgreSQL.")
+@_common
+@click.option("--documents", type=click.IntRange(1000), default=100_000, show_default=True,
+              help="Documents archived for the disk, archive-rate and lookup figures.")
+@click.option("--windows", type=click.IntRange(1), default=200, show_default=True,
+              help="Windows of 1,000 documents looked up (their p50 and p99 are the figures).")
+@click.option("--originals", type=click.IntRange(1), default=1000, show_default=True,
+              help="Real texts stored as announcements for the recall check (a reprint and a flip of each).")
+def cold(docs: Path | None, json_path: Path | None, quick: bool, documents: int, windows: int,
+         originals: int) -> None:
+    """The cold tier (PostgreSQL) on a cluster made with initdb for the run: archive rate, bytes per
+    document, window lookup p50/p99, and recall through the cold tier against the warm store on the
+    same documents. Needs PostgreSQL's server programs (initdb, postgres) and the 'archive' extra."""
+    from neardup.bench import cold as cd
+    from neardup.storage.extras import require_extra
+
+    require_extra("psycopg", "archive", "bench cold")
+    out = _paths("cold", docs, json_path, quick)
+    result = cd.run(cd.ColdOptions(docs=docs, documents=documents, windows=windows, originals=originals,
+                                   quick=quick))
+    _finish(out, result, cd.summary(result))

@@ -77,6 +77,20 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.findall(text) if s.strip()]
 
 
+def reprint(text: str, rng: random.Random) -> str:
+    """An edited copy of ``text`` as crawled reprints look: one sentence dropped, two neighbouring
+    sentences swapped (with four or more), a source line added at the top and an editor line at
+    the bottom."""
+    parts = sentences(text)
+    if len(parts) >= 4:
+        del parts[rng.randrange(len(parts))]
+        i = rng.randrange(len(parts) - 1)
+        parts[i], parts[i + 1] = parts[i + 1], parts[i]
+    head = f"（来源：{rng.choice(_SITES)}）"
+    tail = f"（责任编辑：{rng.choice(_EDITORS)}）"
+    return head + "".join(parts) + tail
+
+
 @dataclass(frozen=True, slots=True)
 class BenchDoc:
     """One benchmark document: id, text, and how it was made (``source``, ``copy`` or ``mixed``)."""
@@ -135,14 +149,7 @@ class Corpus:
         j = rng.randrange(k)
         while self._is_copy(j):  # copies are made of originals: follow the chain down
             j = self._base(j)
-        parts = sentences(self._original(j))
-        if len(parts) >= 4:
-            del parts[rng.randrange(len(parts))]
-            i = rng.randrange(len(parts) - 1)
-            parts[i], parts[i + 1] = parts[i + 1], parts[i]
-        head = f"（来源：{rng.choice(_SITES)}）"
-        tail = f"（责任编辑：{rng.choice(_EDITORS)}）"
-        return head + "".join(parts) + tail
+        return reprint(self._original(j), rng)
 
     def doc(self, k: int) -> BenchDoc:
         """Document ``k``."""
