@@ -31,6 +31,7 @@ from neardup.storage import FingerprintRecord, FingerprintStore, WindowQuery, do
 from neardup.storage.base import iso_utc
 
 if TYPE_CHECKING:
+    from neardup.config import Settings
     from neardup.engine import Engine
     from neardup.storage.postgres.archive import ColdArchive
 
@@ -162,6 +163,32 @@ def select(found: Found, since: float | None, limit: int) -> list[dict[str, Any]
     time by its publication time), at most ``limit``, most similar first."""
     rows = [m for m in found.matches if since is None or m.order()[1] >= since]
     return [m.to_row(found.first_publisher or "") for m in rows[:limit]]
+
+
+async def search_stores(settings: Settings, text: str | None, doc_id: str | None,
+                        content_type: str = "default") -> Found:
+    """Open the store (and the cold tier, when ``settings`` name one), search ``text`` or the stored
+    ``doc_id``, close them. ``neardup search`` prints what it found (:func:`select`); the review page
+    shows it for the document under review. An id stored in neither tier is an :class:`InputError`."""
+    from neardup.engine import Engine, store_options
+    from neardup.storage import open_store
+
+    warm = open_store(settings.store_url, ttl=settings.ttl_seconds, **store_options(settings))
+    cold = None
+    if settings.archive_url:
+        from neardup.storage.postgres.archive import ColdArchive
+
+        cold = ColdArchive(settings.archive_url)
+    await warm.open()
+    try:
+        if cold is not None:
+            await cold.open()
+        searcher = Searcher(Engine(settings, warm), warm, cold)
+        return await (searcher.by_id(doc_id) if doc_id is not None else searcher.by_text(text or "", content_type))
+    finally:
+        await warm.close()
+        if cold is not None:
+            await cold.close()
 
 
 # ------------------------------------------------------------------------------ the worker's POST /search

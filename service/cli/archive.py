@@ -163,35 +163,12 @@ def search_command(text: str | None, doc_id: str | None, content_type: str, sinc
     (ISO 8601, UTC), and the first publisher of the cluster (earliest published, then earliest
     decided). Nothing is stored.
     """
+    from neardup.search import search_stores, select
+
     if (text is None) == (doc_id is None):
         raise click.UsageError("give either TEXT or --id ID")
     settings = batch_store_settings(load_cli_settings(config_path, store_url=store_url, archive_url=archive_url))
     require_store_extra(settings)
     after = parse_since(since) if since else None
-    for row in asyncio.run(_search(settings, text, doc_id, content_type, after, limit)):
+    for row in select(asyncio.run(search_stores(settings, text, doc_id, content_type)), after, limit):
         _echo(row)
-
-
-async def _search(settings: Settings, text: str | None, doc_id: str | None, content_type: str,
-                  since: float | None, limit: int) -> list[dict[str, Any]]:
-    from neardup.engine import Engine, store_options
-    from neardup.search import Searcher, select
-    from neardup.storage import open_store
-
-    warm = open_store(settings.store_url, ttl=settings.ttl_seconds, **store_options(settings))
-    cold = None
-    if settings.archive_url:
-        from neardup.storage.postgres.archive import ColdArchive
-
-        cold = ColdArchive(settings.archive_url)
-    await warm.open()
-    try:
-        if cold is not None:
-            await cold.open()
-        searcher = Searcher(Engine(settings, warm), warm, cold)
-        found = await (searcher.by_id(doc_id) if doc_id is not None else searcher.by_text(text or "", content_type))
-        return select(found, since, limit)
-    finally:
-        await warm.close()
-        if cold is not None:
-            await cold.close()

@@ -41,7 +41,15 @@ from urllib.parse import parse_qs, urlsplit
 
 import click
 
-from neardup.cli import broker_option, config_option, load_cli_settings
+from neardup.cli import (
+    archive_option,
+    batch_store_settings,
+    broker_option,
+    config_option,
+    load_cli_settings,
+    require_store_extra,
+    store_option,
+)
 from neardup.config.settings import Settings
 from neardup.decision import Status
 from neardup.errors import ConfigError, InputError
@@ -58,7 +66,9 @@ from neardup.learning.feedback import (
     utc_now,
 )
 from neardup.media.hashes import limits_of
+from neardup.review.elsewhere import DEFAULT_LIMIT, WhereElse
 from neardup.review.thumbnails import images_html
+from neardup.search import MAX_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -359,6 +369,7 @@ class ReviewSession:
     verdicts: dict[int, Verdict] = field(default_factory=dict)
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     source: str = ""
+    where_else: WhereElse | None = None  # no store given: the page does not search
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _explain_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _explained: dict[int, str] = field(default_factory=dict, repr=False)
@@ -394,6 +405,13 @@ class ReviewSession:
             return f'<p class="error">explain failed: {esc(type(exc).__name__)}: {esc(str(exc))}</p>'
         return f'<h4>explain (A = {esc(item.other_id)}, B = {esc(item.doc_id)})</h4>{render_value(report)}'
 
+    def where_else_html(self, index: int) -> str:
+        """Where else the item's B (or, for an exact copy, its A) appeared, as escaped HTML."""
+        if self.where_else is None:
+            return '<p class="none">no store given (--store, --archive): not searched</p>'
+        item = self.items[index]
+        return self.where_else.html(item.doc_id, item.other_id)
+
     def render_page(self, page: int, nonce: str) -> str:
         """The whole page ``page`` (1-based), every document text escaped."""
         start = (page - 1) * self.page_size
@@ -423,8 +441,15 @@ class ReviewSession:
             a_id=esc(item.other_id), b_id=esc(item.doc_id), facts=_facts(item, b), left=left, right=right,
             passages=passages, evidence=render_value(dict(item.evidence)),
             images=images_html(item.evidence, a, b, item.other_id, limits_of(self.settings.images)),
-            a_chars=len(a["text"]), b_chars=len(b["text"]),
+            a_chars=len(a["text"]), b_chars=len(b["text"]), where=self._where_section(item),
         )
+
+    def _where_section(self, item: ReviewItem) -> str:
+        if self.where_else is None:
+            return ""
+        return (f'<details class="where" open><summary>where else B appeared ({esc(self.where_else.describe())}; '
+                f'at most {self.where_else.limit})</summary>'
+                f'<section class="where" data-item="{item.index}">searching...</section></details>')
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -483,7 +508,8 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s " + format, self.address_string(), *args)
 
     def do_GET(self) -> None:
-        """The page (``/?page=N``) and each pair's explanation (``/api/explain/N``)."""
+        """The page (``/?page=N``), each pair's explanation (``/api/explain/N``) and where else its
+        B appeared (``/api/where-else/N``)."""
         if not self.server.allowed_host(self.headers.get("Host")):
             return self._send(HTTPStatus.FORBIDDEN, "text/plain", "unknown host")
         url = urlsplit(self.path)
@@ -500,6 +526,11 @@ class _Handler(BaseHTTPRequestHandler):
             if index is None:
                 return self._send(HTTPStatus.NOT_FOUND, "text/plain", "no such item")
             return self._send(HTTPStatus.OK, "text/html", session.explanation(index))
+        if url.path.startswith("/api/where-else/"):
+            index = self._item_index(url.path.removeprefix("/api/where-else/"))
+            if index is None:
+                return self._send(HTTPStatus.NOT_FOUND, "text/plain", "no such item")
+            return self._send(HTTPStatus.OK, "text/html", session.where_else_html(index))
         if url.path == "/favicon.ico":
             return self._send(HTTPStatus.NO_CONTENT, "text/plain", "")
         return self._send(HTTPStatus.NOT_FOUND, "text/plain", "not found")
@@ -577,7 +608,8 @@ def _feedback_request(body: Any, n_items: int) -> tuple[int, Verdict, str | None
 
 def open_session(decisions: Path, docs: Path, open_sink: Callable[[], FeedbackSink], settings: Settings, *,
                  near_threshold: bool = False, near_margin: float = NEAR_MARGIN, page_size: int = PAGE_SIZE,
-                 reviewer: str | None = None, resume: Path | None = None) -> ReviewSession:
+                 reviewer: str | None = None, resume: Path | None = None,
+                 where_else: WhereElse | None = None) -> ReviewSession:
     """Read and check the inputs (and the verdicts already in ``resume``, a feedback file), then
     open the sink with ``open_sink``: inputs that cannot be used leave no feedback file behind."""
     items = load_decisions(decisions, near_threshold=near_threshold, near_margin=near_margin,
@@ -587,7 +619,7 @@ def open_session(decisions: Path, docs: Path, open_sink: Callable[[], FeedbackSi
     if resume is not None and resume.is_file():
         verdicts = earlier_verdicts(items, read_feedback(resume))  # a bad line: FeedbackError
     session = ReviewSession(items, texts, open_sink(), settings, page_size=page_size, reviewer=reviewer,
-                            source=str(decisions))  # fmt: skip
+                            source=str(decisions), where_else=where_else)  # fmt: skip
     session.verdicts = verdicts
     return session
 
@@ -654,13 +686,20 @@ def _open_sink(feedback: Path | None, settings: Settings) -> FeedbackSink:
               help="Near: a critical difference overruled a match, or Jaccard >= jaccard_low - margin.")
 @click.option("--page-size", type=click.IntRange(1, 500), default=PAGE_SIZE, show_default=True)
 @click.option("--reviewer", help="Name written into every record.")
+@store_option
+@archive_option
+@click.option("--where-else-limit", type=click.IntRange(1, MAX_LIMIT), default=DEFAULT_LIMIT, show_default=True,
+              help="With --store or --archive: at most this many other documents shown where B appeared.")
 @config_option
 @click.pass_context
 def review_command(ctx: click.Context, decisions: Path, docs: Path, feedback_path: Path | None,
                    broker_url: str | None, port: int, bind: str, near_threshold: bool, near_margin: float,
-                   page_size: int, reviewer: str | None, config_path: str | None) -> None:
+                   page_size: int, reviewer: str | None, store_url: str | None, archive_url: str | None,
+                   where_else_limit: int, config_path: str | None) -> None:
     """Review decisions in a browser page: confirm or overturn each pair (keys y / n), writing one
-    feedback record per answer to --feedback OUT.jsonl or, with --broker, to the feedback topic."""
+    feedback record per answer to --feedback OUT.jsonl or, with --broker, to the feedback topic.
+    With --store (and --archive), each pair also shows where else B appeared, across the store and
+    the cold tier: the search neardup search --id prints."""
     broker_flag = ctx.get_parameter_source("broker_url") is click.core.ParameterSource.COMMANDLINE
     if feedback_path is not None and broker_flag:
         raise click.UsageError("give either --feedback OUT.jsonl or --broker URL, not both")
@@ -669,10 +708,15 @@ def review_command(ctx: click.Context, decisions: Path, docs: Path, feedback_pat
     if feedback_path is not None:  # feedback is appended: it must not be one of the files read
         check_paths([Named("DECISIONS", str(decisions)), Named("--docs", str(docs))],
                     [Named("--feedback", str(feedback_path))])  # fmt: skip
-    settings = load_cli_settings(config_path, broker_url=broker_url if feedback_path is None else None)
+    settings = load_cli_settings(config_path, broker_url=broker_url if feedback_path is None else None,
+                                 store_url=store_url, archive_url=archive_url)  # fmt: skip
+    where_else = None
+    if store_url is not None or settings.archive_url:
+        require_store_extra(settings)
+        where_else = WhereElse(batch_store_settings(settings), where_else_limit)
     session = open_session(decisions, docs, lambda: _open_sink(feedback_path, settings), settings,
                            near_threshold=near_threshold, near_margin=near_margin, page_size=page_size,
-                           reviewer=reviewer, resume=feedback_path)  # fmt: skip
+                           reviewer=reviewer, resume=feedback_path, where_else=where_else)  # fmt: skip
     warning = exposure_warning(bind)
     if warning is not None:
         click.echo(warning, err=True)

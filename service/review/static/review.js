@@ -66,6 +66,16 @@
   });
   const open = cards.findIndex((c) => c.dataset.state === "open");
   select(location.hash === "#last" ? cards.length - 1 : Math.max(open, 0), location.hash === "#last");
+  (async () => {  // where else each B appeared, one search after the other (the server runs one at a time)
+    for (const sec of document.querySelectorAll("section.where[data-item]")) {
+      try {
+        const resp = await fetch("api/where-else/" + sec.dataset.item);
+        sec.innerHTML = await resp.text();  // escaped on the server
+      } catch (err) {
+        sec.textContent = "where else unavailable: " + err;
+      }
+    }
+  })();
   (async () => {  // explanations, one after the other (the server computes one at a time)
     for (const sec of document.querySelectorAll("section.explain[data-item]")) {
       try {
