@@ -271,7 +271,7 @@ class Engine:
         fp = self.settings.fingerprint
         lexicon = apply_to_lexicon(load_lexicon(fp.domain_weights_path), model)
         self.fingerprinter.use_lexicon(lexicon)
-        self.fingerprinter.use_name_fields(model.name_fields)
+        self.fingerprinter.use_name_fields(model.name_fields, model.name_fields_by_type())
         self.profiler = AnchorProfiler(lexicon)
         self.thresholds = AdaptiveThresholds(self.settings.thresholds.model_copy(update=model.thresholds))
         self.model = model
@@ -280,7 +280,7 @@ class Engine:
 
     def _prepare(self, batch: list[Document], t0: float) -> _Window:
         fp_settings = self.settings.fingerprint
-        fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch])
+        fps = self.fingerprinter.fingerprint([d.text for d in batch], [d.lang for d in batch], [d.type for d in batch])
         _fold_captions(batch, fps, self.settings.images.caption_chars)
         # stamps (crawl and publication times) are furniture, not figures: masked for the profile
         profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names,

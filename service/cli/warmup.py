@@ -113,7 +113,8 @@ def _warm_off_the_default_path() -> None:
     image.dhash_batch(np.zeros((1, 8, 9), dtype=np.uint8))
     tokens = np.ones(2, dtype=np.uint64)  # two one-character tokens, the first a marker
     entities.marker_names(np.array([0x4E00, 0x4E01], dtype=np.uint32), np.array([0, 1]), np.array([0, 2]), tokens,
-                          np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.uint64), tokens[:1], tables(True)[1])
+                          np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.uint64), tokens[:1],
+                          np.ones(1, dtype=np.bool_), tables(True)[1])
     # a name of one text standing as other words in another: only asked of a pair with no replaced context
     present = np.array([NAME_PRESENT_FILL], dtype=np.uint64)
     flags = np.zeros(2, dtype=np.bool_)

@@ -412,12 +412,15 @@ def byline_names(tok_off, tok_hashes, flags, markers, span):
 
 
 @njit(nogil=True, cache=True)
-def marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, classes):
+def marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, classes):
     """Flag, in place, the token after a field marker (``markers``: sorted token hashes of words
     reviewers taught, 申请人, 关于) as a name, when it starts with a letter or an ideograph: the
-    field a template fills with another company or person."""
+    field a template fills with another company or person. Only in the documents ``docs`` says
+    (the markers of one content type)."""
     limit = classes.shape[0]
     for d in range(tok_off.shape[0] - 1):
+        if not docs[d]:
+            continue
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b - 1):
             if flags[i + 1] or not _in_sorted(markers, tok_hashes[i]):

@@ -68,7 +68,9 @@ class Model:
     polarity: tuple[tuple[str, str, str], ...] = ()  # (word, class, sign)
     heavier: tuple[str, ...] = ()
     lighter: tuple[str, ...] = ()
-    name_fields: tuple[str, ...] = ()  # words after which a template names someone (申请人): names follow
+    name_fields: tuple[str, ...] = ()  # words after which a template names someone (申请人), every content type
+    # (content type, its field words): what reviewers taught, for the type their pairs were of
+    type_name_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     thresholds: dict[str, float] = field(default_factory=dict)  # ThresholdSettings field -> value
     labels: tuple[Label, ...] = ()
     parent: int = 0
@@ -80,6 +82,7 @@ class Model:
         """The JSON payload stored as the ``model`` state."""
         data = asdict(self)
         data["labels"] = [[x.a, x.b, x.is_duplicate] for x in self.labels]
+        data["type_name_fields"] = {t: list(words) for t, words in self.type_name_fields}
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
     @classmethod
@@ -92,6 +95,8 @@ class Model:
             heavier=tuple(map(str, d.get("heavier", []))),
             lighter=tuple(map(str, d.get("lighter", []))),
             name_fields=tuple(map(str, d.get("name_fields", []))),
+            type_name_fields=tuple((str(t), tuple(map(str, words)))
+                                   for t, words in sorted(d.get("type_name_fields", {}).items())),
             thresholds={str(k): float(v) for k, v in d.get("thresholds", {}).items()},
             labels=tuple(Label(str(a), str(b), bool(y)) for a, b, y in d.get("labels", [])),
             parent=int(d.get("parent", 0)),
@@ -100,11 +105,16 @@ class Model:
             metrics={str(k): float(v) for k, v in d.get("metrics", {}).items()},
         )
 
+    def name_fields_by_type(self) -> dict[str, tuple[str, ...]]:
+        """Content type -> the field words taught for it (:attr:`name_fields` hold for every type)."""
+        return dict(self.type_name_fields)
+
     def summary(self) -> dict[str, Any]:
         """What ``neardup model show`` prints (the labels by count only)."""
         return {"version": self.version, "parent": self.parent, "created_at": self.created_at, "note": self.note,
                 "polarity_pairs": [list(p) for p in self.polarity], "heavier": list(self.heavier),
-                "lighter": list(self.lighter), "name_fields": list(self.name_fields), "thresholds": self.thresholds,
+                "lighter": list(self.lighter), "name_fields": list(self.name_fields),
+                "type_name_fields": dict(self.name_fields_by_type()), "thresholds": self.thresholds,
                 "labels": {"duplicate": sum(x.is_duplicate for x in self.labels),
                            "not_duplicate": sum(not x.is_duplicate for x in self.labels)},
                 "metrics": self.metrics}
@@ -204,9 +214,21 @@ def learn_words(model: Model, examples: Sequence[Example], min_support: int = 3,
             polarity[x], polarity[y] = known[x], known[y] = (cls, "+"), (cls, "-")
         heavier.update((x, y))
     lighter = set(model.lighter) | _furniture_words(examples, min_support) - heavier
-    fields = set(model.name_fields) | _name_fields(examples, min_support, stop, set(known))
     return replace(model, polarity=tuple((w, c, s) for w, (c, s) in sorted(polarity.items())),
-                   heavier=tuple(sorted(heavier)), lighter=tuple(sorted(lighter)), name_fields=tuple(sorted(fields)))
+                   heavier=tuple(sorted(heavier)), lighter=tuple(sorted(lighter)),
+                   type_name_fields=_typed_name_fields(model, examples, min_support, stop, set(known)))
+
+
+def _typed_name_fields(model: Model, examples: Sequence[Example], min_support: int, stopwords: frozenset[str],
+                       polar: set[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The model's field words per content type with those the examples of each type teach
+    (:func:`_name_fields`, over the pairs of that type: an announcement's 申请人 says nothing of
+    news)."""
+    typed = {t: set(words) for t, words in model.type_name_fields}
+    for content_type in sorted({ex.a.type for ex in examples if ex.a.type == ex.b.type}):
+        same = [ex for ex in examples if ex.a.type == ex.b.type == content_type]
+        typed.setdefault(content_type, set()).update(_name_fields(same, min_support, stopwords, polar))
+    return tuple((t, tuple(sorted(words))) for t, words in sorted(typed.items()) if words)
 
 
 def _name_fields(examples: Sequence[Example], min_support: int, stopwords: frozenset[str],
@@ -397,7 +419,7 @@ async def predict(settings: Any, model: Model, labels: Sequence[Label],
     from neardup.storage.memory import MemoryFingerprintStore
 
     engine = Engine(settings.model_copy(update={"store_url": "memory://"}), MemoryFingerprintStore())
-    if model.version or model.polarity or model.thresholds or model.name_fields:
+    if model.version or model.polarity or model.thresholds or model.name_fields or model.type_name_fields:
         engine.apply_model(model)
     used = [x for x in labels if x.a in docs and x.b in docs]
     ids = sorted({i for x in used for i in (x.a, x.b)})

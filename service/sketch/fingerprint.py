@@ -18,7 +18,7 @@ Byte formats (all big-endian, versioned; the store keeps them opaque):
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
@@ -307,19 +307,37 @@ class Fingerprinter:
         self.detector = LanguageDetector()
         self.a, self.b = permutations(config.num_perm, config.seed)
         self.words = 2 if config.simhash_bits == 128 else 1
-        self.name_markers: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)  # use_name_fields
+        # use_name_fields: content type ("" for every type) -> token hashes of its field words
+        self.name_markers: dict[str, npt.NDArray[np.uint64]] = {}
 
-    def use_name_fields(self, markers: Sequence[str]) -> None:
-        """Words after which a name stands (learned from reviewers: a template's field)."""
-        words = [normalize_text(w, t2s=self.config.t2s) for w in markers]
-        self.name_markers = np.unique(hash_words(words)) if words else np.zeros(0, dtype=np.uint64)
+    def use_name_fields(self, markers: Sequence[str], by_type: Mapping[str, Sequence[str]] | None = None) -> None:
+        """Words after which a name stands (learned from reviewers: a template's field), in every
+        content type (``markers``) and in the documents of one type (``by_type``)."""
+        def hashed(words: Sequence[str]) -> npt.NDArray[np.uint64]:
+            return np.unique(hash_words([normalize_text(w, t2s=self.config.t2s) for w in words]))
+
+        typed = [("", markers), *(by_type or {}).items()]
+        self.name_markers = {t: hashed(words) for t, words in typed if words}
+
+    def _marker_groups(self, types: Sequence[str]) -> list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]]:
+        """(field words, which of the documents ``types`` they apply to), one a content type."""
+        if not self.name_markers:
+            return []
+        every = self.name_markers.get("", np.zeros(0, dtype=np.uint64))
+        groups = []
+        for content_type in sorted(set(types)):
+            markers = np.union1d(every, self.name_markers.get(content_type, every)) if content_type else every
+            if len(markers):
+                groups.append((markers, np.array([t == content_type for t in types], dtype=np.bool_)))
+        return groups
 
     def use_lexicon(self, lexicon: Lexicon) -> None:
         """SimHash weights from ``lexicon`` (a learned model's words) over the configured IDF table."""
         self.weights = weight_table_of(lexicon, self.config.idf_path)
         self.slots = ksim.build_hash_table(self.weights.keys, self.weights.weights, self.weights.flags)
 
-    def fingerprint(self, texts: list[str], langs: list[str | None] | None = None) -> Fingerprints:
+    def fingerprint(self, texts: list[str], langs: list[str | None] | None = None,
+                    types: Sequence[str] | None = None) -> Fingerprints:
         cfg = self.config
         batch = normalize_batch(texts, t2s=cfg.t2s, html_strip=cfg.strip_html)
         n = len(texts)
@@ -351,7 +369,8 @@ class Fingerprinter:
             shingles, s_off = ktext.distinct_per_doc(shingles, s_off)
             sg = self.minhash(shingles, s_off)
             ct = s_off[1:] - s_off[:-1]
-            self._names(tokenizer, idx, texts, cps, offsets, starts, ends, tok_off, tok_hashes, names, slots)
+            self._names(tokenizer, idx, texts, cps, offsets, starts, ends, tok_off, tok_hashes, names, slots,
+                        [types[i] for i in idx] if types is not None else [""] * len(idx))
             rows = np.asarray(idx, dtype=np.int64)
             simhash[rows] = sh
             sigs[rows] = sg
@@ -374,7 +393,7 @@ class Fingerprinter:
                starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], tok_off: npt.NDArray[np.int64],
                tok_hashes: npt.NDArray[np.uint64],
                out: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None],
-               slots: list[NameSlots | None]) -> None:
+               slots: list[NameSlots | None], types: list[str]) -> None:
         """The name entries of a group of one tokeniser, each with its name's span, into ``out[row]``;
         its tokens as places of other texts' names into ``slots[row]``."""
         if tokenizer is Tokenizer.CHINESE:
@@ -382,8 +401,8 @@ class Fingerprinter:
             stops = zh_suffix_tables()[1]
             kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames(), stops, self.classes)
             kent.suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, *zh_suffix_tables(), self.classes)
-            if len(self.name_markers):
-                kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, self.name_markers, self.classes)
+            for markers, docs in self._marker_groups(types):
+                kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, self.classes)
             kent.byline_names(tok_off, tok_hashes, flags, byline_markers(), BYLINE_TOKENS)
         elif tokenizer is Tokenizer.WORDS:
             flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))

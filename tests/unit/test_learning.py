@@ -152,27 +152,35 @@ SHOPS = ["福瑞达", "恒昌隆", "德润祥", "华信达", "鑫源泰", "瑞�
 
 async def test_reviewers_teach_a_templates_name_field() -> None:
     """Three overturned merges of one notice sent about other shops (names the dictionary lacks)
-    teach the field (the word before the name, 申请人), not the names: a fourth pair with two
-    shops never seen is kept apart by the name check. Two pairs teach nothing."""
+    teach the field (the word before the name, 申请人), not the names, for the content type of
+    those notices: a fourth pair of that type with two shops never seen is kept apart by the name
+    check, while the same pair sent as another type is not. Two pairs teach nothing."""
     settings = load_settings(store_url="memory://", worker_id="learn")
     docs, labels = {}, []
     for k in range(3):
-        docs[f"a{k}"] = Document(id=f"a{k}", text=TEMPLATE.format(n=SHOPS[2 * k]) + f"编号{k}")
-        docs[f"b{k}"] = Document(id=f"b{k}", text=TEMPLATE.format(n=SHOPS[2 * k + 1]) + f"编号{k}")
+        for side, shop in (("a", SHOPS[2 * k]), ("b", SHOPS[2 * k + 1])):
+            docs[f"{side}{k}"] = Document(id=f"{side}{k}", text=TEMPLATE.format(n=shop) + f"编号{k}",
+                                          type="announcement")
         labels.append(Label(f"a{k}", f"b{k}", False))
-    unseen = [Document(id="x", text=TEMPLATE.format(n=SHOPS[6])), Document(id="y", text=TEMPLATE.format(n=SHOPS[7]))]
-    before = await Engine(settings, MemoryFingerprintStore()).decide(unseen)
+
+    def unseen(content_type: str) -> list[Document]:
+        return [Document(id=f"x-{content_type}", text=TEMPLATE.format(n=SHOPS[6]), type=content_type),
+                Document(id=f"y-{content_type}", text=TEMPLATE.format(n=SHOPS[7]), type=content_type)]
+
+    before = await Engine(settings, MemoryFingerprintStore()).decide(unseen("announcement"))
     assert before[1].status == "duplicate"  # names the dictionary lacks: merged
     few, _ = await learn(settings, Model(), labels[:2], docs)
-    assert few.name_fields == ()
+    assert few.type_name_fields == ()
     model, outcome = await learn(settings, Model(), labels, docs)
-    assert outcome.accepted and model.name_fields == ("申请人",)
-    assert Model.from_bytes(model.to_bytes()).name_fields == ("申请人",)
+    assert outcome.accepted and model.name_fields_by_type() == {"announcement": ("申请人",)}
+    assert Model.from_bytes(model.to_bytes()).name_fields_by_type() == {"announcement": ("申请人",)}
     after = Engine(settings, MemoryFingerprintStore())
     after.apply_model(model)
-    out = await after.decide(unseen)
+    out = await after.decide(unseen("announcement"))
     assert out[1].status == "unique" and out[1].evidence.critical is not None
     assert out[1].evidence.critical.kind == "entity"
+    news = await after.decide(unseen("news"))  # the field was taught for announcements
+    assert news[1].status == "duplicate"
 
 
 async def test_workers_adopt_a_new_model_version_from_the_store_without_a_restart() -> None:

@@ -268,10 +268,16 @@ def test_a_word_after_a_learned_field_marker_is_a_name() -> None:
     starts = ends - np.array([len(w) for w in words])
     hashes = hash_words(words)
     flags, fills = np.zeros(len(words), dtype=np.bool_), np.zeros(len(words), dtype=np.uint64)
-    kent.marker_names(cps, starts, np.array([0, len(words)]), hashes, flags, fills, np.sort(hash_words(["申请人"])),
-                      tables(True)[1])
+    markers = np.sort(hash_words(["申请人"]))
+    kent.marker_names(cps, starts, np.array([0, len(words)]), hashes, flags, fills, markers,
+                      np.ones(1, dtype=np.bool_), tables(True)[1])
     assert flags.tolist() == [False, True, False, False, False, False, False, False]  # not a figure, not a comma
     assert int(fills[1]) == int(hashes[1])
+    # ... only in the documents whose content type taught the field
+    flags[:] = False
+    kent.marker_names(cps, starts, np.array([0, len(words)]), hashes, flags, fills, markers,
+                      np.zeros(1, dtype=np.bool_), tables(True)[1])
+    assert not flags.any()
 
 
 def test_dictionary_words_that_end_as_a_body_are_names() -> None:
