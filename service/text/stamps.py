@@ -2,9 +2,11 @@
 
 Two reprints of one story carry different times (``发布时间：2009-07-22 10:30`` here,
 ``2009年07月23日 08:05`` there); read as figures, they would be a critical difference and split the
-reprints. A date that comes with a clock time, and a clock time alone, are masked before the
-critical-difference profile is made: every character of the stamp becomes ``MASK``, so positions
-(and the passages quoted as evidence) stay where they were. A date without a time (``自2024年1月1日
+reprints. A date that comes with a clock time, and a clock time alone in a page's header or
+footer or a labelled field, are masked before the critical-difference profile is made: every
+character of the stamp becomes ``MASK``, so positions (and the passages quoted as evidence) stay
+where they were. A clock time inside the story (the fire started at 6:30am) is content: its
+figures stay anchors, so two times that trade places are told apart. A date without a time (``自2024年1月1日
 起施行``) is content and stays an anchor, unless it is the value of a labelled field: right after a
 colon (``Published: 5 March 2004``, ``发布日期：2019-03-05``), where pages print their own dates.
 """
@@ -41,9 +43,10 @@ def _mask_labelled_dates(text: str) -> str:
 
 
 def mask_timestamps(text: str) -> str:
-    """``text`` with every date-time stamp, clock time and labelled date replaced by as many
-    ``MASK`` characters."""
-    return _mask_labelled_dates(_STAMP.sub(lambda m: MASK * len(m.group()), text))
+    """``text`` with every date-time stamp, clock time of the page's furniture and labelled date
+    replaced by as many ``MASK`` characters (the reference of :func:`mask_timestamps_batch`)."""
+    return _mask_labelled_dates(_STAMP.sub(
+        lambda m: m.group() if _in_body(text, m.start(), m.end()) else MASK * len(m.group()), text))
 
 
 @lru_cache(maxsize=1)
@@ -70,8 +73,23 @@ def mask_timestamps_batch(texts: Sequence[str]) -> list[str]:
     out = list(texts)
     for d, a, b in zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True):
         text = out[d]
-        out[d] = text[:a] + MASK * (b - a) + text[b:]
+        if not _in_body(text, a, b):
+            out[d] = text[:a] + MASK * (b - a) + text[b:]
     return [_mask_labelled_dates(t) for t in out]
+
+
+EDGE_CHARS = 60  # a page's header and footer: where crawl and publication times stand
+DATE_PARTS = frozenset("年月-/.")
+
+
+def _in_body(text: str, start: int, end: int) -> bool:
+    """Whether the stamp ``text[start:end]`` is a clock time of the story itself (the fire started
+    at 6:30am), kept as figures: a time alone, not within the first or last ``EDGE_CHARS``
+    characters, not a labelled field's value (``更新：10:30``). A date with its time is furniture
+    wherever it stands."""
+    if DATE_PARTS.intersection(text[start:end]) or start < EDGE_CHARS or end > len(text) - EDGE_CHARS:
+        return False
+    return not text[max(0, start - 3) : start].rstrip().endswith((":", "："))
 
 
 __all__ = ["MASK", "mask_timestamps", "mask_timestamps_batch"]

@@ -494,3 +494,20 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     # a record without presence entries says nothing of the names mine lacks
     bare = np.zeros(0, dtype=np.uint64)
     assert kent.one_sided_name(bare, theirs_name(13, 24), left, right, letters, words, breaks, 4, fb, pf) == (-1, -1)
+
+
+STORY = ("Fire crews were called to the church on Tuesday after smoke was seen from the roof. The fire "
+         "started at around {a} local time in the church's gift shop and was under control by {b}, a "
+         "spokesman said, adding that nobody had been hurt and that the cause was still being investigated "
+         "by officers from the state fire service and police.")
+
+
+def test_clock_times_of_the_story_are_figures_and_a_pages_times_furniture() -> None:
+    from neardup.text.stamps import mask_timestamps, mask_timestamps_batch
+
+    text = "Updated: 10:30 " + STORY.format(a="6:30am", b="8:15am")
+    masked = mask_timestamps(text)
+    assert "10:30" not in masked and "6:30am" in masked and "8:15am" in masked  # a labelled field's time is masked
+    assert mask_timestamps_batch([text]) == [masked]
+    status, _, kind = decide_pair(STORY.format(a="6:30am", b="8:15am"), STORY.format(a="8:15am", b="6:30am"))
+    assert status is Status.UNIQUE and kind == "figure"
