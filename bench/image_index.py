@@ -1,26 +1,36 @@
-"""The image index on bench/images.py's labelled set: of the variant pairs within the radius, how
-many the index proposes (a pHash filed under its four 16-bit blocks, ``neardup.sketch.index.image_keys``),
-and how many pairs of different photographs it proposes.
+"""The image index on bench/images.py's labelled set: of the variant pairs, how many the index
+proposes and finds within the radius, and how many pairs of different photographs it proposes,
+for the index as built (``neardup.media.hashes.ImageHashes.filed`` and ``asked``, the keys of
+``neardup.sketch.index.image_keys``, the distance of ``ImageHashes.bits_to``) and for the
+alternatives it was chosen from.
 
-    .venv/bin/python bench/image_index.py [--radius 14]
+    .venv/bin/python bench/image_index.py [--radius 14] [--json RESULTS.json]
 
-Every photograph of the set but the stereo pair (one scene, reported apart there), both halves:
-each variant against its own original, and every image against the other photographs' originals.
-Besides the index as built (exact blocks), two kinds of alternatives are measured: probing every
-block value 1 or 2 bits away from the query's own (the stored side unchanged), which finds more
-changed copies at the price of a bucket 17 or 137 times as wide per block; and 2, 4 or 8 tables of
-four 16-bit blocks each, every table but the first over the hash's bits in a fixed random order
-(4 keys a table, filed and asked). Last, crop views (bench/images.py's scheme: each image also
-hashed with 5 % and 10 % cut off a side and 5 % off all four, both sides filed and asked under the
-blocks of all ten hashes, the distance the least from either one's views to the other's whole
-image): 40 keys an image.
+Every photograph of the set but the stereo pair (one scene, reported apart there), both halves.
+Each pair is measured both ways, since either copy may be the earlier one: the original stored
+and its variant asked, and the variant stored and the original asked. Pairs of different
+photographs: every image against the other photographs' originals, both ways too.
+
+A scheme is what an image is filed under (its whole pHash's four 16-bit blocks, and perhaps some
+of its views'), what a new image is asked under (its whole pHash's blocks, perhaps its views',
+perhaps every block value 1 or 2 bits away), and the distance that decides (from the nearest of
+the asked hashes to the stored whole pHash; for the crop views of bench/images.py on both sides,
+the least either way). Cost columns: keys asked and filed per image, and candidates (asked x
+filed / 16: how many more stored images a lookup reads than with one pHash asked and filed, for
+hashes spread like random ones).
+
+Last, crops that are not in the labelled set (other sides and amounts up to 10 %), stored
+original and asked crop and the other way round: how far the views' choice holds beyond the
+crops it was measured on.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
@@ -34,28 +44,107 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import images as labelled  # bench/images.py: the set and its hashes
 
+from neardup.bench.report import default_json_path, environment
+from neardup.media.hashes import FILED_VIEW, VIEWS, ImageHashes
+from neardup.media.images import hash_files
 from neardup.sketch.index import IMAGE_BLOCK_BITS, IMAGE_BLOCKS, image_keys
+
+CROPS = len(VIEWS)  # ImageHashes.views: the crop views, then as many pad views
+# crops the labelled set does not hold: (left, top, right, bottom) fractions cut off
+OTHER_CROPS = {"3% left": (0.03, 0, 0, 0), "7% top": (0, 0.07, 0, 0), "8% right": (0, 0, 0.08, 0),
+               "10% bottom": (0, 0, 0, 0.1), "10% left+top": (0.1, 0.1, 0, 0), "6% left+right": (0.06, 0, 0.06, 0),
+               "2.5% each side": (0.025, 0.025, 0.025, 0.025), "8% right+bottom": (0, 0, 0.08, 0.08)}
 
 
 @cache
-def filed(phash: int) -> frozenset[int]:
-    """The keys an image is filed under."""
+def filed_keys(phash: int) -> frozenset[int]:
+    """The four keys of a pHash's blocks."""
     return frozenset(image_keys(np.array([phash], dtype=np.uint64))[0].tolist())
 
 
+@cache
 def probed(phash: int, flips: int) -> frozenset[int]:
-    """The keys a query asks for: its blocks, and each block value up to ``flips`` bits away."""
+    """The keys of a pHash's blocks and of every block value up to ``flips`` bits away."""
     variants = []
     for block in range(IMAGE_BLOCKS):
         shift = (IMAGE_BLOCKS - 1 - block) * IMAGE_BLOCK_BITS
         for r in range(1, flips + 1):
             for bits in combinations(range(IMAGE_BLOCK_BITS), r):
                 variants.append((block, phash ^ sum(1 << (shift + b) for b in bits)))
-    keys = set(filed(phash))
+    keys = set(filed_keys(phash))
     if variants:
         table = image_keys(np.array([v for _, v in variants], dtype=np.uint64))
         keys.update(int(table[i, block]) for i, (block, _) in enumerate(variants))
     return frozenset(keys)
+
+
+def probe_keys(flips: int) -> int:
+    """Keys asked for one pHash with ``flips``-bit probes."""
+    return IMAGE_BLOCKS * sum(len(list(combinations(range(IMAGE_BLOCK_BITS), r))) for r in range(flips + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Scheme:
+    """What an image is asked under (pHash, probe bits), filed under, and the distance that decides."""
+
+    name: str
+    asked: Callable[[Any], list[tuple[int, int]]]
+    filed: Callable[[Any], list[int]]
+    bits: Callable[[Any, Any], int]  # (asked item, stored item)
+
+    def keys_asked(self, item: Any) -> frozenset[int]:
+        """The keys ``item`` is looked up under."""
+        return frozenset().union(*(probed(h, f) for h, f in self.asked(item)))
+
+    def keys_filed(self, item: Any) -> frozenset[int]:
+        """The keys ``item`` is filed under."""
+        return frozenset().union(*(filed_keys(h) for h in self.filed(item)))
+
+    def found(self, asked: Any, stored: Any, radius: int) -> tuple[bool, bool]:
+        """Whether the index proposes ``stored`` to ``asked``, and whether it is within ``radius``."""
+        return bool(self.keys_asked(asked) & self.keys_filed(stored)), self.bits(asked, stored) <= radius
+
+    def cost(self, item: Any) -> tuple[int, int]:
+        """Keys asked and keys filed per image (one with views)."""
+        return sum(probe_keys(f) for _, f in self.asked(item)), IMAGE_BLOCKS * len(self.filed(item))
+
+
+def _whole(item: Any) -> list[int]:
+    return [item.phash]
+
+
+def _views_bits(a: Any, b: Any) -> int:
+    return int(a.hashes.bits_to(b.phash))
+
+
+def _whole_bits(a: Any, b: Any) -> int:
+    return int((a.phash ^ b.phash).bit_count())
+
+
+def schemes() -> list[Scheme]:
+    """The index as built before the views, the alternatives, and the index as built (last but one)."""
+    def asked(whole_flips: int, views: slice | None, view_flips: int = 0) -> Callable[[Any], list[tuple[int, int]]]:
+        return lambda i: [(i.phash, whole_flips)] + ([(v, view_flips) for v in i.hashes.views[views]] if views else [])
+
+    crops, pads, every = slice(0, CROPS), slice(CROPS, 2 * CROPS), slice(0, 2 * CROPS)
+    return [
+        Scheme("whole", asked(0, None), _whole, _whole_bits),
+        Scheme("1-bit probes", asked(1, None), _whole, _whole_bits),
+        Scheme("2-bit probes", asked(2, None), _whole, _whole_bits),
+        Scheme("crop views both sides", lambda i: [(h, 0) for h in (i.phash, *i.views)],
+               lambda i: [i.phash, *i.views], lambda a, b: int(labelled.bits(a, b, "phash_views"))),
+        Scheme("asked: crop views", asked(0, crops), _whole, _views_bits),
+        Scheme("asked: pad views", asked(0, pads), _whole, _views_bits),
+        Scheme("asked: views", asked(0, every), _whole, _views_bits),
+        Scheme("asked: views, 1-bit probes on the whole", asked(1, every), _whole, _views_bits),
+        Scheme("asked: views, 1-bit probes on all", asked(1, every, 1), _whole, _views_bits),
+        Scheme("asked: views; filed: 4 crop views of 10 %", asked(0, every),
+               lambda i: [i.phash, *i.hashes.views[4:8]], _views_bits),
+        Scheme("asked: views; filed: + 5 % all round (built)", lambda i: [(h, 0) for h in i.hashes.asked],
+               lambda i: list(i.hashes.filed), _views_bits),
+        Scheme("asked: views, 1-bit probes on the whole; filed: + 5 % all round", asked(1, every),
+               lambda i: [i.phash, i.hashes.views[FILED_VIEW]], _views_bits),
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,87 +164,76 @@ class Pairs:
                      if name != i.photo and (i.kind != "original" or name > i.photo)]
         return cls(originals, [i for i in items if i.kind != "original"], negatives)
 
-    def bits(self, item: Any) -> int:
-        """A variant's pHash distance to its original."""
-        return int((item.phash ^ self.originals[item.photo].phash).bit_count())
+
+def measure(scheme: Scheme, pairs: Pairs, radius: int) -> dict[str, Any]:
+    """Per direction and kind, the variants found (proposed and within ``radius``); the pairs of
+    different photographs proposed and within it (both ways); the cost per image."""
+    ways: dict[str, Counter[str]] = {"stored original": Counter(), "stored variant": Counter()}
+    for v in pairs.variants:
+        o = pairs.originals[v.photo]
+        ways["stored original"][v.kind] += all(scheme.found(v, o, radius))
+        ways["stored variant"][v.kind] += all(scheme.found(o, v, radius))
+    proposed = within = 0
+    for i, o in pairs.negatives:
+        for a, b in ((i, o), (o, i)):
+            p, w = scheme.found(a, b, radius)
+            proposed += p
+            within += w
+    asked, filed = scheme.cost(pairs.variants[0])
+    total = len(pairs.variants)
+    return {
+        "scheme": scheme.name, "keys_asked": asked, "keys_filed": filed, "candidates": asked * filed // 16,
+        "found": {way: dict(c) for way, c in ways.items()},
+        "recall": {way: round(sum(c.values()) / total, 3) for way, c in ways.items()},
+        "different_proposed": proposed, "different_within": within, "different_pairs": 2 * len(pairs.negatives),
+    }
 
 
-PERMUTATIONS = np.random.default_rng(23).permuted(np.tile(np.arange(64), (7, 1)), axis=1)
-
-
-def table_keys(phash: int, tables: int) -> frozenset[tuple[int, int, int]]:
-    """(table, block, value) of the hash's 16-bit blocks in each of ``tables`` bit orders."""
-    bits = [(phash >> (63 - i)) & 1 for i in range(64)]
-    keys = set()
-    for t in range(tables):
-        order = range(64) if t == 0 else PERMUTATIONS[t - 1].tolist()
-        value = 0
-        for i in order:
-            value = (value << 1) | bits[i]
-        keys.update((t, b, (value >> (48 - 16 * b)) & 0xFFFF) for b in range(IMAGE_BLOCKS))
-    return frozenset(keys)
-
-
-def table_proposals(pairs: Pairs, radius: int, tables: int) -> tuple[Counter[str], int]:
-    """As :func:`proposals`, for ``tables`` tables of blocks."""
-    keys = {h: table_keys(h, tables) for h in {i.phash for i in pairs.variants} | {i.phash for i, _ in pairs.negatives}
-            | {o.phash for o in pairs.originals.values()}}
-    found = Counter(i.kind for i in pairs.variants
-                    if pairs.bits(i) <= radius and keys[i.phash] & keys[pairs.originals[i.photo].phash])
-    return found, sum(1 for i, o in pairs.negatives if keys[i.phash] & keys[o.phash])
-
-
-def view_proposals(pairs: Pairs, radius: int) -> tuple[Counter[str], int, Counter[str]]:
-    """With crop views: the variants within ``radius`` (by the views' distance) and proposed by
-    the blocks of any of the ten hashes; the pairs of different photographs proposed; and, per
-    kind, the variants within ``radius`` by the views' distance at all."""
-    def keys(item: Any) -> frozenset[int]:
-        return frozenset().union(filed(item.phash), *(filed(v) for v in item.views))
-
-    def bits(a: Any, b: Any) -> int:
-        return int(labelled.bits(a, b, "phash_views"))
-
-    within = Counter(i.kind for i in pairs.variants if bits(i, pairs.originals[i.photo]) <= radius)
-    found = Counter(i.kind for i in pairs.variants if bits(i, pairs.originals[i.photo]) <= radius
-                    and keys(i) & keys(pairs.originals[i.photo]))
-    return found, sum(1 for i, o in pairs.negatives if keys(i) & keys(o)), within
-
-
-def proposals(pairs: Pairs, radius: int, flips: int) -> tuple[Counter[str], int]:
-    """Per kind, the variants within ``radius`` the index proposes with ``flips``-bit probes; and
-    how many pairs of different photographs it proposes."""
-    asked = {i.phash for i in pairs.variants} | {i.phash for i, _ in pairs.negatives}
-    queries = {h: probed(h, flips) for h in asked}
-    found = Counter(i.kind for i in pairs.variants
-                    if pairs.bits(i) <= radius and queries[i.phash] & filed(pairs.originals[i.photo].phash))
-    return found, sum(1 for i, o in pairs.negatives if queries[i.phash] & filed(o.phash))
+def other_crops(pairs: Pairs, photos: dict[str, Any], built: Scheme, radius: int) -> dict[str, list[int]]:
+    """Per crop of :data:`OTHER_CROPS`, of the photographs: [found with the original stored, with
+    the crop stored, photographs]."""
+    out: dict[str, list[int]] = {}
+    for label, box in OTHER_CROPS.items():
+        names = [n for n in photos if n in pairs.originals]
+        files = [labelled.jpeg(labelled._cropped(*box)(photos[n]), labelled.VARIANT_QUALITY) for n in names]
+        found = [0, 0, len(names)]
+        for name, outcome in zip(names, hash_files(files), strict=True):
+            assert isinstance(outcome, ImageHashes), outcome
+            crop = labelled.Item(name, "cropped", label, outcome.phash, outcome.dhash or 0, (), outcome)
+            found[0] += all(built.found(crop, pairs.originals[name], radius))
+            found[1] += all(built.found(pairs.originals[name], crop, radius))
+        out[label] = found
+    return out
 
 
 def main() -> None:
-    """Print the table."""
+    """Print the table (and write it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--radius", type=int, default=14)
+    parser.add_argument("--json", type=Path, default=default_json_path("image-index", quick=False))
     args = parser.parse_args()
-    pairs = Pairs.of(labelled.hash_set(labelled.labelled_files(labelled.photographs())))
-    kinds = Counter(i.kind for i in pairs.variants)
-    within = Counter(i.kind for i in pairs.variants if pairs.bits(i) <= args.radius)
-    print(f"{len(pairs.variants)} variant pairs, {len(pairs.negatives)} pairs of different photographs, "
-          f"radius {args.radius}")
-    print("kind: pairs / within the radius / within the radius and proposed by the index (exact, 1-bit, 2-bit probes;"
-          " 2, 4, 8 tables; crop views)")
-    runs = [proposals(pairs, args.radius, flips) for flips in (0, 1, 2)]
-    runs += [table_proposals(pairs, args.radius, tables) for tables in (2, 4, 8)]
-    viewed, proposed, within_views = view_proposals(pairs, args.radius)
-    runs.append((viewed, proposed))
-    print(f"  (with crop views, {sum(within_views.values())} of the pairs are within the radius)")
-    for kind in kinds:
-        print(f"  {kind:14s} {kinds[kind]:4d} {within[kind]:4d}   " + " ".join(f"{f[kind]:4d}" for f, _ in runs))
-    total = len(pairs.variants)
-    print(f"  {'recall':14s}      {sum(within.values()) / total:.3f}  "
-          + " ".join(f"{sum(f.values()) / total:.3f}" for f, _ in runs))
-    close = sum(1 for i, o in pairs.negatives if (i.phash ^ o.phash).bit_count() <= args.radius)
-    print("  different photographs proposed: " + ", ".join(str(n) for _, n in runs)
-          + f" of {len(pairs.negatives)}; within the radius: {close}")
+    photos = labelled.photographs()
+    pairs = Pairs.of(labelled.hash_set(labelled.labelled_files(photos)))
+    kinds = list(Counter(i.kind for i in pairs.variants))
+    print(f"{len(pairs.variants)} variant pairs, {len(pairs.negatives)} pairs of different photographs (each both "
+          f"ways), radius {args.radius}")
+    results = [measure(s, pairs, args.radius) for s in schemes()]
+    for r in results:
+        print(f"\n{r['scheme']}: keys asked {r['keys_asked']}, filed {r['keys_filed']}, candidates x{r['candidates']}")
+        for way, found in r["found"].items():
+            print(f"  {way:16s} recall {r['recall'][way]:.3f}  " + "  ".join(f"{k} {found.get(k, 0)}" for k in kinds))
+        print(f"  different photographs: proposed {r['different_proposed']}, within the radius "
+              f"{r['different_within']} of {r['different_pairs']}")
+    built = next(s for s in schemes() if s.name.endswith("(built)"))
+    crops = other_crops(pairs, photos, built, args.radius)
+    print("\ncrops not in the set, index as built: found with the original stored / with the crop stored, of")
+    for label, (a, b, n) in crops.items():
+        print(f"  {label:16s} {a:3d} {b:3d} {n:3d}")
+    result = {"benchmark": "image-index", "radius": args.radius, "variant_pairs": len(pairs.variants),
+              "different_pairs": len(pairs.negatives), "schemes": results, "other_crops": crops,
+              "environment": environment("pillow", "scikit-image")}
+    args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"\n{args.json}")
 
 
 if __name__ == "__main__":

@@ -377,18 +377,20 @@ def _image(image: DocumentImage) -> dict[str, Any]:
 
 def image_report(da: Document, db: Document, radius: int) -> dict[str, Any] | None:
     """Each side's images (hashes, size, url) and the ones not used, and the nearest pair of
-    images of A and B in pHash bits (dHash bits too where both have one), whatever the radius;
-    None when neither document carries images."""
+    images of A and B in pHash bits as the image rule measures B after A (from the nearest of B's
+    whole pHash and views to A's whole pHash), the whole pHashes' own distance and dHash bits
+    too, whatever the radius; None when neither document carries images."""
     if not (da.images or db.images or da.images_rejected or db.images_rejected):
         return None
-    pairs = [(hamming(x.hashes.phash, y.hashes.phash), x.index, y.index, x, y) for x in da.images for y in db.images]
+    pairs = [(y.hashes.bits_to(x.hashes.phash), x.index, y.index, x, y) for x in da.images for y in db.images]
     nearest = None
     if pairs:
         bits, ia, ib, x, y = min(pairs, key=lambda p: p[:3])
         dh = hamming(x.hashes.dhash, y.hashes.dhash) if x.hashes.dhash is not None and y.hashes.dhash is not None \
             else None
-        nearest = {"a_image": ia, "b_image": ib, "phash_hamming": bits, "dhash_hamming": dh, "radius": radius,
-                   "within_radius": bits <= radius}
+        nearest = {"a_image": ia, "b_image": ib, "phash_hamming": bits,
+                   "whole_phash_hamming": hamming(x.hashes.phash, y.hashes.phash), "dhash_hamming": dh,
+                   "radius": radius, "within_radius": bits <= radius}
     return {"a": [_image(i) for i in da.images], "b": [_image(i) for i in db.images],
             "a_rejected": [r.to_dict() for r in da.images_rejected],
             "b_rejected": [r.to_dict() for r in db.images_rejected], "nearest": nearest}
@@ -447,6 +449,8 @@ def image_lines(images: dict[str, Any]) -> list[str]:
     n = images["nearest"]
     if n is not None:
         dh = f", dHash {n['dhash_hamming']} bits" if n["dhash_hamming"] is not None else ""
+        if n["whole_phash_hamming"] != n["phash_hamming"]:  # a crop: one of B's views is nearer
+            dh = f" from B's nearest view ({n['whole_phash_hamming']} whole to whole){dh}"
         verdict = "within" if n["within_radius"] else "beyond"
         lines.append(f"nearest images: A's image {n['a_image']} and B's image {n['b_image']} differ by "
                      f"{n['phash_hamming']} pHash bits{dh}, {verdict} the radius of {n['radius']}")

@@ -89,3 +89,41 @@ def dhash_batch(pixels):
                 h = (h << np.uint64(1)) | np.uint64(1 if pixels[d, r, c + 1] > pixels[d, r, c] else 0)
         out[d] = h
     return out
+
+
+@njit(nogil=True, cache=True)
+def view_phash_batch(bases, rows, columns):
+    """64-bit pHash-like hash of each view of each image: ``bases`` (n, S, S) float64 images,
+    ``rows`` and ``columns`` (views, 8, S) the products of the DCT basis with each view's
+    resampling down and across. A view's 8x8 low frequencies are ``rows[v] B columns[v]^T``; a
+    bit per coefficient above their median, packed as :func:`phash_batch` packs. Plain loops in a
+    fixed order, so the same bits on every machine, and no BLAS thread pool."""
+    n = bases.shape[0]
+    views = rows.shape[0]
+    side = bases.shape[1]
+    out = np.zeros((n, views), dtype=np.uint64)
+    middle = HASH_SIDE * HASH_SIDE // 2
+    across = np.zeros((HASH_SIDE, side), dtype=np.float64)
+    low = np.zeros(HASH_SIDE * HASH_SIDE, dtype=np.float64)
+    for d in range(n):
+        for v in range(views):
+            for k in range(HASH_SIDE):  # rows[v] B: each row of the basis down the image's columns
+                for j in range(side):
+                    across[k, j] = 0.0
+                for i in range(side):
+                    r = rows[v, k, i]
+                    for j in range(side):
+                        across[k, j] += r * bases[d, i, j]
+            for k in range(HASH_SIDE):  # then across each row
+                for m in range(HASH_SIDE):
+                    acc = 0.0
+                    for j in range(side):
+                        acc += across[k, j] * columns[v, m, j]
+                    low[k * HASH_SIDE + m] = acc
+            ordered = np.sort(low)
+            median = (ordered[middle - 1] + ordered[middle]) / 2.0
+            h = np.uint64(0)
+            for b in range(HASH_SIDE * HASH_SIDE):
+                h = (h << np.uint64(1)) | np.uint64(1 if low[b] > median else 0)
+            out[d, v] = h
+    return out

@@ -22,16 +22,51 @@ class ImageLimits:
     max_pixels: int = 50_000_000
     #: a JPEG is decoded at the largest reduction (1/2 .. 1/8) that keeps both sides >= this
     draft_side: int = 64
+    #: hash each image's crop and pad views too (:data:`VIEWS`), for the image index to find a cropped copy
+    views: bool = True
+
+
+#: the views an image is also hashed in, as (left, top, right, bottom) fractions: 5 % and 10 % off
+#: each side and 5 % off all four. An image is cropped by each (its crop views: what a cropped copy
+#: of it looks like) and padded by each, its edge pixels repeated until the part it shows is that
+#: fraction less than the whole (its pad views: what the photograph it was cropped from looked
+#: like, near enough for the low frequencies the pHash keeps). docs/media.md measures them.
+VIEWS = ((0.05, 0.0, 0.0, 0.0), (0.0, 0.05, 0.0, 0.0), (0.0, 0.0, 0.05, 0.0), (0.0, 0.0, 0.0, 0.05),
+         (0.1, 0.0, 0.0, 0.0), (0.0, 0.1, 0.0, 0.0), (0.0, 0.0, 0.1, 0.0), (0.0, 0.0, 0.0, 0.1),
+         (0.05, 0.05, 0.05, 0.05))
+#: the crop view filed in the image index beside the whole image (5 % off all four sides)
+FILED_VIEW = len(VIEWS) - 1
 
 
 @dataclass(frozen=True, slots=True)
 class ImageHashes:
-    """One image's hashes. ``dhash``, ``width`` and ``height`` are None for a precomputed ``phash``."""
+    """One image's hashes. ``dhash``, ``width`` and ``height`` are None for a precomputed ``phash``;
+    ``views`` are the pHashes of its crop views, then of its pad views (:data:`VIEWS` order), empty
+    for a precomputed ``phash`` (no pixels) or with :attr:`ImageLimits.views` off."""
 
     phash: int
     dhash: int | None = None
     width: int | None = None
     height: int | None = None
+    views: tuple[int, ...] = ()
+
+    @property
+    def filed(self) -> tuple[int, ...]:
+        """The pHashes the image index files this image under: the whole image's, and its crop
+        view with 5 % off all four sides (a copy cropped on every side finds it there)."""
+        return (self.phash, self.views[FILED_VIEW]) if self.views else (self.phash,)
+
+    @property
+    def asked(self) -> tuple[int, ...]:
+        """The pHashes an image is looked up under: the whole image's, then every view's. Each
+        candidate is measured from the nearest of them to its whole pHash (:meth:`bits_to`)."""
+        return (self.phash, *self.views)
+
+    def bits_to(self, stored: int) -> int:
+        """pHash bits from this image to a ``stored`` image's whole pHash: the least over this
+        image's whole pHash and its views (a crop of the stored photograph is near one of its pad
+        views; the stored photograph, if it is the crop, is near one of its crop views)."""
+        return min(hamming(h, stored) for h in self.asked)
 
     @property
     def phash_hex(self) -> str:
@@ -79,4 +114,5 @@ def hamming(a: int, b: int) -> int:
 
 def limits_of(settings: ImageSettings) -> ImageLimits:
     """The limits the ``images`` settings give."""
-    return ImageLimits(max_images=settings.max_images, max_bytes=settings.max_bytes, max_pixels=settings.max_pixels)
+    return ImageLimits(max_images=settings.max_images, max_bytes=settings.max_bytes, max_pixels=settings.max_pixels,
+                       views=settings.views)

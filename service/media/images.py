@@ -25,8 +25,25 @@ import numpy as np
 from PIL import Image
 
 from neardup.errors import InputError
-from neardup.kernels.image import DHASH_WIDTH, HASH_SIDE, PHASH_SIDE, dct_basis, dhash_batch, phash_batch
-from neardup.media.hashes import HEX_DIGITS, DocumentImage, ImageHashes, ImageLimits, ImageReject, format_hash, hamming
+from neardup.kernels.image import (
+    DHASH_WIDTH,
+    HASH_SIDE,
+    PHASH_SIDE,
+    dct_basis,
+    dhash_batch,
+    phash_batch,
+    view_phash_batch,
+)
+from neardup.media.hashes import (
+    HEX_DIGITS,
+    VIEWS,
+    DocumentImage,
+    ImageHashes,
+    ImageLimits,
+    ImageReject,
+    format_hash,
+    hamming,
+)
 
 #: the formats Pillow may try: the web's photo formats only, so crafted input never reaches a
 #: rarely used plugin (EPS would even start Ghostscript)
@@ -202,8 +219,65 @@ def hash_pixels(small: np.ndarray, tiny: np.ndarray) -> tuple[np.ndarray, np.nda
             dhash_batch(np.ascontiguousarray(tiny, dtype=np.uint8)))
 
 
+VIEW_BASE = 64  # the square grid the views are cut from: twice the pHash's 32 pixels
+
+
+def _view_weights(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """(views, 32, 64) weights taking each view's source span ``[lo, hi)`` of a 64-pixel axis to
+    32 pixels: a tent as wide as an output pixel's span (at least one source pixel); taps beyond
+    the axis take its edge pixel (a pad view repeats the edge)."""
+    scale = (hi - lo) / PHASH_SIDE
+    support = np.maximum(scale, 1.0)
+    centers = lo[:, None] + (np.arange(PHASH_SIDE) + 0.5)[None, :] * scale[:, None]
+    first, last = int(np.floor((lo - support).min())), int(np.ceil((hi + support).max()))
+    taps = np.arange(first, last + 1) + 0.5
+    w = np.maximum(0.0, 1.0 - np.abs(taps[None, None, :] - centers[:, :, None]) / support[:, None, None])
+    w /= w.sum(axis=2, keepdims=True)
+    lead = max(0, -first)
+    inner = w[:, :, lead : lead + VIEW_BASE].copy()
+    inner[:, :, 0] += w[:, :, :lead].sum(axis=2)
+    inner[:, :, -1] += w[:, :, lead + VIEW_BASE :].sum(axis=2)
+    return inner
+
+
+def _axis_weights(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """The crop views' weights, then the pad views', along one axis (``before``/``after``: the
+    fractions cut off its two ends). A pad view's span reaches past the image so that the image
+    is ``1 - before - after`` of it."""
+    full = VIEW_BASE / (1 - before - after)
+    return _view_weights(np.concatenate([VIEW_BASE * before, -full * before]),
+                         np.concatenate([VIEW_BASE * (1 - after), VIEW_BASE + full * after]))
+
+
+_FRACTIONS = np.array(VIEWS, dtype=np.float64)
+# The pHash keeps the 8x8 lowest frequencies of a view's 32x32 DCT: C (R B K^T) C^T for the view's
+# row and column resampling R and K of the 64x64 base B, so (C R) and (C K) are made once and a
+# view costs two small products of the base, never its 32x32 pixels.
+_ROWS_DCT = np.ascontiguousarray(np.einsum("kr,vrb->vkb", _BASIS, _axis_weights(_FRACTIONS[:, 1], _FRACTIONS[:, 3])))
+_COLUMNS_DCT = np.ascontiguousarray(np.einsum("kc,vcb->vkb", _BASIS,
+                                              _axis_weights(_FRACTIONS[:, 0], _FRACTIONS[:, 2])))
+
+
+def view_hashes(grays: Sequence[Image.Image]) -> np.ndarray:
+    """(n, 18) pHashes of each image's crop views, then its pad views (:data:`VIEWS`), as uint64.
+
+    Each image is resized to 64x64 (bilinear; a view cuts fractions, so a square grid keeps its
+    geometry), each view resampled from that grid and its low frequencies taken as a pHash's are,
+    a bit per coefficient above their median (:func:`neardup.kernels.image.view_phash_batch`).
+    A view is only looked up and measured against whole pHashes, never stored as a hash.
+    """
+    # bilinear (with Pillow's antialiasing when it shrinks): a third of Lanczos' time, and the
+    # views' low frequencies are the same near enough for the index (docs/media.md measures them)
+    bases = np.zeros((len(grays), VIEW_BASE, VIEW_BASE), dtype=np.float64)
+    for i, g in enumerate(grays):
+        bases[i] = np.asarray(g.resize((VIEW_BASE, VIEW_BASE), Image.Resampling.BILINEAR), dtype=np.float64)
+    out: np.ndarray = view_phash_batch(bases, _ROWS_DCT, _COLUMNS_DCT)
+    return out
+
+
 def hash_files(files: Sequence[bytes], limits: ImageLimits = DEFAULT_LIMITS) -> list[ImageOutcome]:
-    """Hashes of each image file in ``files``, or its error; one kernel call for all of them."""
+    """Hashes of each image file in ``files``, or its error; one kernel call for all of them (the
+    views too, with ``limits.views``)."""
     outcomes: dict[int, ImageOutcome] = {}
     decoded: dict[int, DecodedImage] = {}
     for i, data in enumerate(files):
@@ -214,8 +288,10 @@ def hash_files(files: Sequence[bytes], limits: ImageLimits = DEFAULT_LIMITS) -> 
     if decoded:
         small, tiny = zip(*(hash_inputs(image.gray) for image in decoded.values()), strict=True)
         phashes, dhashes = hash_pixels(np.stack(small), np.stack(tiny))
-        for (i, image), p, d in zip(decoded.items(), phashes, dhashes, strict=True):
-            outcomes[i] = ImageHashes(int(p), int(d), image.width, image.height)
+        views = view_hashes([image.gray for image in decoded.values()] if limits.views else []).tolist()
+        for k, ((i, image), p, d) in enumerate(zip(decoded.items(), phashes, dhashes, strict=True)):
+            outcomes[i] = ImageHashes(int(p), int(d), image.width, image.height,
+                                      tuple(views[k]) if limits.views else ())
     return [outcomes[i] for i in range(len(files))]
 
 
@@ -265,4 +341,4 @@ __all__ = ["DEFAULT_LIMITS", "FORMATS", "BadImageEntryError", "DecodedImage", "D
            "ImageHashes", "ImageLimits", "ImageOutcome", "ImageReject", "ImageTooLargeError", "InvalidBase64Error",
            "MalformedHashError", "TooManyImagesError", "UndecodableImageError", "decode_base64", "decode_gray",
            "document_images", "format_hash", "hamming", "hash_document_images", "hash_files", "hash_inputs",
-           "hash_pixels", "parse_hash"]
+           "hash_pixels", "parse_hash", "view_hashes"]

@@ -11,8 +11,10 @@
   (``shared_image``).
 
 Candidates come from the image index (:func:`neardup.sketch.index.image_keys`: a pHash's four
-16-bit blocks) and from the earlier rows of the same window that share a block; a candidate only
-proposes, the Hamming distance decides. Two captions alike with different photographs are not
+16-bit blocks; an image is filed under its whole pHash's and one crop view's, and asked under its
+whole pHash's and all its crop and pad views', docs/media.md) and from the earlier rows of the
+same window that share a block; a candidate only proposes, the Hamming distance from the nearest
+of the new image's views to the stored whole pHash decides. Two captions alike with different photographs are not
 exact copies: a caption's content hash covers its images' hashes (:func:`caption_content_hash`).
 """
 
@@ -29,7 +31,7 @@ import numpy.typing as npt
 from neardup.decision import ImageEvidence, Reason, Rule, Status
 from neardup.document import Document
 from neardup.kernels.pairs import self_join
-from neardup.media.hashes import DocumentImage, hamming
+from neardup.media.hashes import DocumentImage
 from neardup.rules.policy import Verdict
 from neardup.sketch.index import IMAGE_BLOCKS, image_keys
 from neardup.sketch.similarity import Sketch
@@ -48,30 +50,42 @@ def caption_content_hash(text_hash: bytes, images: Sequence[DocumentImage]) -> b
 @dataclass(slots=True)
 class WindowImages:
     """A window's usable images as index rows: ``rows[i]`` is the window row of image row ``i``,
-    ``keys[i]`` its four block keys; ``refs`` the stored candidates of each window row (after
-    the lookup)."""
+    ``keys[i]`` the four block keys of one pHash it is asked under, ``filed[i]`` whether it is
+    filed under them too; ``refs`` the stored candidates of each window row (after the lookup)."""
 
     rows: npt.NDArray[np.int64]
     keys: npt.NDArray[np.uint64]
+    filed: npt.NDArray[np.bool_]
     refs: dict[int, list[bytes]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, docs: Sequence[Document], sketches: Sequence[Sketch]) -> WindowImages:
-        """The index rows of ``docs`` (window rows in decision order); each of their ``sketches``
-        takes its document's pHashes."""
+        """The index rows of ``docs`` (window rows in decision order): a row per pHash an image is
+        asked under (:attr:`~neardup.media.hashes.ImageHashes.asked`: the whole image's, then its
+        views'), the ones it is filed under marked; each of their ``sketches`` takes its
+        document's whole pHashes."""
         for s, d in zip(sketches, docs, strict=True):
             s.images = tuple(i.hashes.phash for i in d.images)
-        rows = [r for r, d in enumerate(docs) for _ in d.images]
-        hashes = np.fromiter((i.hashes.phash for d in docs for i in d.images), dtype=np.uint64, count=len(rows))
-        return cls(np.asarray(rows, dtype=np.int64), image_keys(hashes))
+        rows: list[int] = []
+        hashes: list[int] = []
+        filed: list[bool] = []
+        for r, d in enumerate(docs):
+            for image in d.images:
+                kept = set(image.hashes.filed)
+                for h in dict.fromkeys(image.hashes.asked):  # a view equal to the whole (a flat image) once
+                    rows.append(r)
+                    hashes.append(h)
+                    filed.append(h in kept)
+        return cls(np.asarray(rows, dtype=np.int64), image_keys(np.asarray(hashes, dtype=np.uint64)),
+                   np.asarray(filed, dtype=bool))
 
     def __len__(self) -> int:
         """Image rows."""
         return int(self.rows.shape[0])
 
     def keys_of(self, row: int) -> tuple[int, ...]:
-        """The block keys window row ``row`` is filed under (all its images')."""
-        return tuple(int(k) for k in self.keys[self.rows == row].ravel())
+        """The block keys window row ``row`` is filed under (all its images' filed pHashes')."""
+        return tuple(int(k) for k in self.keys[(self.rows == row) & self.filed].ravel())
 
     def under(self, text_keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
         """The window's text index rows, then its image rows: one lookup asks for both."""
@@ -93,7 +107,8 @@ class WindowImages:
         self.refs = {row: sorted(c, key=lambda ref: (-c[ref], ref))[:cap] for row, c in merged.items() if c}
 
     def earlier(self, n: int) -> dict[int, list[int]]:
-        """Per window row, the earlier window rows (of ``n``) with an image sharing a block with one of its own."""
+        """Per window row, the earlier window rows (of ``n``) sharing a block with one of its own
+        (asked or filed: a few proposals more than the store would make, each measured all the same)."""
         if not len(self):
             return {}
         per_row = np.zeros((n, IMAGE_BLOCKS * int(np.bincount(self.rows).max())), dtype=np.uint64)
@@ -117,12 +132,14 @@ class ImageMatch:
 
 def nearest_image(mine: Sequence[DocumentImage], others: Sequence[Sketch], radius: int) -> ImageMatch | None:
     """The pair of images (one of ``mine``, one of an ``others``' images) nearest in pHash bits,
-    within ``radius``; at equal distance the earlier document (published_at, id)."""
+    within ``radius``, from the nearest of each of ``mine``'s views and whole pHash to the other's
+    whole pHash (:meth:`~neardup.media.hashes.ImageHashes.bits_to`); at equal distance the earlier
+    document (published_at, id)."""
     best: tuple[tuple[int, float, str, int, int], ImageMatch] | None = None
     for other in others:
         for image in mine:
             for j, theirs in enumerate(other.images):
-                bits = hamming(image.hashes.phash, theirs)
+                bits = image.hashes.bits_to(theirs)
                 key = (bits, other.published_at, other.doc_id, image.index, j)
                 if bits <= radius and (best is None or key < best[0]):
                     best = (key, ImageMatch(ImageEvidence(other.doc_id, bits, image.index, j, radius), other))

@@ -347,6 +347,35 @@ async def test_records_keep_their_image_hashes_and_the_image_index_finds_them(ba
     assert await s.candidates(image_keys(np.array([photo]))) == [{doc_ref("pic"): 4}]
 
 
+async def test_one_lookup_asks_an_image_under_its_views_a_row_each(backend: Backend) -> None:
+    """The engine's image rows (``neardup.rules.images.WindowImages``): a stored image is filed
+    under the blocks of its whole pHash and of one crop view; a new image is asked under the
+    blocks of its whole pHash and of each view, a row each after the window's text rows (zeros
+    pad the rows narrower than the text's). The one lookup answers every row with what shares a
+    block with it, and the record keeps its whole pHash only."""
+    from neardup.media.hashes import FILED_VIEW, ImageHashes
+    from neardup.rules.images import WindowImages
+    from neardup.sketch.index import image_keys
+
+    photo = 0x8F373714ACFCF4D0
+    stored = ImageHashes(photo, views=tuple(0x0101_0101_0101_0101 * (i + 1) for i in range(18)))
+    filed = image_keys(np.array(stored.filed, dtype=np.uint64)).ravel().tolist()
+    assert len(filed) == 8 and stored.filed[1] == stored.views[FILED_VIEW]
+    text = (k("story-1"), k("story-2"), k("story-3"))
+    await add(s := await backend.open(), [replace(make_record("story", text + tuple(filed)), images=(photo,))])
+    # the new image: its whole pHash shares no block; one pad view is 3 bits from the stored whole
+    # (three blocks shared), one crop view is the stored one's filed crop view (four blocks)
+    asked = [photo ^ 0x0001_0001_0001_0001, 0x7777_0000_7777_0000, photo ^ 0b1011, stored.views[FILED_VIEW]]
+    rows = WindowImages(np.zeros(len(asked), dtype=np.int64), image_keys(np.array(asked, dtype=np.uint64)),
+                        np.array([True] + [False] * (len(asked) - 1)))
+    index_keys = rows.under(keys_array([list(text), [k("other")]]))
+    assert index_keys.shape == (2 + len(asked), 4)
+    answer = await s.lookup(WindowQuery(doc_ids=["new", "other"], index_keys=index_keys))
+    story = doc_ref("story")
+    assert answer.candidates == [{story: 3}, {}, {}, {}, {story: 3}, {story: 4}]
+    assert (await fetch(s, ["story"]))["story"].images == (photo,)
+
+
 async def test_one_lookup_answers_decisions_owners_candidates_and_states(backend: Backend) -> None:
     s = await backend.open()
     await add(s, [make_record("a", (k("x"),)), make_record("b", (k("y"),))])

@@ -20,6 +20,7 @@ from neardup.document import Document, InvalidDocument, parse_document  # noqa: 
 from neardup.engine import Engine, decide_all  # noqa: E402
 from neardup.media.hashes import ImageLimits, hamming  # noqa: E402
 from neardup.metrics import REJECT_REASONS  # noqa: E402
+from neardup.sketch.index import image_keys  # noqa: E402
 from neardup.storage.memory import MemoryFingerprintStore  # noqa: E402
 
 ARTICLE = ("市政府今天召开新闻发布会，介绍今年上半年全市经济运行情况。发言人表示，"
@@ -132,6 +133,7 @@ def test_image_limits_come_from_the_settings() -> None:
 
     s = load_settings(images={"max_images": 3, "max_bytes": 1000, "max_pixels": 5000})
     assert limits_of(s.images) == ImageLimits(max_images=3, max_bytes=1000, max_pixels=5000)
+    assert limits_of(load_settings(images={"views": False}).images).views is False
 
 
 def test_hamming_of_a_photo_and_its_recompressed_copy_is_small() -> None:
@@ -188,6 +190,59 @@ async def test_a_caption_with_an_earlier_documents_photo_is_an_image_duplicate()
         assert 0 <= ev["image"]["hamming"] <= ev["image"]["radius"] == 14
     assert empty.evidence.image is not None and empty.evidence.image.image == 1  # its second image matched
     assert caption.evidence.image is not None and caption.evidence.image.image == 0
+
+
+def cropped(image: Any, left: float, top: float, right: float, bottom: float) -> Any:
+    """``image`` with those fractions cut off its sides."""
+    w, h = image.size
+    return image.crop((round(w * left), round(h * top), round(w * (1 - right)), round(h * (1 - bottom))))
+
+
+def block_keys(*phashes: int) -> set[int]:
+    return set(image_keys(np.array(phashes, dtype=np.uint64)).ravel().tolist())
+
+
+# (photo seed, fractions cut off): crops that move the whole pHash past the radius and out of every block
+CROPS = [(6, (0, 0.1, 0, 0)), (4, (0.05, 0.05, 0.05, 0.05)), (8, (0.1, 0, 0, 0))]
+
+
+@pytest.mark.parametrize(("seed", "box"), CROPS)
+async def test_a_crop_of_an_earlier_photo_is_found_by_its_views_either_way(seed: int, box: Any) -> None:
+    """A crop of a tenth moves this photograph's whole pHash 14-22 bits and changes every block of
+    it: the whole pHash alone neither proposes the story nor matches it. The crop's pad views and
+    the photograph's crop views do, whichever of the two is stored first (docs/media.md)."""
+    whole = doc("x", "", {"data": jpeg_b64(photo(seed))}).images[0].hashes
+    part = doc("y", "", {"data": jpeg_b64(cropped(photo(seed), *box))}).images[0].hashes
+    assert hamming(whole.phash, part.phash) >= 14 and not block_keys(whole.phash) & block_keys(part.phash)
+    assert len(whole.views) == len(part.views) == 18
+    files = {id(whole): jpeg_b64(photo(seed)), id(part): jpeg_b64(cropped(photo(seed), *box))}
+    for first, later in ((whole, part), (part, whole)):
+        story = doc("story", ARTICLE, {"data": files[id(first)]}, published_at=T0)
+        repost = doc("repost", "", {"data": files[id(later)]}, published_at=T0 + 60)
+        eng = await engine()
+        assert (await decide_all(eng, [story], 10))[0].status is Status.UNIQUE
+        got = (await decide_all(eng, [repost], 10))[0]  # another window: the store's image index
+        assert got.status is Status.DUPLICATE and got.duplicate_of == "story", got.evidence.to_dict()
+        assert got.evidence.image is not None and got.evidence.reason is Reason.IMAGE
+        assert got.evidence.image.hamming == later.bits_to(first.phash) <= 14
+        same_window = await decide_all(await engine(), [story, repost], 10)  # the window's earlier rows
+        assert [x.duplicate_of for x in same_window] == [None, "story"]
+        assert same_window[1].evidence.reason is Reason.IMAGE
+
+
+async def test_without_views_a_crop_is_not_found() -> None:
+    """``images.views`` off (the limits validation hashes with): one pHash an image, filed and
+    asked, and the crop of the test above stays unique."""
+    settings = load_settings(worker_id="test", store_url="memory://", images={"views": False})
+    limits = ImageLimits(views=False)
+    seed, box = CROPS[0]
+    eng = await Engine.open(settings)
+    story, repost = await decide_all(eng, [
+        doc("story", ARTICLE, {"data": jpeg_b64(photo(seed))}, published_at=T0, limits=limits),
+        doc("repost", "", {"data": jpeg_b64(cropped(photo(seed), *box))}, published_at=T0 + 60, limits=limits),
+    ], 10)
+    assert story.doc.images[0].hashes.views == () == repost.doc.images[0].hashes.views
+    assert story.status is Status.UNIQUE and repost.status is Status.UNIQUE and repost.evidence.image is None
 
 
 async def test_a_text_reprint_stays_a_reprint_whatever_its_photos() -> None:
@@ -307,6 +362,22 @@ async def test_explain_reports_the_images_and_the_image_evidence_in_words() -> N
     assert f"by its image: image 1 is story's image 0 ({near['phash_hamming']} pHash bits apart, radius 14)" in text
     plain = await explain_pair(settings, {"id": "A", "text": ARTICLE}, {"id": "B", "text": OTHER_ARTICLE})
     assert plain["images"] is None and "images of" not in format_report(plain)
+
+
+async def test_explain_measures_a_crop_as_the_image_rule_does() -> None:
+    """B's nearest view to A's whole pHash is the distance the rule decides on; the whole pHashes'
+    own distance is shown beside it."""
+    from neardup.explain import explain_pair, format_report
+
+    seed, box = CROPS[0]
+    a = {"id": "story", "text": ARTICLE, "images": [{"data": jpeg_b64(photo(seed))}]}
+    b = {"id": "crop", "text": "", "images": [{"data": jpeg_b64(cropped(photo(seed), *box))}]}
+    report = await explain_pair(load_settings(worker_id="test"), a, b)
+    near = report["images"]["nearest"]
+    assert near["phash_hamming"] <= 14 < near["whole_phash_hamming"] and near["within_radius"]
+    assert report["decision_for_b_after_a"]["evidence"]["image"]["hamming"] == near["phash_hamming"]
+    assert (f"differ by {near['phash_hamming']} pHash bits from B's nearest view "
+            f"({near['whole_phash_hamming']} whole to whole)") in format_report(report)
 
 
 def test_neardup_explain_names_a_shared_photograph(tmp_path: Any) -> None:

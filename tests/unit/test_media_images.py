@@ -19,6 +19,7 @@ import pytest
 Image = pytest.importorskip("PIL.Image", reason="Pillow is the image path's dependency (pip install 'neardup[media]')")
 
 from neardup.kernels.image import dct_basis, dhash_batch, phash_batch  # noqa: E402 (Pillow first, or skip)
+from neardup.media.hashes import FILED_VIEW, VIEWS  # noqa: E402
 from neardup.media.images import (  # noqa: E402
     BadImageEntryError,
     ImageError,
@@ -36,6 +37,7 @@ from neardup.media.images import (  # noqa: E402
     hash_files,
     hash_pixels,
     parse_hash,
+    view_hashes,
 )
 
 PHOTOS = ("astronaut.png", "coffee.png", "chelsea.png", "camera.png", "rocket.jpg", "hubble_deep_field.jpg",
@@ -171,6 +173,77 @@ def test_draft_decoding_moves_few_bits_from_a_full_decode_on_real_photos(photos:
             dhash_bits.append(hamming(ours.dhash or 0, int(str(imagehash.dhash(full)), 16)))
     assert max(phash_bits) <= 4 and sum(phash_bits) / len(phash_bits) <= 1.0, phash_bits
     assert max(dhash_bits) <= 6 and sum(dhash_bits) / len(dhash_bits) <= 2.0, dhash_bits
+
+
+# --- the index's views --------------------------------------------------------------------------
+
+
+def crop_of(image: Any, fractions: tuple[float, ...]) -> Any:
+    left, top, right, bottom = fractions
+    w, h = image.size
+    return image.crop((round(w * left), round(h * top), round(w * (1 - right)), round(h * (1 - bottom))))
+
+
+def test_view_kernel_agrees_with_matrix_products() -> None:
+    from neardup.kernels.image import view_phash_batch
+    from neardup.media import images
+
+    rng = np.random.default_rng(23)
+    bases = rng.integers(0, 256, (5, 64, 64)).astype(np.float64)
+    rows, columns = images._ROWS_DCT, images._COLUMNS_DCT
+    got = view_phash_batch(bases, rows, columns)
+    assert got.shape == (5, 2 * len(VIEWS)) and got.dtype == np.uint64
+    for d in range(5):
+        for v in range(rows.shape[0]):
+            low = (rows[v] @ bases[d] @ columns[v].T).ravel()
+            assert int(got[d, v]) == bits_to_int(low > np.median(low))
+
+
+def test_views_see_what_a_crop_sees_and_what_it_was_cut_from(photos: Photos) -> None:
+    """On real photographs, for each view's crop: the photograph's crop view is within a few bits
+    of the cropped copy's whole pHash, and the copy's pad view of that crop nearer the
+    photograph's whole pHash than the copy's whole pHash is."""
+    crop_bits, pad_bits, whole_bits = [], [], []
+    for photo in photos.values():
+        original = hash_files([encode(photo.resize((800, 600)), quality=90)])[0]
+        assert isinstance(original, ImageHashes) and len(original.views) == 2 * len(VIEWS)
+        for v, fractions in enumerate(VIEWS):
+            copy = hash_files([encode(crop_of(photo.resize((800, 600)), fractions), quality=90)])[0]
+            assert isinstance(copy, ImageHashes)
+            crop_bits.append(hamming(original.views[v], copy.phash))
+            pad_bits.append(hamming(copy.views[len(VIEWS) + v], original.phash))
+            whole_bits.append(hamming(original.phash, copy.phash))
+            nearest = min(whole_bits[-1], *(hamming(h, original.phash) for h in copy.views))
+            assert copy.bits_to(original.phash) == nearest
+    n = len(whole_bits)
+    # the crop view is the copy's own pixels (0-4 bits); the pad view guesses the cut-off strip
+    # from the edge, so it is nearer than the whole pHash but not near (0-16 bits, half on average)
+    assert max(crop_bits) <= 6 and sum(crop_bits) / n <= 2, crop_bits
+    assert sum(pad_bits) / n <= 7 and sum(pad_bits) < 0.65 * sum(whole_bits), (pad_bits, whole_bits)
+
+
+def test_filed_and_asked_hashes() -> None:
+    """Filed: the whole pHash and the 5 %-all-round crop view; asked: the whole and every view.
+    A precomputed pHash, or views turned off, is one pHash both ways."""
+    picture = encode(gradient_image())
+    hashed = hash_files([picture])[0]
+    assert isinstance(hashed, ImageHashes)
+    assert VIEWS[FILED_VIEW] == (0.05, 0.05, 0.05, 0.05)
+    assert hashed.filed == (hashed.phash, hashed.views[FILED_VIEW]) and hashed.asked == (hashed.phash, *hashed.views)
+    assert hashed.bits_to(hashed.phash) == 0 and hashed.bits_to(hashed.views[3]) == 0
+    plain = hash_files([picture], ImageLimits(views=False))[0]
+    assert plain == ImageHashes(hashed.phash, hashed.dhash, 200, 150)  # the same hashes, no views
+    given = ImageHashes(0x0F0F)
+    assert given.filed == given.asked == (0x0F0F,) and given.bits_to(0x0F0E) == 1
+    assert view_hashes([]).shape == (0, 2 * len(VIEWS))
+    again = hash_files([picture])[0]
+    assert isinstance(again, ImageHashes) and again.views == hashed.views  # the same bits every time
+
+
+def test_views_of_tiny_and_flat_images_never_fail() -> None:
+    tiny, flat = Image.new("L", (1, 1), 77), Image.new("RGB", (300, 200), (40, 90, 200))
+    for result in hash_files([encode(tiny, "PNG"), encode(flat, "PNG"), encode(gradient_image(9, 3), "PNG")]):
+        assert isinstance(result, ImageHashes) and len(result.views) == 2 * len(VIEWS)
 
 
 def test_modes_and_formats_all_hash() -> None:
