@@ -196,13 +196,17 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
             hi = i + 1
             while hi < min(b, i + 1 + k) and not breaks[hi]:
                 hi += 1
-            left = _context(tok_hashes, flags, lo, i, seed, LEFT)
-            right = _context(tok_hashes, flags, i + 1, hi, seed, RIGHT)
-            entries[w] = (left << np.uint64(16)) | fill
-            tokens[w] = i
-            entries[w + 1] = (right << np.uint64(16)) | fill
-            tokens[w + 1] = i
-            w += 2
+            # a side with no token (the name starts or ends its sentence) is every such name's
+            # context: it would pair names that have nothing else in common (a cut "Jame" with a
+            # sentence's last name), so only a side with words gives an entry
+            if lo < i:
+                entries[w] = (_context(tok_hashes, flags, lo, i, seed, LEFT) << np.uint64(16)) | fill
+                tokens[w] = i
+                w += 1
+            if hi > i + 1:
+                entries[w] = (_context(tok_hashes, flags, i + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
+                tokens[w] = i
+                w += 1
         order = np.argsort(entries[start:w], kind="mergesort")
         entries[start:w] = entries[start:w][order]
         tokens[start:w] = tokens[start:w][order]
@@ -285,10 +289,11 @@ def _letters_of(owner, fill, present_fill):
 
 
 @njit(nogil=True, cache=True)
-def one_sided_name(mine, theirs, left, right, letters, words, breaks, max_tokens, fill_byte, present_fill):
+def one_sided_name(mine, theirs, left, right, letters, words, glued, breaks, max_tokens, fill_byte, present_fill):
     """Where a name of ``theirs`` (entries) stands in ``mine``'s text as words ``mine`` does not
-    read as a name: tokens t1..t2, two to ``max_tokens`` of them (``words``: ideographs only and
-    no name of mine; one dictionary word there is a synonym, 我国 for 中国, not a name) with at
+    read as a name: tokens t1..t2, two to ``max_tokens`` of them written together (``glued``: no
+    punctuation before the token; ``words``: ideographs only and no name of mine; one dictionary
+    word there is a synonym, 我国 for 中国, not a name) with at
     least two tokens of their sentence each side, the name's left context before t1 and its right
     context after t2 (``left``, ``right``: :func:`slot_contexts` of mine's tokens), the name not
     carried by ``mine`` and not written alike (half its letters or more shared, ``letters``: every
@@ -313,7 +318,7 @@ def one_sided_name(mine, theirs, left, right, letters, words, breaks, max_tokens
             continue
         span = letters[t1]
         for t2 in range(t1 + 1, min(n - 2, t1 + max_tokens)):
-            if not words[t2] or breaks[t2]:
+            if not words[t2] or breaks[t2] or not glued[t2]:
                 break
             span |= letters[t2]
             if breaks[t2 + 1] or breaks[t2 + 2]:

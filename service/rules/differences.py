@@ -450,7 +450,7 @@ class Profile:
                 continue  # a mention outside the sentences with entries: too short to judge
             named = sorted(set(at.tolist()))
             if (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
-                    and 2 * added < int(sum(ends[k] - starts[k] for k in named))
+                    and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))
                     and all(anchors[(positions >= starts[k]) & (positions < ends[k])].any() for k in named)
                     and not any(BYLINE_BEFORE.search(self.text[max(0, p - 28) : p]) for p in where.tolist())):
                 pos = int(where[0])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -209,10 +210,10 @@ class NameSlots:
     def __init__(self, tokens: SlotTokens) -> None:
         """The slots of ``tokens``' document, made when first asked for."""
         self._tokens = tokens
-        self._made: tuple[npt.NDArray[np.uint64], ...] | None = None
+        self._made: tuple[npt.NDArray[Any], ...] | None = None
 
     def _tables(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64],
-                               npt.NDArray[np.bool_]]:
+                               npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
         t = self._tokens
         if self._made is None:
             n = np.array([0, len(t.hashes)], dtype=np.int64)
@@ -220,14 +221,16 @@ class NameSlots:
             letters = kent.letter_sets(t.cps, t.starts, t.ends, np.ones(len(t.flags), dtype=np.bool_), False,
                                        zh_place_suffixes())
             words = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
-            self._made = (left, right, letters, words)
+            glued = np.zeros(len(t.starts), dtype=np.bool_)
+            glued[1:] = t.starts[1:] == t.ends[:-1]
+            self._made = (left, right, letters, words, glued)
         return self._made  # type: ignore[return-value]
 
     def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64]) -> tuple[int, int] | None:
         """The text span where ``theirs`` has a name that ``mine`` (this text's entries) writes
         as words it does not read as a name, or None."""
-        left, right, letters, words = self._tables()
-        t1, t2 = kent.one_sided_name(mine, theirs, left, right, letters, words, self._tokens.breaks,
+        left, right, letters, words, glued = self._tables()
+        t1, t2 = kent.one_sided_name(mine, theirs, left, right, letters, words, glued, self._tokens.breaks,
                                      ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL)
         if t1 < 0:
             return None

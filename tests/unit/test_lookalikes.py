@@ -159,8 +159,9 @@ def test_a_notice_of_another_batch_stays_unique() -> None:
 
 def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int, seed: int,
                 fill_byte: int, letters: list[int], present_fill: int) -> list[int]:
-    """Two entries a name: the context of up to k tokens on each side within its sentence; and one
-    presence entry a distinct name: its fill byte on top of its 24-bit letter set."""
+    """Two entries a name: the context of up to k tokens on each side within its sentence (none
+    for a side without a token); and one presence entry a distinct name: its fill byte on top of
+    its 24-bit letter set."""
     mask = (1 << 64) - 1
     presence = {(((h & 0xFF) << 24) | (bits & 0xFFFFFF)) << 16 | present_fill
                 for h, bits, is_name in zip(hashes, letters, flags, strict=True) if is_name}
@@ -182,7 +183,8 @@ def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int
         while hi < min(len(hashes), i + 1 + k) and not breaks[hi]:
             hi += 1
         fill = fill_byte << 8 | (hashes[i] & 0xFF)
-        out += [ctx(lo, i, int(kent.LEFT)) << 16 | fill, ctx(i + 1, hi, int(kent.RIGHT)) << 16 | fill]
+        out += [ctx(lo, i, int(kent.LEFT)) << 16 | fill] if lo < i else []  # a side with no word: none
+        out += [ctx(i + 1, hi, int(kent.RIGHT)) << 16 | fill] if hi > i + 1 else []
     return sorted(out + list(presence))
 
 
@@ -459,7 +461,9 @@ def test_slot_contexts_are_the_contexts_a_name_there_would_have(seed: int) -> No
                                                      np.zeros(n, dtype=np.uint64), breaks, 3, 7, 0xAB, 0xCD00)
             mine = {int(v) >> 16 for v, t in zip(entries.tolist(), tokens.tolist(), strict=True)
                     if t == i and int(v) & 0xFFFF != 0xCD00}
-            assert mine == {int(left[i]), int(right[i])}
+            empty_left = breaks[i] or i == 0
+            empty_right = i + 1 == n or breaks[i + 1]
+            assert mine == {c for c, empty in ((int(left[i]), empty_left), (int(right[i]), empty_right)) if not empty}
 
 
 def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried() -> None:
@@ -467,7 +471,7 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     left = np.arange(10, 20, dtype=np.uint64)  # token t's contexts: left 10 + t, right 20 + t
     right = np.arange(20, 30, dtype=np.uint64)
     letters = np.zeros(10, dtype=np.uint64)
-    words, breaks = np.ones(10, dtype=np.bool_), np.zeros(10, dtype=np.bool_)
+    words, glued, breaks = np.ones(10, dtype=np.bool_), np.ones(10, dtype=np.bool_), np.zeros(10, dtype=np.bool_)
     breaks[0] = True
 
     def theirs_name(l_ctx: int, r_ctx: int, letter_set: int = 0xF00000) -> np.ndarray:
@@ -475,25 +479,33 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
         return np.array(sorted([l_ctx << 16 | fill, r_ctx << 16 | fill, ((7 << 24) | letter_set) << 16 | pf]),
                         dtype=np.uint64)
 
+    def slot(mine: np.ndarray, theirs: np.ndarray, letters: np.ndarray, words: np.ndarray,
+             glued: np.ndarray) -> tuple[int, int]:
+        return kent.one_sided_name(mine, theirs, left, right, letters, words, glued, breaks, 4, fb, pf)
+
     mine = np.array([((9 << 24) | 0x00000F) << 16 | pf], dtype=np.uint64)  # a name of its own elsewhere
     # their name stands where mine has tokens 3..4: its left context before 3, its right after 4
-    assert kent.one_sided_name(mine, theirs_name(13, 24), left, right, letters, words, breaks, 4, fb, pf) == (3, 4)
+    assert slot(mine, theirs_name(13, 24), letters, words, glued) == (3, 4)
     # one token in its place is one word: a synonym (我国 for 中国), not a name
-    assert kent.one_sided_name(mine, theirs_name(13, 23), left, right, letters, words, breaks, 4, fb, pf) == (-1, -1)
+    assert slot(mine, theirs_name(13, 23), letters, words, glued) == (-1, -1)
     # a token that is no word (a figure, a particle) or a name of mine ends the slot
     no_word = words.copy()
     no_word[4] = False
-    assert kent.one_sided_name(mine, theirs_name(13, 24), left, right, letters, no_word, breaks, 4, fb, pf) == (-1, -1)
+    assert slot(mine, theirs_name(13, 24), letters, no_word, glued) == (-1, -1)
+    # ... and so does punctuation between two tokens (管理，保障 is no name)
+    apart = glued.copy()
+    apart[4] = False
+    assert slot(mine, theirs_name(13, 24), letters, words, apart) == (-1, -1)
     # mine carries their name (the same presence entry): not another name
     carried = np.sort(np.append(mine, theirs_name(13, 24)[-1:]))
-    assert kent.one_sided_name(carried, theirs_name(13, 24), left, right, letters, words, breaks, 4, fb, pf) == (-1, -1)
+    assert slot(carried, theirs_name(13, 24), letters, words, glued) == (-1, -1)
     # written alike: half the letters or more shared
     alike = letters.copy()
     alike[3] = 0xF00000
-    assert kent.one_sided_name(mine, theirs_name(13, 24), left, right, alike, words, breaks, 4, fb, pf) == (-1, -1)
+    assert slot(mine, theirs_name(13, 24), alike, words, glued) == (-1, -1)
     # a record without presence entries says nothing of the names mine lacks
     bare = np.zeros(0, dtype=np.uint64)
-    assert kent.one_sided_name(bare, theirs_name(13, 24), left, right, letters, words, breaks, 4, fb, pf) == (-1, -1)
+    assert slot(bare, theirs_name(13, 24), letters, words, glued) == (-1, -1)
 
 
 STORY = ("Fire crews were called to the church on Tuesday after smoke was seen from the roof. The fire "
