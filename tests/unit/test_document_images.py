@@ -511,6 +511,38 @@ async def test_a_caption_racing_the_story_whose_photograph_it_holds_yields_to_it
         assert dr.evidence.reason is Reason.IMAGE and dr.evidence.race is True and dr.evidence.image is not None
 
 
+class CaptionFirstStore(StoryFirstStore):
+    """As :class:`StoryFirstStore`, the other way round: the caption's record is filed first, so
+    its recheck finds nothing and only the story's recheck finds the caption."""
+
+    async def commit(self, claims: Any, records: Any, recheck: Any = ()) -> Any:
+        story = any(r.doc_id.startswith("story") for r in records)
+        if story:
+            await self.story_filed.wait()  # here: the caption filed
+        answer = await MemoryFingerprintStore.commit(self, claims, records, recheck)
+        if not story:
+            self.story_filed.set()
+        return answer
+
+
+async def test_a_caption_filed_before_the_story_it_races_stays_unique() -> None:
+    """The race the other way (docs/media.md, Not yet): the caption is filed first and its recheck
+    finds nothing, and a story is never a caption's duplicate, so both stay unique: the caption's
+    decision is written, and may be out, before the story's recheck finds it."""
+    store = CaptionFirstStore()
+    settings = load_settings(worker_id="w1", store_url="memory://")
+    w1, w2 = Engine(settings, store), Engine(settings.model_copy(update={"worker_id": "w2"}), store)
+    story = doc("story", ARTICLE, {"data": jpeg_b64(photo(3))}, published_at=T0 - 1)
+    repost = doc("repost", "", {"data": jpeg_b64(photo(3), 50)}, published_at=T0)
+    (ds,), (dr,) = await asyncio.gather(w1.decide([story]), w2.decide([repost]))
+    assert ds.status is Status.UNIQUE and dr.status is Status.UNIQUE, (ds.evidence.to_dict(), dr.evidence.to_dict())
+    assert dr.evidence.image is None and dr.evidence.race is not True
+    # a later window finds both and names the story, the earlier one
+    store.looked = asyncio.Barrier(1)  # one worker now
+    later = (await decide_all(w1, [doc("late", "", {"data": jpeg_b64(photo(3), 70)}, published_at=T0 + 5)], 10))[0]
+    assert later.duplicate_of == "story" and later.evidence.reason is Reason.IMAGE
+
+
 async def test_a_workers_window_of_photographs_is_validated_off_the_event_loop() -> None:
     """Decoding images takes milliseconds each: the worker validates a window in a thread, so the
     event loop (the broker's heartbeats, the web views) keeps running meanwhile."""
