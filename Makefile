@@ -5,6 +5,7 @@
 #   make test     installs/checks the servers the tests start (Redis, Java+Maven for Kafka, Prometheus,
 #                 PostgreSQL), runs pytest with line coverage (a floor of COV_FLOOR %)
 #   make test-fast  unit and contract tests without servers (about 3 minutes)
+#   make test-kernels  the kernels' tests with the JIT off: their line coverage (about 2 minutes)
 #   make lint     ruff (incl. docstrings) + mypy + vulture + radon (complexity)
 #   make bench    neardup bench
 #   make lock     regenerate requirements.lock from pyproject.toml
@@ -50,7 +51,7 @@ APT_CHROMIUM := chromium
 APT_POSTGRES := postgresql
 IS_ROOT   := $(shell [ "$$(id -u)" = 0 ] && echo 1)
 
-.PHONY: help venv demo test test-fast services lint typecheck-tree bench lock check-wheels clean distclean
+.PHONY: help venv demo test test-fast test-kernels services lint typecheck-tree bench lock check-wheels clean distclean
 
 help:
 	@sed -n '3,12s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
@@ -215,6 +216,17 @@ test-fast: venv
 	$(VENV)/bin/neardup warmup
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "$(FAST_MARKERS)" tests/unit tests/contract \
 	  $(PYTEST_ARGS)
+
+# The Numba kernels' own line coverage: compiled, their lines are invisible to coverage.py, so
+# their tests (each kernel against its slow reference) run here as Python, NUMBA_DISABLE_JIT=1
+# (about 2 minutes on two cores; numpy's overflow warnings from the hashing are expected there).
+KERNEL_TESTS     := tests/unit/test_kernels.py tests/unit/test_lookalikes.py tests/unit/test_excerpts.py \
+                    tests/unit/test_media_images.py
+KERNEL_COV_FLOOR ?= 85
+test-kernels: venv
+	NUMBA_DISABLE_JIT=1 $(VPY) -m pytest -q -n $(PYTEST_WORKERS) -W ignore::RuntimeWarning $(KERNEL_TESTS) \
+	  --cov --cov-config=tests/kernels.coveragerc --cov-report=term:skip-covered \
+	  --cov-fail-under=$(KERNEL_COV_FLOOR) $(PYTEST_ARGS)
 
 # ---------------------------------------------------------------- cleaning
 
