@@ -1,10 +1,10 @@
 """The image index on bench/images.py's labelled set: of the variant pairs, how many the index
 proposes and finds within the radius, and how many pairs of different photographs it proposes,
 for the index as built (``neardup.media.hashes.ImageHashes.filed`` and ``asked``, the keys of
-``neardup.sketch.index.image_keys``, the distance of ``ImageHashes.bits_to``) and for the
+``neardup.sketch.index.image_keys``, the distance of ``ImageHashes.match_bits``) and for the
 alternatives it was chosen from.
 
-    .venv/bin/python bench/image_index.py [--radius 14] [--json RESULTS.json]
+    .venv/bin/python bench/image_index.py [--radius 14] [--view-radius 12] [--json RESULTS.json]
 
 Every photograph of the set but the stereo pair (one scene, reported apart there), both halves.
 Each pair is measured both ways, since either copy may be the earlier one: the original stored
@@ -13,11 +13,18 @@ photographs: every image against the other photographs' originals, both ways too
 
 A scheme is what an image is filed under (its whole pHash's four 16-bit blocks, and perhaps some
 of its views'), what a new image is asked under (its whole pHash's blocks, perhaps its views',
-perhaps every block value 1 or 2 bits away), and the distance that decides (from the nearest of
-the asked hashes to the stored whole pHash; for the crop views of bench/images.py on both sides,
-the least either way). Cost columns: keys asked and filed per image, and candidates (asked x
+perhaps every block value 1 or 2 bits away), and the distance that decides (whole pHash to whole
+pHash within the radius, or one of the asked image's views to the stored whole pHash within the
+views' radius, ``ImageHashes.match_bits``; for the crop views of bench/images.py on both sides,
+the least either way, within the radius). Cost columns: keys asked and filed per image, and candidates (asked x
 filed / 16: how many more stored images a lookup reads than with one pHash asked and filed, for
 hashes spread like random ones).
+
+Then the views' radius: the index as built at views' radii 6 to 14. Each view is one more chance
+for a different photograph to come near, and the labelled set's 26 photographs are too few to
+show it: 2,000 pictures of random fields (random gray levels on a coarse grid of 4 to 11 cells,
+enlarged bicubically, noise added, JPEG quality 90; a fixed seed) give the pairs, every picture
+asked against every other stored, within the radius by the whole pHash and by a view.
 
 Last, crops that are not in the labelled set (other sides and amounts up to 10 %), stored
 original and asked crop and the other way round: how far the views' choice holds beyond the
@@ -43,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import images as labelled  # bench/images.py: the set and its hashes
+from PIL import Image
 
 from neardup.bench.report import default_json_path, environment
 from neardup.media.hashes import FILED_VIEW, VIEWS, ImageHashes
@@ -90,7 +98,7 @@ class Scheme:
     name: str
     asked: Callable[[Any], list[tuple[int, int]]]
     filed: Callable[[Any], list[int]]
-    bits: Callable[[Any, Any], int]  # (asked item, stored item)
+    within: Callable[[Any, Any], bool]  # (asked item, stored item): the distance decides a match
 
     def keys_asked(self, item: Any) -> frozenset[int]:
         """The keys ``item`` is looked up under."""
@@ -100,9 +108,9 @@ class Scheme:
         """The keys ``item`` is filed under."""
         return frozenset().union(*(filed_keys(h) for h in self.filed(item)))
 
-    def found(self, asked: Any, stored: Any, radius: int) -> tuple[bool, bool]:
-        """Whether the index proposes ``stored`` to ``asked``, and whether it is within ``radius``."""
-        return bool(self.keys_asked(asked) & self.keys_filed(stored)), self.bits(asked, stored) <= radius
+    def found(self, asked: Any, stored: Any) -> tuple[bool, bool]:
+        """Whether the index proposes ``stored`` to ``asked``, and whether the distance makes them a match."""
+        return bool(self.keys_asked(asked) & self.keys_filed(stored)), self.within(asked, stored)
 
     def cost(self, item: Any) -> tuple[int, int]:
         """Keys asked and keys filed per image (one with views)."""
@@ -113,16 +121,14 @@ def _whole(item: Any) -> list[int]:
     return [item.phash]
 
 
-def _views_bits(a: Any, b: Any) -> int:
-    return int(a.hashes.bits_to(b.phash))
-
-
-def _whole_bits(a: Any, b: Any) -> int:
-    return int((a.phash ^ b.phash).bit_count())
-
-
-def schemes() -> list[Scheme]:
+def schemes(radius: int, view_radius: int) -> list[Scheme]:
     """The index as built before the views, the alternatives, and the index as built (last but one)."""
+    def _views_bits(a: Any, b: Any) -> bool:
+        return a.hashes.match_bits(b.phash, radius, view_radius) is not None
+
+    def _whole_bits(a: Any, b: Any) -> bool:
+        return int((a.phash ^ b.phash).bit_count()) <= radius
+
     def asked(whole_flips: int, views: slice | None, view_flips: int = 0) -> Callable[[Any], list[tuple[int, int]]]:
         return lambda i: [(i.phash, whole_flips)] + ([(v, view_flips) for v in i.hashes.views[views]] if views else [])
 
@@ -132,7 +138,7 @@ def schemes() -> list[Scheme]:
         Scheme("1-bit probes", asked(1, None), _whole, _whole_bits),
         Scheme("2-bit probes", asked(2, None), _whole, _whole_bits),
         Scheme("crop views both sides", lambda i: [(h, 0) for h in (i.phash, *i.views)],
-               lambda i: [i.phash, *i.views], lambda a, b: int(labelled.bits(a, b, "phash_views"))),
+               lambda i: [i.phash, *i.views], lambda a, b: int(labelled.bits(a, b, "phash_views")) <= radius),
         Scheme("asked: crop views", asked(0, crops), _whole, _views_bits),
         Scheme("asked: pad views", asked(0, pads), _whole, _views_bits),
         Scheme("asked: views", asked(0, every), _whole, _views_bits),
@@ -165,18 +171,18 @@ class Pairs:
         return cls(originals, [i for i in items if i.kind != "original"], negatives)
 
 
-def measure(scheme: Scheme, pairs: Pairs, radius: int) -> dict[str, Any]:
-    """Per direction and kind, the variants found (proposed and within ``radius``); the pairs of
-    different photographs proposed and within it (both ways); the cost per image."""
+def measure(scheme: Scheme, pairs: Pairs) -> dict[str, Any]:
+    """Per direction and kind, the variants found (proposed and a match by the distance); the pairs
+    of different photographs proposed and a match (both ways); the cost per image."""
     ways: dict[str, Counter[str]] = {"stored original": Counter(), "stored variant": Counter()}
     for v in pairs.variants:
         o = pairs.originals[v.photo]
-        ways["stored original"][v.kind] += all(scheme.found(v, o, radius))
-        ways["stored variant"][v.kind] += all(scheme.found(o, v, radius))
+        ways["stored original"][v.kind] += all(scheme.found(v, o))
+        ways["stored variant"][v.kind] += all(scheme.found(o, v))
     proposed = within = 0
     for i, o in pairs.negatives:
         for a, b in ((i, o), (o, i)):
-            p, w = scheme.found(a, b, radius)
+            p, w = scheme.found(a, b)
             proposed += p
             within += w
     asked, filed = scheme.cost(pairs.variants[0])
@@ -189,7 +195,7 @@ def measure(scheme: Scheme, pairs: Pairs, radius: int) -> dict[str, Any]:
     }
 
 
-def other_crops(pairs: Pairs, photos: dict[str, Any], built: Scheme, radius: int) -> dict[str, list[int]]:
+def other_crops(pairs: Pairs, photos: dict[str, Any], built: Scheme) -> dict[str, list[int]]:
     """Per crop of :data:`OTHER_CROPS`, of the photographs: [found with the original stored, with
     the crop stored, photographs]."""
     out: dict[str, list[int]] = {}
@@ -200,38 +206,86 @@ def other_crops(pairs: Pairs, photos: dict[str, Any], built: Scheme, radius: int
         for name, outcome in zip(names, hash_files(files), strict=True):
             assert isinstance(outcome, ImageHashes), outcome
             crop = labelled.Item(name, "cropped", label, outcome.phash, outcome.dhash or 0, (), outcome)
-            found[0] += all(built.found(crop, pairs.originals[name], radius))
-            found[1] += all(built.found(pairs.originals[name], crop, radius))
+            found[0] += all(built.found(crop, pairs.originals[name]))
+            found[1] += all(built.found(pairs.originals[name], crop))
         out[label] = found
     return out
 
 
+RANDOM_FIELDS = 2000
+
+
+def random_fields(n: int, seed: int = 23) -> list[bytes]:
+    """``n`` JPEGs of random gray levels on a coarse grid (4 to 11 cells across), enlarged
+    bicubically to 160x120 with noise added: pictures whose pHashes are spread about as widely as
+    unrelated photographs', many of them, with a fixed seed."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        cells = int(rng.integers(4, 12))
+        coarse = Image.fromarray(rng.integers(0, 256, (cells, cells + 2)).astype(np.uint8))
+        big = np.asarray(coarse.resize((160, 120), Image.Resampling.BICUBIC), dtype=np.float64)
+        noisy = np.clip(big + rng.normal(0, 6, big.shape), 0, 255).astype(np.uint8)
+        out.append(labelled.jpeg(Image.fromarray(noisy).convert("RGB"), 90))
+    return out
+
+
+def random_matches(radius: int, view_radii: range) -> dict[str, int]:
+    """Ordered pairs of :func:`random_fields` (one asked, the other stored) within ``radius`` by
+    their whole pHashes, and within it or with a view within each of ``view_radii``."""
+    hashed = hash_files(random_fields(RANDOM_FIELDS))
+    assert all(isinstance(h, ImageHashes) for h in hashed)
+    whole = np.array([h.phash for h in hashed if isinstance(h, ImageHashes)], dtype=np.uint64)
+    views = np.array([h.views for h in hashed if isinstance(h, ImageHashes)], dtype=np.uint64)
+    others = ~np.eye(len(whole), dtype=bool)
+    by_whole = np.bitwise_count(whole[:, None] ^ whole[None, :]) <= radius
+    nearest_view = np.full(by_whole.shape, 64, dtype=np.uint8)
+    for v in range(views.shape[1]):  # a view at a time: an (n, n) array, not (n, 18, n)
+        np.minimum(nearest_view, np.bitwise_count(views[:, v, None] ^ whole[None, :]), out=nearest_view)
+    out = {"pairs": int(others.sum()), "whole": int((by_whole & others).sum())}
+    out.update({f"view {r}": int(((by_whole | (nearest_view <= r)) & others).sum()) for r in view_radii})
+    return out
+
+
 def main() -> None:
-    """Print the table (and write it)."""
+    """Print the tables (and write them)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--radius", type=int, default=14)
+    parser.add_argument("--view-radius", type=int, default=12)
     parser.add_argument("--json", type=Path, default=default_json_path("image-index", quick=False))
     args = parser.parse_args()
     photos = labelled.photographs()
     pairs = Pairs.of(labelled.hash_set(labelled.labelled_files(photos)))
     kinds = list(Counter(i.kind for i in pairs.variants))
     print(f"{len(pairs.variants)} variant pairs, {len(pairs.negatives)} pairs of different photographs (each both "
-          f"ways), radius {args.radius}")
-    results = [measure(s, pairs, args.radius) for s in schemes()]
+          f"ways), radius {args.radius}, views' radius {args.view_radius}")
+    results = [measure(s, pairs) for s in schemes(args.radius, args.view_radius)]
     for r in results:
         print(f"\n{r['scheme']}: keys asked {r['keys_asked']}, filed {r['keys_filed']}, candidates x{r['candidates']}")
         for way, found in r["found"].items():
             print(f"  {way:16s} recall {r['recall'][way]:.3f}  " + "  ".join(f"{k} {found.get(k, 0)}" for k in kinds))
-        print(f"  different photographs: proposed {r['different_proposed']}, within the radius "
+        print(f"  different photographs: proposed {r['different_proposed']}, a match "
               f"{r['different_within']} of {r['different_pairs']}")
-    built = next(s for s in schemes() if s.name.endswith("(built)"))
-    crops = other_crops(pairs, photos, built, args.radius)
+    view_radii = range(6, args.radius + 1, 2)
+    by_view_radius = {}
+    for r in view_radii:
+        built_at = next(s for s in schemes(args.radius, r) if s.name.endswith("(built)"))
+        by_view_radius[r] = measure(built_at, pairs)["recall"]
+    randoms = random_matches(args.radius, view_radii)
+    print(f"\nviews' radius: recall of the index as built (original stored / variant stored); "
+          f"random-field pairs a match (of {randoms['pairs']}; {randoms['whole']} by the whole pHash alone)")
+    for r in view_radii:
+        recall = by_view_radius[r]
+        print(f"  {r:3d}  {recall['stored original']:.3f} / {recall['stored variant']:.3f}  {randoms[f'view {r}']}")
+    built = next(s for s in schemes(args.radius, args.view_radius) if s.name.endswith("(built)"))
+    crops = other_crops(pairs, photos, built)
     print("\ncrops not in the set, index as built: found with the original stored / with the crop stored, of")
     for label, (a, b, n) in crops.items():
         print(f"  {label:16s} {a:3d} {b:3d} {n:3d}")
-    result = {"benchmark": "image-index", "radius": args.radius, "variant_pairs": len(pairs.variants),
-              "different_pairs": len(pairs.negatives), "schemes": results, "other_crops": crops,
-              "environment": environment("pillow", "scikit-image")}
+    result = {"benchmark": "image-index", "radius": args.radius, "view_radius": args.view_radius,
+              "variant_pairs": len(pairs.variants), "different_pairs": len(pairs.negatives), "schemes": results,
+              "by_view_radius": by_view_radius, "random_fields": {"pictures": RANDOM_FIELDS, **randoms},
+              "other_crops": crops, "environment": environment("pillow", "scikit-image")}
     args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"\n{args.json}")
 

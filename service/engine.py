@@ -373,8 +373,8 @@ class Engine:
             others = [stored[ref] for ref in w.images.refs.get(r, ()) if ref in stored]
             others += [w.sketches[e] for e in earlier.get(r, ())
                        if e not in at or out[at[e]].reason is not Reason.EXACT]
-            out[k] = image_verdict(out[k], w.fps.lengths[r], nearest_image(doc.images, others, s.radius),
-                                   s.caption_chars)
+            out[k] = image_verdict(out[k], w.fps.lengths[r],
+                                   nearest_image(doc.images, others, s.radius, s.view_radius), s.caption_chars)
             if out[k].reason is Reason.IMAGE:
                 w.sketches[r].original = out[k].cluster or ""  # a later row of this window sees its cluster
         return out
@@ -568,7 +568,8 @@ class Engine:
             r = rows[k]
             if out[k].status is not Status.UNIQUE or not w.docs[r].images or w.fps.lengths[r] >= s.caption_chars:
                 continue
-            match = nearest_image(w.docs[r].images, [sketches[ref] for ref in refs if ref in sketches], s.radius)
+            match = nearest_image(w.docs[r].images, [sketches[ref] for ref in refs if ref in sketches], s.radius,
+                                  s.view_radius)
             if match is not None and await self._other_first(w.sketches[r], match.other,
                                                              decided.get(match.other.doc_id)):
                 out[k] = replace(image_verdict(out[k], w.fps.lengths[r], match, s.caption_chars), race=True)

@@ -365,7 +365,7 @@ async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> 
         "thresholds": thresholds.as_evidence(),
         "decision_for_b_after_a": {"status": decision.status.value, "duplicate_of": decision.duplicate_of,
                                    "evidence": decision.evidence.to_dict()},
-        "images": image_report(da, db, engine.settings.images.radius),
+        "images": image_report(da, db, engine.settings.images.radius, engine.settings.images.view_radius),
     }
 
 
@@ -375,22 +375,28 @@ def _image(image: DocumentImage) -> dict[str, Any]:
             "width": h.width, "height": h.height, "url": image.url}
 
 
-def image_report(da: Document, db: Document, radius: int) -> dict[str, Any] | None:
+def image_report(da: Document, db: Document, radius: int, view_radius: int) -> dict[str, Any] | None:
     """Each side's images (hashes, size, url) and the ones not used, and the nearest pair of
-    images of A and B in pHash bits as the image rule measures B after A (from the nearest of B's
-    whole pHash and views to A's whole pHash), the whole pHashes' own distance and dHash bits
-    too, whatever the radius; None when neither document carries images."""
+    images of A and B in pHash bits as the image rule measures B after A (B's whole pHash within
+    ``radius`` or one of its views within ``view_radius`` of A's whole pHash; the whole pHashes'
+    distance when neither), the whole pHashes' own distance and dHash bits too; None when neither
+    document carries images."""
     if not (da.images or db.images or da.images_rejected or db.images_rejected):
         return None
-    pairs = [(y.hashes.bits_to(x.hashes.phash), x.index, y.index, x, y) for x in da.images for y in db.images]
+    pairs = []
+    for x in da.images:
+        for y in db.images:
+            match = y.hashes.match_bits(x.hashes.phash, radius, view_radius)
+            pairs.append((hamming(x.hashes.phash, y.hashes.phash) if match is None else match, match is None,
+                          x.index, y.index, x, y))
     nearest = None
     if pairs:
-        bits, ia, ib, x, y = min(pairs, key=lambda p: p[:3])
+        bits, beyond, ia, ib, x, y = min(pairs, key=lambda p: (p[1], p[0], p[2], p[3]))
         dh = hamming(x.hashes.dhash, y.hashes.dhash) if x.hashes.dhash is not None and y.hashes.dhash is not None \
             else None
         nearest = {"a_image": ia, "b_image": ib, "phash_hamming": bits,
                    "whole_phash_hamming": hamming(x.hashes.phash, y.hashes.phash), "dhash_hamming": dh,
-                   "radius": radius, "within_radius": bits <= radius}
+                   "radius": radius, "view_radius": view_radius, "within_radius": not beyond}
     return {"a": [_image(i) for i in da.images], "b": [_image(i) for i in db.images],
             "a_rejected": [r.to_dict() for r in da.images_rejected],
             "b_rejected": [r.to_dict() for r in db.images_rejected], "nearest": nearest}
@@ -449,11 +455,13 @@ def image_lines(images: dict[str, Any]) -> list[str]:
     n = images["nearest"]
     if n is not None:
         dh = f", dHash {n['dhash_hamming']} bits" if n["dhash_hamming"] is not None else ""
+        radius = f"the radius of {n['radius']}"
         if n["whole_phash_hamming"] != n["phash_hamming"]:  # a crop: one of B's views is nearer
             dh = f" from B's nearest view ({n['whole_phash_hamming']} whole to whole){dh}"
+            radius = f"the views' radius of {n['view_radius']}"
         verdict = "within" if n["within_radius"] else "beyond"
         lines.append(f"nearest images: A's image {n['a_image']} and B's image {n['b_image']} differ by "
-                     f"{n['phash_hamming']} pHash bits{dh}, {verdict} the radius of {n['radius']}")
+                     f"{n['phash_hamming']} pHash bits{dh}, {verdict} {radius}")
     return lines
 
 

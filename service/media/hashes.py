@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from neardup.config.settings import ImageSettings
 
 HEX_DIGITS = 16  # a 64-bit hash as hex
+HASH_BITS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +60,20 @@ class ImageHashes:
     @property
     def asked(self) -> tuple[int, ...]:
         """The pHashes an image is looked up under: the whole image's, then every view's. Each
-        candidate is measured from the nearest of them to its whole pHash (:meth:`bits_to`)."""
+        candidate is measured from them to its whole pHash (:meth:`match_bits`)."""
         return (self.phash, *self.views)
 
-    def bits_to(self, stored: int) -> int:
-        """pHash bits from this image to a ``stored`` image's whole pHash: the least over this
-        image's whole pHash and its views (a crop of the stored photograph is near one of its pad
-        views; the stored photograph, if it is the crop, is near one of its crop views)."""
-        return min(hamming(h, stored) for h in self.asked)
+    def match_bits(self, stored: int, radius: int, view_radius: int) -> int | None:
+        """The bits the image rules count from this image to a ``stored`` whole pHash, or None
+        when it is no match: the whole pHashes' distance within ``radius``, or the nearest view's
+        within ``view_radius``, the less of the two (a crop of the stored photograph is near one
+        of its pad views; the stored photograph, if it is the crop, near one of its crop views).
+        A view's radius is the smaller because each of the 18 views is one more chance for a
+        different photograph to come near (docs/media.md)."""
+        whole = hamming(self.phash, stored)
+        view = min((hamming(h, stored) for h in self.views), default=HASH_BITS + 1)
+        within = [bits for bits, limit in ((whole, radius), (view, view_radius)) if bits <= limit]
+        return min(within) if within else None
 
     @property
     def phash_hex(self) -> str:

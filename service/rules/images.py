@@ -13,8 +13,9 @@
 Candidates come from the image index (:func:`neardup.sketch.index.image_keys`: a pHash's four
 16-bit blocks; an image is filed under its whole pHash's and one crop view's, and asked under its
 whole pHash's and all its crop and pad views', docs/media.md) and from the earlier rows of the
-same window that share a block; a candidate only proposes, the Hamming distance from the nearest
-of the new image's views to the stored whole pHash decides. Two captions alike with different photographs are not
+same window that share a block; a candidate only proposes, the Hamming distance decides: whole
+pHash to stored whole pHash within ``images.radius``, or one of the new image's views to it
+within ``images.view_radius``. Two captions alike with different photographs are not
 exact copies: a caption's content hash covers its images' hashes (:func:`caption_content_hash`).
 """
 
@@ -130,18 +131,22 @@ class ImageMatch:
     other: Sketch
 
 
-def nearest_image(mine: Sequence[DocumentImage], others: Sequence[Sketch], radius: int) -> ImageMatch | None:
-    """The pair of images (one of ``mine``, one of an ``others``' images) nearest in pHash bits,
-    within ``radius``, from the nearest of each of ``mine``'s views and whole pHash to the other's
-    whole pHash (:meth:`~neardup.media.hashes.ImageHashes.bits_to`); at equal distance the earlier
+def nearest_image(mine: Sequence[DocumentImage], others: Sequence[Sketch], radius: int,
+                  view_radius: int) -> ImageMatch | None:
+    """The pair of images (one of ``mine``, one of an ``others``' images) nearest in pHash bits
+    that match: whole pHash to whole pHash within ``radius``, or one of ``mine``'s views to the
+    other's whole pHash within ``view_radius``
+    (:meth:`~neardup.media.hashes.ImageHashes.match_bits`); at equal distance the earlier
     document (published_at, id)."""
     best: tuple[tuple[int, float, str, int, int], ImageMatch] | None = None
     for other in others:
         for image in mine:
             for j, theirs in enumerate(other.images):
-                bits = image.hashes.bits_to(theirs)
+                bits = image.hashes.match_bits(theirs, radius, view_radius)
+                if bits is None:
+                    continue
                 key = (bits, other.published_at, other.doc_id, image.index, j)
-                if bits <= radius and (best is None or key < best[0]):
+                if best is None or key < best[0]:
                     best = (key, ImageMatch(ImageEvidence(other.doc_id, bits, image.index, j, radius), other))
     return best[1] if best is not None else None
 

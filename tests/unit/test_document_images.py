@@ -224,7 +224,8 @@ async def test_a_crop_of_an_earlier_photo_is_found_by_its_views_either_way(seed:
         got = (await decide_all(eng, [repost], 10))[0]  # another window: the store's image index
         assert got.status is Status.DUPLICATE and got.duplicate_of == "story", got.evidence.to_dict()
         assert got.evidence.image is not None and got.evidence.reason is Reason.IMAGE
-        assert got.evidence.image.hamming == later.bits_to(first.phash) <= 14
+        bits = later.match_bits(first.phash, 14, 12)
+        assert bits is not None and got.evidence.image.hamming == bits <= 12 < hamming(first.phash, later.phash)
         same_window = await decide_all(await engine(), [story, repost], 10)  # the window's earlier rows
         assert [x.duplicate_of for x in same_window] == [None, "story"]
         assert same_window[1].evidence.reason is Reason.IMAGE
@@ -374,10 +375,12 @@ async def test_explain_measures_a_crop_as_the_image_rule_does() -> None:
     b = {"id": "crop", "text": "", "images": [{"data": jpeg_b64(cropped(photo(seed), *box))}]}
     report = await explain_pair(load_settings(worker_id="test"), a, b)
     near = report["images"]["nearest"]
-    assert near["phash_hamming"] <= 14 < near["whole_phash_hamming"] and near["within_radius"]
+    assert near["phash_hamming"] <= 12 < 14 < near["whole_phash_hamming"] and near["within_radius"]
     assert report["decision_for_b_after_a"]["evidence"]["image"]["hamming"] == near["phash_hamming"]
+    text = format_report(report)
     assert (f"differ by {near['phash_hamming']} pHash bits from B's nearest view "
-            f"({near['whole_phash_hamming']} whole to whole)") in format_report(report)
+            f"({near['whole_phash_hamming']} whole to whole), dHash ") in text
+    assert "bits, within the views' radius of 12" in text
 
 
 def test_neardup_explain_names_a_shared_photograph(tmp_path: Any) -> None:

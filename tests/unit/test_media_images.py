@@ -214,7 +214,7 @@ def test_views_see_what_a_crop_sees_and_what_it_was_cut_from(photos: Photos) -> 
             pad_bits.append(hamming(copy.views[len(VIEWS) + v], original.phash))
             whole_bits.append(hamming(original.phash, copy.phash))
             nearest = min(whole_bits[-1], *(hamming(h, original.phash) for h in copy.views))
-            assert copy.bits_to(original.phash) == nearest
+            assert copy.match_bits(original.phash, 64, 64) == nearest
     n = len(whole_bits)
     # the crop view is the copy's own pixels (0-4 bits); the pad view guesses the cut-off strip
     # from the edge, so it is nearer than the whole pHash but not near (0-16 bits, half on average)
@@ -230,11 +230,18 @@ def test_filed_and_asked_hashes() -> None:
     assert isinstance(hashed, ImageHashes)
     assert VIEWS[FILED_VIEW] == (0.05, 0.05, 0.05, 0.05)
     assert hashed.filed == (hashed.phash, hashed.views[FILED_VIEW]) and hashed.asked == (hashed.phash, *hashed.views)
-    assert hashed.bits_to(hashed.phash) == 0 and hashed.bits_to(hashed.views[3]) == 0
+    assert hashed.match_bits(hashed.phash, 0, 0) == 0 and hashed.match_bits(hashed.views[3], 0, 0) == 0
     plain = hash_files([picture], ImageLimits(views=False))[0]
     assert plain == ImageHashes(hashed.phash, hashed.dhash, 200, 150)  # the same hashes, no views
     given = ImageHashes(0x0F0F)
-    assert given.filed == given.asked == (0x0F0F,) and given.bits_to(0x0F0E) == 1
+    assert given.filed == given.asked == (0x0F0F,) and given.match_bits(0x0F0E, 1, 0) == 1
+    # a match: the whole pHash within the radius, or a view within the views' (smaller) radius
+    near_view = ImageHashes(0, views=(0xFFF, 0xFFFF_FFFF))  # 12 and 32 bits from 0
+    assert near_view.match_bits((1 << 15) - 1, 14, 12) == 3 and near_view.match_bits(0, 14, 12) == 0
+    assert near_view.match_bits(0xFFFF_FFFF_FFFF_0000, 14, 12) is None  # 48 whole, 60 and 48 by the views
+    far_whole = 0xFFF0_0000_0000_0FFF  # 24 bits whole, 12 and 32 by the views
+    assert near_view.match_bits(far_whole, 14, 12) == 12 and near_view.match_bits(far_whole, 14, 11) is None
+    assert given.match_bits(0x0F0F ^ 0x3FFF, 14, 0) == 14 and given.match_bits(0x0F0F ^ 0x7FFF, 14, 64) is None
     assert view_hashes([]).shape == (0, 2 * len(VIEWS))
     again = hash_files([picture])[0]
     assert isinstance(again, ImageHashes) and again.views == hashed.views  # the same bits every time
