@@ -217,8 +217,9 @@ RANDOM_FIELDS = 2000
 
 def random_fields(n: int, seed: int = 23) -> list[bytes]:
     """``n`` JPEGs of random gray levels on a coarse grid (4 to 11 cells across), enlarged
-    bicubically to 160x120 with noise added: pictures whose pHashes are spread about as widely as
-    unrelated photographs', many of them, with a fixed seed."""
+    bicubically to 160x120 with noise added, with a fixed seed: many pictures, none a copy of
+    another. The smoothest (4 or 5 cells) leave a pHash little to tell apart: most of their pairs
+    within the radius are between two of those."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n):
