@@ -426,9 +426,10 @@ class Profile:
         the other has some words it does not read as a name (刘/业/定 for 施行): every sentence of
         this text that names it is missing from the other, yet shares an anchor (a figure, a
         polarity word, another name, in the same context) with it, so the other has that sentence
-        written otherwise; at most one other sentence is missing, and this text has no more
-        sentences than the other and is not longer by half the named sentences (they were
-        rewritten around the name, not added or edited all over). A byline's name is furniture."""
+        written otherwise; at most one other sentence is missing, this text has no more sentences
+        than the other, and the two lengths differ by less than half the named sentences (they
+        were rewritten around the name: not added, cut off or edited all over). A byline's name
+        is furniture."""
         if len(theirs) == 0:
             return None
         new = self._names_theirs_lack(theirs)
