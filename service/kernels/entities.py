@@ -124,6 +124,21 @@ def _context(tok_hashes, flags, lo, hi, seed, side):
     return h >> np.uint64(32)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _sides(breaks, a, b, i, k):
+    """(lo, hi): the tokens ``lo:i`` before token ``i`` and ``i+1:hi`` after it that its name
+    contexts read, at most ``k`` each side, inside token ``i``'s sentence (``breaks``) and its
+    document (tokens ``a:b``). One definition for the entries (:func:`entity_entries`) and the
+    slots they are looked up by (:func:`slot_contexts`), which must agree exactly."""
+    lo = i
+    while lo > max(a, i - k) and not breaks[lo]:
+        lo -= 1
+    hi = i + 1
+    while hi < min(b, i + 1 + k) and not breaks[hi]:
+        hi += 1
+    return lo, hi
+
+
 PRESENCE_BITS = 24  # bits of a presence entry's letter set (the fill byte takes the other 8 of its context)
 
 
@@ -190,12 +205,7 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
             tokens[w] = i
             w += 1
             fill = fb | (fills[i] & np.uint64(0xFF))
-            lo = i
-            while lo > max(a, i - k) and not breaks[lo]:
-                lo -= 1
-            hi = i + 1
-            while hi < min(b, i + 1 + k) and not breaks[hi]:
-                hi += 1
+            lo, hi = _sides(breaks, a, b, i, k)
             # a side with no token (the name starts or ends its sentence) is every such name's
             # context: it would pair names that have nothing else in common (a cut "Jame" with a
             # sentence's last name), so only a side with words gives an entry
@@ -234,12 +244,7 @@ def slot_contexts(tok_hashes, tok_off, flags, breaks, k, seed):
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b):
-            lo = i
-            while lo > max(a, i - k) and not breaks[lo]:
-                lo -= 1
-            hi = i + 1
-            while hi < min(b, i + 1 + k) and not breaks[hi]:
-                hi += 1
+            lo, hi = _sides(breaks, a, b, i, k)
             left[i] = _context(tok_hashes, flags, lo, i, seed, LEFT)
             right[i] = _context(tok_hashes, flags, i + 1, hi, seed, RIGHT)
     return left, right

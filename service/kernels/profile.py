@@ -939,13 +939,8 @@ def _swapped(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, ctx):
         x = mine[left_mine[s]] & np.uint64(0xFFFF)
         for t in range(j0, j1):
             y = theirs[left_theirs[t]] & np.uint64(0xFFFF)
-            if x == y:
-                continue
-            for u in range(na):
-                v = mine[left_mine[u]]
-                other = v >> np.uint64(16)
-                if other != ctx and (v & np.uint64(0xFFFF)) == y and _has_entry(theirs, left_theirs, nb, other, x):
-                    return True
+            if x != y and _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, y, x):
+                return True
     return False
 
 
@@ -1010,9 +1005,7 @@ def _partial_rename(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb
     text never names, whether it took the old name's place everywhere or in one mention of several
     (成都 ... 成都市一环路 / 成都 ... 文锦渡一环路; told by both contexts of the mention, and only
     where both texts have presence entries: by fill bytes alone, as older records are compared, a
-    name carried is a typo)."""
-    if not _all_polarity(mine, left_mine, i0, i1, theirs, left_theirs, j0, j1, np.uint64(NAME_FILL_BYTE)):
-        return False
+    name carried is a typo). The caller has seen that every fill of the context is a name's."""
     presence = _has_presence(mine) and _has_presence(theirs)  # once, not at every pair of fills
     for s in range(i0, i1):
         x = mine[left_mine[s]] & np.uint64(0xFFFF)
@@ -1044,9 +1037,9 @@ def _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y
 def replaced_context(mine, theirs):
     """Index in ``mine`` of the first entry whose context has, after cancelling equal entries
     pairwise, a fill left on both sides (a replacement) that is not a moved figure
-    (:func:`_moved_figure`) or, of names, not a rename in part (:func:`_partial_rename`) unless two
-    names traded places (:func:`_swapped`); -1 when there is none. Names do not move as figures
-    do: their contexts stay inside a sentence, so no deleted sentence joins two of them."""
+    (:func:`_moved_figure`) or, of names, not a rename in part (:func:`_partial_rename`); -1 when
+    there is none. Names do not move as figures do: their contexts stay inside a sentence, so no
+    deleted sentence joins two of them."""
     n = mine.shape[0]
     m = theirs.shape[0]
     left_mine = np.empty(n, dtype=np.int64)
