@@ -287,7 +287,9 @@ class Profile:
     remade: Callable[[int], Profile] | None = field(default=None, repr=False)
     _as: dict[int, Profile] = field(default_factory=dict, repr=False)
     _without_furniture: Profile | None = field(default=None, repr=False)  # made once, on the first near pair
-    _sentences: tuple[list[int], list[int]] | None = field(default=None, repr=False)  # (contexts, lengths), once
+    # (contexts, starts, ends) of the sentence entries in text order, made once
+    _sentences: tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = field(default=None,
+                                                                                               repr=False)
     # this text's tokens as places of another text's names (set for the documents being decided)
     name_slots: NameSlots | None = field(default=None, repr=False)
 
@@ -306,16 +308,21 @@ class Profile:
     def sentence_contexts(self, min_chars: int = 0) -> list[int]:
         """The contexts of this text's sentences at least ``min_chars`` long, in text order, each
         once: what an excerpt shares with its article (a sentence's context is its whole frame)."""
-        if self._sentences is None:
-            self._sentences = self._sentence_spans()
-        contexts, lengths = self._sentences
+        contexts, starts, ends = self._sentence_bounds()
+        lengths = (ends - starts).tolist()
         return list(dict.fromkeys(c for c, n in zip(contexts, lengths, strict=True) if n >= min_chars))
 
-    def _sentence_spans(self) -> tuple[list[int], list[int]]:
-        """(context, length in characters) of each sentence entry, in text order."""
+    def _sentence_bounds(self) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(contexts, starts, ends) of this text's sentence entries, in text order (made once)."""
+        if self._sentences is None:
+            self._sentences = self._sentence_spans()
+        return self._sentences
+
+    def _sentence_spans(self) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         rows = np.flatnonzero(self.sentence_mask())
+        empty = np.zeros(0, dtype=np.int64)
         if not len(rows):
-            return [], []
+            return [], empty, empty
         starts = np.asarray(self.positions, dtype=np.int64)[rows]
         order = np.argsort(starts, kind="stable")
         rows, starts = rows[order], starts[order]
@@ -323,7 +330,7 @@ class Profile:
         marks = np.append(np.fromiter((m.end() for m in SENTENCE_END.finditer(self.text)), dtype=np.int64),
                           len(self.text))
         ends = marks[np.searchsorted(marks[:-1], starts, side="right")]
-        return (self.entries[rows] >> np.uint64(16)).tolist(), (ends - starts).tolist()
+        return (self.entries[rows] >> np.uint64(16)).tolist(), starts, ends
 
     def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:
         """The profile of the entries where ``mask`` holds (same text, bits and version)."""
@@ -437,14 +444,16 @@ class Profile:
         # negators read as a polarity): counted together, more on this side means sentences added
         if not new or _sentence_like(self.entries) > _sentence_like(theirs):
             return None
-        starts, ends, contexts = self._sentence_bounds()
+        contexts, starts, ends = self._sentence_bounds()
         their_contexts = set((theirs >> np.uint64(16)).tolist())
         missing = [c not in their_contexts for c in contexts]
         added = 0 if their_length is None else len(self.text) - their_length
         positions = np.asarray(self.positions, dtype=np.int64)
-        anchors = self._anchors_shared_with(theirs)
+        fills = self.entries & np.uint64(0xFFFF)
+        # anchors (figures, polarity words, names; not sentences, not presence entries) the other text has too
+        anchors = ~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL)) & np.isin(self.entries, theirs)
         for byte in new:
-            rows = np.flatnonzero((self.entries & np.uint64(0xFFFF)) == np.uint64((kprof.NAME_FILL_BYTE << 8) | byte))
+            rows = np.flatnonzero(fills == np.uint64((kprof.NAME_FILL_BYTE << 8) | byte))
             where = positions[rows]
             at = np.searchsorted(starts, where, side="right") - 1
             if not len(at) or (at < 0).any() or not (where < ends[at]).all():
@@ -468,21 +477,6 @@ class Profile:
             return []
         their_present = theirs[(theirs & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
         return _names_not_alike(lacking, their_present) if len(their_present) else []
-
-    def _anchors_shared_with(self, theirs: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
-        """Which entries are anchors (figures, polarity words, names; not sentences, not presence
-        entries) that the other text has too, context and fill."""
-        fills = self.entries & np.uint64(0xFFFF)
-        anchor = ~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL))
-        return anchor & np.isin(self.entries, theirs)
-
-    def _sentence_bounds(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[int]]:
-        """(starts, ends, contexts) of this text's sentence entries, in text order."""
-        contexts, lengths = self._sentences if self._sentences is not None else self._sentence_spans()
-        self._sentences = (contexts, lengths)
-        rows = np.flatnonzero(self.sentence_mask())
-        starts = np.sort(np.asarray(self.positions, dtype=np.int64)[rows], kind="stable")
-        return starts, starts + np.asarray(lengths, dtype=np.int64), contexts
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
