@@ -394,6 +394,10 @@ def suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, suffixes,
         for i in range(a + 1, b):
             if ends[i] - starts[i] != 1 or flags[i] or not _in_sorted(suffixes, cps[starts[i]]):
                 continue
+            if flags[i - 1]:  # a known name's suffix (建德/区) is part of it, as in a name no dictionary has (德清/市)
+                flags[i] = True
+                fills[i] = tok_hashes[i]
+                continue
             first = i
             while (first > a and i - first < 3 and ends[i - 1] - starts[first - 1] <= 4 and not flags[first - 1]
                    and _han_span(cps, starts[first - 1], ends[first - 1], classes)
@@ -404,6 +408,62 @@ def suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, suffixes,
             if first == i or ends[i - 1] - starts[first] < 2:
                 continue
             for t in range(first, i + 1):
+                flags[t] = True
+                fills[t] = tok_hashes[t]
+
+
+@njit(nogil=True, cache=True)
+def titled_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, titles, surnames, stops, classes):
+    """Flag, in place, people the dictionary lacks (Chinese) by the title after them: one or two
+    tokens of two or three ideographs in all before a title (``titles``: sorted token hashes of
+    同志, 先生, 女士 ...), the first a surname (``surnames``: sorted code points, the common ones
+    :func:`surname_names` leaves out as words too, 高, 马, 金), none a particle (``stops``): 高/卫东/同志."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a + 1, b):
+            if not _in_sorted(titles, tok_hashes[i]) or flags[i - 1]:
+                continue
+            for first in (i - 1, i - 2):
+                if first < a or flags[first] or not _in_sorted(surnames, cps[starts[first]]):
+                    continue
+                n = ends[i - 1] - starts[first]
+                if not (2 <= n <= 3 and _han_span(cps, starts[first], ends[i - 1], classes)
+                        and not _has_any(cps, starts[first] + 1, ends[i - 1], stops)):
+                    continue
+                if first == i - 2 and flags[i - 1]:
+                    continue
+                for t in range(first, i):
+                    flags[t] = True
+                    fills[t] = tok_hashes[t]
+                break
+
+
+@njit(nogil=True, cache=True)
+def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, links, stops, classes):
+    """Flag, in place, companies and institutions the dictionary lacks (Chinese): one to three
+    words of two characters or more, eight in all, no names, before a head word (``heads``: sorted token
+    hashes of 有限公司, 银行, 事务所 ...) and the words a company's form puts between (``links``:
+    股份, 有限 ...): 长沙市/金鹰/建筑工程/有限公司 names 金鹰 and 建筑工程. A token with a particle,
+    a demonstrative or a preposition (``stops``: 本/公司, 该/公司) ends the span; so does a name (the
+    city before a company)."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a + 1, b):
+            if not _in_sorted(heads, tok_hashes[i]):
+                continue
+            last = i - 1
+            while last > a and _in_sorted(links, tok_hashes[last]):
+                last -= 1
+            first = last + 1
+            while (first > a and last - first < 2 and not flags[first - 1]
+                   and ends[first - 1] - starts[first - 1] >= 2 and ends[last] - starts[first - 1] <= 8
+                   and _han_span(cps, starts[first - 1], ends[first - 1], classes)
+                   and not _has_any(cps, starts[first - 1], ends[first - 1], stops)
+                   and not _in_sorted(links, tok_hashes[first - 1])):
+                first -= 1
+            if first > last or ends[last] - starts[first] < 2:
+                continue
+            for t in range(first, last + 1):
                 flags[t] = True
                 fills[t] = tok_hashes[t]
 

@@ -45,10 +45,12 @@ from neardup.text.entities import (
     SlotTokens,
     byline_markers,
     en_names,
+    zh_body_tables,
     zh_name_table,
     zh_place_suffixes,
     zh_suffix_tables,
     zh_surnames,
+    zh_title_tables,
 )
 from neardup.text.entities import CONTEXT_SEED as NAME_CONTEXT_SEED
 from neardup.text.language import (
@@ -399,8 +401,12 @@ class Fingerprinter:
         if tokenizer is Tokenizer.CHINESE:
             flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
             stops = zh_suffix_tables()[1]
-            kent.surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, zh_surnames(), stops, self.classes)
-            kent.suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, *zh_suffix_tables(), self.classes)
+            # each pattern step sees the names the steps before it flagged (a known city ends a company's span)
+            spans = (cps, starts, ends, tok_off, tok_hashes, flags, fills)
+            kent.surname_names(*spans, zh_surnames(), stops, self.classes)
+            kent.suffix_names(*spans, *zh_suffix_tables(), self.classes)
+            kent.body_names(*spans, *zh_body_tables(), stops, self.classes)
+            kent.titled_names(*spans, *zh_title_tables(), stops, self.classes)
             for markers, docs in self._marker_groups(types):
                 kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, self.classes)
             kent.byline_names(tok_off, tok_hashes, flags, byline_markers(), BYLINE_TOKENS)

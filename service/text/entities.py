@@ -116,9 +116,35 @@ def zh_surnames() -> npt.NDArray[np.uint32]:
 
 # a place or a body the dictionary lacks ends with one of these (喻家湾村, 三庄乡, 财金队) ...
 NAME_SUFFIXES = "省市县区镇乡村州队部局厅社"
-# ... and has none of these: particles, demonstratives, quantities (该市, 全县, 各区, 本部)
-NOT_IN_NAMES = ("的了在是和与及或等到从向于为对把被将据经自至去来赴往离给"
+# ... and has none of these: particles, demonstratives, quantities, places in (该市, 全县, 各区, 本部, 县内)
+NOT_IN_NAMES = ("的了在是和与及或等到从向于为对把被将据经自至去来赴往离给内外"
                 "该本全我各每其此这那个些有无不也都就又还所之以由")
+
+
+# words that end a company's or an institution's name (金鹰/建筑工程/有限公司), and the words its
+# legal form puts before them (股份/有限公司)
+BODY_HEADS = ("有限公司", "有限责任公司", "集团公司", "股份公司", "事务所", "合作社", "研究院", "研究所", "基金会")
+BODY_LINKS = ("股份", "有限", "责任", "有限责任", "控股", "集团", "科技")
+
+
+@lru_cache(maxsize=1)
+def zh_body_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """The head words' and the link words' token hashes, sorted
+    (for :func:`neardup.kernels.entities.body_names`)."""
+    return np.sort(hash_words(list(BODY_HEADS))), np.sort(hash_words(list(BODY_LINKS)))
+
+
+# a person's title after the name (高卫东同志), and the surnames a title confirms: the common ones
+# too that :data:`SURNAMES` leaves out as words (高 high, 马 horse, 金 gold)
+TITLES = ("同志", "先生", "女士", "教授", "院士", "老师")
+TITLED_SURNAMES = SURNAMES + "张高曾何许莫于余关白牛马金方向付武江万田石任龙常康乔文易"
+
+
+@lru_cache(maxsize=1)
+def zh_title_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+    """The titles' token hashes and the titled surnames' code points, sorted
+    (for :func:`neardup.kernels.entities.titled_names`)."""
+    return np.sort(hash_words(list(TITLES))), np.array(sorted(set(map(ord, TITLED_SURNAMES))), dtype=np.uint32)
 
 
 @lru_cache(maxsize=1)

@@ -17,13 +17,15 @@ from neardup.document import Document
 from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import fmix64
-from neardup.rules.differences import furniture_spans
+from neardup.rules.differences import _written_alike, furniture_spans
 from neardup.text.entities import (
     EN_NOT_NAMES,
     en_names,
     is_dictionary_name,
+    zh_body_tables,
     zh_place_suffixes,
     zh_suffix_tables,
+    zh_title_tables,
 )
 from neardup.text.lexicon import hash_words
 from neardup.text.normalize import tables
@@ -260,6 +262,98 @@ def test_a_place_or_body_the_dictionary_lacks_ends_with_its_suffix() -> None:
     assert flagged(["全", "县", "人口"]) == [False] * 3  # one character before: too short
     assert flagged(["白纸坊", "市", "医院"]) == [True, True, False]  # one word before the suffix
     assert flagged(["报道", "财金", "队"]) == [False, True, True]  # several tokens: the first a single character
+
+
+def _tokens(words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(code points, token starts, token ends, token hashes) of a segmented text."""
+    cps = np.array([ord(c) for c in "".join(words)], dtype=np.uint32)
+    ends = np.cumsum([len(w) for w in words])
+    return cps, ends - np.array([len(w) for w in words]), ends, hash_words(words)
+
+
+def test_a_known_names_administrative_suffix_is_part_of_it() -> None:
+    """建德/区 (a dictionary name, then its suffix) reads as 德清/市 (neither known): the suffix is
+    a name token in both, so the two names have the same contexts and their difference is seen."""
+    cps, starts, ends, hashes = _tokens(["预计", "建德", "区", "大部分"])
+    flags = np.array([False, True, False, False])
+    fills = np.where(flags, hashes, 0).astype(np.uint64)
+    kent.suffix_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, *zh_suffix_tables(),
+                      tables(True)[1])
+    assert flags.tolist() == [False, True, True, False] and int(fills[2]) == int(hashes[2])
+
+
+def test_a_place_after_a_word_for_inside_is_not_part_of_it() -> None:
+    cps, starts, ends, hashes = _tokens(["六小时", "内", "德清", "市", "大部分"])
+    flags, fills = np.zeros(5, dtype=np.bool_), np.zeros(5, dtype=np.uint64)
+    kent.suffix_names(cps, starts, ends, np.array([0, 5]), hashes, flags, fills, *zh_suffix_tables(),
+                      tables(True)[1])
+    assert flags.tolist() == [False, False, True, True, False]  # 内 (inside) is not the place's
+
+
+def test_a_company_the_dictionary_lacks_ends_with_its_legal_form() -> None:
+    def flagged(words: list[str], known: tuple[int, ...] = ()) -> list[bool]:
+        cps, starts, ends, hashes = _tokens(words)
+        flags = np.isin(np.arange(len(words)), known)
+        fills = np.zeros(len(words), dtype=np.uint64)
+        kent.body_names(cps, starts, ends, np.array([0, len(words)]), hashes, flags, fills, *zh_body_tables(),
+                        zh_suffix_tables()[1], tables(True)[1])
+        return flags.tolist()
+
+    # the city is a known name; the words between it and the legal form are the company's
+    assert flagged(["确定", "长沙市", "金鹰", "建筑工程", "有限公司", "为"], known=(1,)) == [
+        False, True, True, True, False, False]
+    assert flagged(["郑州市", "德润", "能源", "股份", "有限公司"], known=(0,)) == [True, True, True, False, False]
+    assert flagged(["本", "有限公司"]) == [False, False]  # a demonstrative: this company, no name
+    assert flagged(["，", "有限公司"]) == [False, False]
+    assert flagged(["中", "石油", "集团公司"]) == [False, True, False]  # one character: not a company's word
+
+
+def test_a_person_the_dictionary_lacks_is_named_by_the_title_after_them() -> None:
+    def flagged(words: list[str]) -> list[bool]:
+        cps, starts, ends, hashes = _tokens(words)
+        flags, fills = np.zeros(len(words), dtype=np.bool_), np.zeros(len(words), dtype=np.uint64)
+        kent.titled_names(cps, starts, ends, np.array([0, len(words)]), hashes, flags, fills, *zh_title_tables(),
+                          zh_suffix_tables()[1], tables(True)[1])
+        return flags.tolist()
+
+    assert flagged(["任命", "高", "卫东", "同志", "为"]) == [False, True, True, False, False]
+    assert flagged(["马立新", "先生"]) == [True, False]
+    assert flagged(["广大", "同志"]) == [False, False]  # no surname first
+    assert flagged(["该", "同志"]) == [False, False]
+    assert flagged(["老", "同志"]) == [False, False]
+
+
+def test_a_one_letter_name_does_not_make_another_name_written_alike() -> None:
+    """A surname token (王 of 王/新民) has a one-bit letter set: it shares its bit with about one
+    name in twelve by collision, which must not hide a new name (延安市) as the same one."""
+    assert not _written_alike(0b10, 0b110)
+    assert _written_alike(0b110, 0b1110) and not _written_alike(0b110, 0b101)
+
+
+NOTICE_ROLES = ("关于{p}同志任职的通知。经研究决定，任命{p}同志为市发展和改革委员会副主任，试用期一年。"
+                "免去{p}同志的市统计局副局长职务。以上同志的任职时间从发文之日起计算。特此通知。")
+WARNING = ("{p}气象台发布暴雨橙色预警信号。受强对流天气影响，预计未来六小时内{p}大部分地区将出现暴雨，"
+           "局部大暴雨，并伴有雷电和短时大风。请有关单位和人员做好防范工作，注意防范山洪、地质灾害。")
+AWARD = ("中标结果公告。项目名称：城市道路改造工程。经评标委员会评审，确定{p}为中标人。中标金额以合同为准。"
+         "公示期为三个工作日，各投标人如对中标结果有异议，可在公示期内以书面形式向招标人提出。")
+
+
+@pytest.mark.parametrize(("template", "first", "second"), [
+    (NOTICE_ROLES, "高卫东", "马立新"),  # neither in the dictionary, the first surname a common word
+    (WARNING, "德清市", "建德区"),  # one known to the dictionary, one not
+    (AWARD, "长沙市金鹰建筑工程有限公司", "长沙市雅居实业股份有限公司"),  # the same city
+])
+def test_a_template_about_another_name_no_dictionary_knows_is_unique(template: str, first: str, second: str) -> None:
+    status, _, kind = decide_pair(template.format(p=first), template.format(p=second))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+@pytest.mark.parametrize("template", [NOTICE_ROLES, WARNING, AWARD])
+def test_the_same_templates_reprinted_still_merge(template: str) -> None:
+    name = {NOTICE_ROLES: "高卫东", WARNING: "德清市", AWARD: "长沙市金鹰建筑工程有限公司"}[template]
+    text = template.format(p=name)
+    status, original, _ = decide_pair(text, "转载自市政府网站。" + text.replace("，", ",") + "（责任编辑：李明）")
+    assert status is Status.DUPLICATE and original == "first"
 
 
 def test_a_word_after_a_learned_field_marker_is_a_name() -> None:
