@@ -274,6 +274,11 @@ class RedisSettings(_Section):
         1 << 19, ge=1, le=1 << 24,
         description="index shard keys: about live documents x index keys per document / 64",
     )
+    index_bucket_seconds: int = Field(
+        0, ge=0,
+        description="width of the index's time buckets; 0: a quarter of the longest finite ttl (every worker "
+                    "must agree; after a change run neardup store migrate)",
+    )
     retry_seconds: float = Field(
         30.0, ge=0.0,
         description="how long a store call retries an unreachable or failing Redis; the batch commands (dedup, "

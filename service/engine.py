@@ -666,6 +666,7 @@ def store_options(settings: Settings) -> dict[str, Any]:
         "username": r.username, "tls": r.tls, "tls_ca_file": r.tls_ca_file,
         "max_connections": r.max_connections, "key_prefix": r.key_prefix,
         "index_shards": r.index_shards,
+        "index_bucket_seconds": r.index_bucket_seconds or None,
         "retry_seconds": r.retry_seconds,
     }
 

@@ -62,6 +62,7 @@ model_rollback
 # (storage/redis/keys.py, service/sketch/index.py, service/kernels/, service/sketch/fingerprint.py)
 _.index_slot
 _.shard_key
+_.bucket_key
 _.member
 _.lex_range
 _.simhash_keys

@@ -58,6 +58,7 @@ LAZY_COMMANDS = {
     "warmup": "neardup.cli.warmup.warmup_command",
     "archive": "neardup.cli.archive.archive_group",
     "search": "neardup.cli.archive.search_command",
+    "store": "neardup.cli.store.store_group",
 }
 
 

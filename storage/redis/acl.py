@@ -25,10 +25,10 @@ STORE_COMMANDS: tuple[str, ...] = (
     # called inside the scripts: index lookup (ZRANGE BYLEX), index insert with bucket expiry
     "zrange",
     "zadd",
-    # the sweep of expired index entries: a few sampled members per shard key written
-    "zrandmember",
+    "expireat",
+    # forget(): the archive removes a moved document's entries from the kept bucket
     "zrem",
-    # kept() and forget(): the archive's scan of the records and its deletes (in a script)
+    # kept(), forget() and migrate(): the scans of records and index keys, deletes (in scripts)
     "scan",
     "del",
     # stats(): keys and memory per master

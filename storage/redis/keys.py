@@ -13,9 +13,9 @@ key                  type (writer)     value                             expiry
                      (put_decisions)                                     type); none when None
 ``P:{x<H>}``         string (commit)   id of the document that claimed   EX ttl(content type), set by
                                        the hash                          the winning claim
-``P:{i<S>}``         sorted set        members ``C + E + D`` (17 B),     none: expired members are
-                     (commit)          every score 0                     skipped by lookups and swept
-                                                                         by writes (below)
+``P:{i<S>}<B>``      sorted set        members ``C + D`` (13 B),         EXPIREAT the end of bucket
+                     (commit)          every score 0                     ``B`` + a margin (below);
+                                                                         ``P:{i<S>}k``: none
 ``P:{s}<name>``      string            versioned shared state            none
                      (write_state)     (thresholds, learned model)
 ``P:{g<n>}``         string (open)     the store's generation token      none
@@ -30,29 +30,42 @@ key                  type (writer)     value                             expiry
 ``S``, ``C``
     Index keys are uint64 from the engine; ``fmix64(key)`` gives a shard ``S`` (hex, one of
     ``index_shards``) from its low 24 bits and a 5-byte check ``C`` from its high 40 bits. One index
-    key's entries are the lexicographic range ``[C, C+0xff..]`` of its shard (``ZRANGE BYLEX``): one
-    command per index key, whatever the content types and ages of its entries. Two index keys of
+    key's entries are the lexicographic range ``[C, C+0xff..]`` of each bucket key of its shard
+    (``ZRANGE BYLEX``): one command per index key and bucket. Two index keys of
     one shard with the same check (about 1e-12 per lookup) only add a candidate, which the engine
     re-checks anyway.
-``E``
-    The entry's expiry, epoch seconds as a big-endian uint32 (``0xffffffff``: never). Lookups skip
-    expired members; writes sample the shard keys they touch (one in four, twelve members each:
-    ``ZRANDMEMBER``) and remove the expired members found, so a shard holds about as many dead
-    entries as live ones at worst and nothing grows without bound but the entries of content kept
-    forever.
+``B``
+    The entry's time bucket: the end of the bucket its expiry falls in, in epoch seconds as lower-case
+    hex (``(expires_at // W + 1) * W`` for the bucket width ``W``), or ``k`` for content kept forever
+    (ttl None). Every bucket key of a shard has the shard's tag, hence its slot: one script per node
+    still reads all of them. A bucket key gets ``EXPIREAT end + margin`` (``margin = min(W, 60 s)``:
+    room for the writers' and the server's clocks to differ) as it is written, so once the TTLs
+    pass, the index keys disappear on their own; nothing sweeps members. An entry outlives its
+    document by less than ``W + margin``; a lookup reads only buckets that end after now, and the
+    engine fetches every candidate's record, which has expired with its document.
+``W``
+    :func:`bucket_width`: a quarter of the longest finite ttl of the store's content types
+    (``redis.index_bucket_seconds`` overrides it): news 7 days and others 30 days give 7.5 days,
+    so a lookup reads the kept bucket and 5 or 6 timed ones per index key, and a news entry stays
+    at most 7.5 days past its expiry. Writers and readers must agree on ``W`` (they share the
+    ttl settings); after changing it, ``neardup store migrate`` re-files the keys of the old width
+    (and the unbucketed ``P:{i<S>}`` keys of the layout before buckets, whose 17-byte members
+    carried their own expiry).
 
 Why sorted sets and shards instead of one set per index key: most LSH band keys are held by one
 document only, and a Redis key costs about 100-150 bytes before its first member. Sharded listpack
-sorted sets cost about 20 bytes per entry. Size ``index_shards`` near ``live documents * index keys
-per document / 64`` so that shard keys stay well under ``zset-max-listpack-entries`` (128 by
-default; above it a key switches to the skiplist encoding, about 100 bytes per member). The default,
-2**19, suits about 900,000 live documents at 38 keys each. A lookup scans its shard's listpack, so
-fewer members a shard also make lookups cheaper (1.6 us at 8, 3.5 us at 78: bench/redis_lookup.py).
+sorted sets cost about 17 bytes per entry. Size ``index_shards`` near ``live documents * index keys
+per document / 64`` so that bucket keys stay well under ``zset-max-listpack-entries`` (128 by
+default; above it a key switches to the skiplist encoding, about 100 bytes per member): a bucket key
+holds the entries of one shard that expire within ``W``. The default, 2**19, suits about 900,000
+live documents at 38 keys each. A lookup scans its bucket keys' listpacks, so
+fewer members a key also make lookups cheaper (1.6 us at 8, 3.5 us at 78: bench/redis_lookup.py).
 """
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -62,10 +75,22 @@ from neardup.storage.base import REF_BYTES, doc_ref
 
 DOC_DIGEST_BYTES = REF_BYTES
 CHECK_BYTES = 5
-EXPIRY_BYTES = 4
-MEMBER_BYTES = CHECK_BYTES + EXPIRY_BYTES + DOC_DIGEST_BYTES
-NEVER = 0xFFFFFFFF
+MEMBER_BYTES = CHECK_BYTES + DOC_DIGEST_BYTES
 DEFAULT_SHARDS = 1 << 19
+KEPT = 0  # the bucket "end" of entries kept forever (key suffix ``k``)
+# how long a bucket key outlives its bucket at most: room for the clocks of writers and server to differ
+MAX_MARGIN = 60
+# the layout before buckets: one key per shard, members check + expiry (u32, NEVER: kept) + ref
+LEGACY_EXPIRY_BYTES = 4
+LEGACY_MEMBER_BYTES = CHECK_BYTES + LEGACY_EXPIRY_BYTES + DOC_DIGEST_BYTES
+NEVER = 0xFFFFFFFF
+
+
+def bucket_width(ttls: Iterable[int | None]) -> int:
+    """The bucket width W (seconds) for content types of these ttls: a quarter of the longest finite
+    one, at least a second (see the module docstring). No finite ttl: a day (no timed entries)."""
+    finite = [t for t in ttls if t is not None and t > 0]
+    return max(1, -(-max(finite) // 4)) if finite else 86_400
 
 
 def _b64(data: bytes) -> bytes:
@@ -121,10 +146,14 @@ class IndexSlot(NamedTuple):
 class KeyLayout:
     """Builds every key name of one store. Pure: no I/O, so slot tests need no server."""
 
-    def __init__(self, prefix: str = "nd", index_shards: int = DEFAULT_SHARDS) -> None:
-        """``prefix``: every key's first part; ``index_shards``: shard keys of the index."""
+    def __init__(self, prefix: str = "nd", index_shards: int = DEFAULT_SHARDS, bucket_seconds: int = 86_400) -> None:
+        """``prefix``: every key's first part; ``index_shards``: shards of the index; ``bucket_seconds``: W."""
         if not 1 <= index_shards <= 1 << 24:
             raise ValueError("index_shards must be between 1 and 2**24")
+        if bucket_seconds < 1:
+            raise ValueError("the index bucket width must be at least one second")
+        self.bucket_seconds = bucket_seconds
+        self.margin = min(bucket_seconds, MAX_MARGIN)
         if "{" in prefix or "}" in prefix:
             raise ValueError("key_prefix must not contain '{' or '}' (it would move the hash tag)")
         self.prefix = prefix.encode("utf-8") + b":"
@@ -175,25 +204,47 @@ class KeyLayout:
         return IndexSlot(int(shard[0]), int(check[0]).to_bytes(CHECK_BYTES, "big"))
 
     def shard_key(self, shard: int) -> bytes:
-        """The sorted set of one index shard."""
+        """The shard's key in the layout before buckets (read by ``neardup store migrate`` only)."""
         return self.prefix + b"{i%x}" % shard
 
+    def bucket_key(self, shard: int, end: int) -> bytes:
+        """The sorted set of one shard's entries in the bucket ending at ``end`` (:data:`KEPT`: kept forever)."""
+        return self.shard_key(shard) + bucket_suffix(end)
+
+    def bucket_end(self, expires_at: int | None) -> int:
+        """The end of the bucket an entry expiring at ``expires_at`` goes to (None: :data:`KEPT`)."""
+        if expires_at is None:
+            return KEPT
+        w = self.bucket_seconds
+        return (expires_at // w + 1) * w
+
+    def live_buckets(self, now: int, longest_ttl: int) -> list[int]:
+        """Every bucket a lookup at ``now`` reads: kept, then each timed one that ends after ``now``
+        and can hold an entry written up to now (``longest_ttl`` ahead, with room for clocks)."""
+        first, last = self.bucket_end(now), self.bucket_end(now + longest_ttl + self.margin)
+        return [KEPT, *range(first, last + 1, self.bucket_seconds)]
+
     def shard_slots(self) -> npt.NDArray[np.int64]:
-        """The cluster slot of every index shard key (``i<shard in hex>`` tags), computed once."""
+        """The cluster slot of every index shard (``i<shard in hex>`` tags), computed once."""
         if self._shard_slots is None:
             self._shard_slots = crc16_slots([b"i%x" % s for s in range(self.index_shards)])
         return self._shard_slots
 
     @staticmethod
-    def member(check: bytes, expires_at: int | None, digest: bytes) -> bytes:
-        """An index entry: check, expiry (epoch seconds; None = never), the document's ref."""
-        return check + (NEVER if expires_at is None else min(expires_at, NEVER - 1)).to_bytes(EXPIRY_BYTES, "big") \
-            + digest
+    def member(check: bytes, digest: bytes) -> bytes:
+        """An index entry: check, the document's ref."""
+        return check + digest
 
     @staticmethod
     def lex_range(check: bytes) -> tuple[bytes, bytes]:
         """Inclusive ZRANGE BYLEX bounds of every member starting with ``check``."""
-        return b"[" + check, b"[" + check + b"\xff" * (EXPIRY_BYTES + DOC_DIGEST_BYTES)
+        return b"[" + check, b"[" + check + b"\xff" * DOC_DIGEST_BYTES
 
 
-__all__ = ["CHECK_BYTES", "MEMBER_BYTES", "NEVER", "IndexSlot", "KeyLayout", "crc16_slots", "doc_digest"]
+def bucket_suffix(end: int) -> bytes:
+    """The key suffix of the bucket ending at ``end``: its hex, or ``k`` (kept forever)."""
+    return b"k" if end == KEPT else b"%x" % end
+
+
+__all__ = ["CHECK_BYTES", "KEPT", "LEGACY_MEMBER_BYTES", "MEMBER_BYTES", "NEVER", "IndexSlot", "KeyLayout",
+           "bucket_suffix", "bucket_width", "crc16_slots", "doc_digest"]

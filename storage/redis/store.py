@@ -13,11 +13,14 @@ check, ref), and the script builds the bucket key names itself, so that the clie
 arguments per node instead of one per index key.
 
 * ``lookup``: per node, GET of the decisions, claims, states and generation markers on it, and
-  ZRANGE BYLEX over every live bucket of every index key on it.
+  ZRANGE BYLEX over every live bucket of every index key on it (the kept bucket and the timed ones
+  ending after now: :meth:`KeyLayout.live_buckets`).
 * ``commit``: per node, claims (GET, then SET NX-like in the script: atomic per key), then, once
   the owners are known, the records of the winners and their index entries (ZADD, one EXPIREAT per
-  bucket key). Records are written before index entries in the same script, so whoever finds an
-  entry can read its record.
+  timed bucket key written). Records are written before index entries in the same script, so
+  whoever finds an entry can read its record.
+* ``migrate``: re-files the index keys of an older layout (unbucketed shards, buckets of another
+  width) into the buckets of this store's width, one script per node (``neardup store migrate``).
 * Retries: one redis-py ``Retry`` (exponential backoff, capped) around each call, for connection
   loss, CLUSTERDOWN, TRYAGAIN, MOVED/ASK (the slot map is re-read), READONLY and timeouts, for up
   to about ``retry_seconds``. Every script is idempotent, so repeating one that did run is
@@ -92,7 +95,7 @@ from neardup.storage.errors import (
     StoreUnavailableError,
 )
 from neardup.storage.redact import redact_url
-from neardup.storage.redis.keys import NEVER, KeyLayout, doc_digest
+from neardup.storage.redis.keys import NEVER, KeyLayout, bucket_suffix, bucket_width, doc_digest
 
 log = logging.getLogger(__name__)
 notice = logging.getLogger(NOTICE_LOGGER)
@@ -139,48 +142,59 @@ def _lua(name: str, **values: int) -> bytes:
 # arguments (A). The grouping by node makes every key local to the node a script runs on.
 _HEAD = _lua("head")
 
-# The live members (expiry after ``now``) filed under the 5-byte ``check`` in shard ``key``, each
-# appended to ``hits`` as row u32 + ref (8 B): the lookup and the write script's recheck.
+# live_hits: the members filed under the 5-byte ``check`` in every bucket (key suffix) of one shard
+# tag, each appended to ``hits`` as row u32 + ref (8 B): the lookup and the write script's recheck.
+# split: a comma-separated list; bucket_suffix: a bucket's key suffix from its end (0: kept, ``k``).
 _LIVE_HITS = _lua("live_hits")
 
-# K: plain keys to GET. A[1]: key prefix; A[2]: now (epoch seconds); A[3]: lookups, 13 bytes
-# each, big-endian: row u32, shard u32, check (5 B). Returns the GETs, then one blob of hits:
-# row u32 + ref (8 B) per live member found.
+# K: plain keys to GET. A[1]: key prefix; A[2]: lookups, 13 bytes each, big-endian: row u32, shard
+# u32, check (5 B); A[3]: the bucket suffixes to read, comma-separated. Returns the GETs, then one
+# blob of hits: row u32 + ref (8 B) per member found.
 _LOOKUP_LUA = _HEAD + _LIVE_HITS + _lua("lookup")
 
 # K: claim keys. A: "id" then ttl (0 = none) per key. Returns the owner per key.
 _CLAIM_LUA = _HEAD + _lua("claim")
 
-# K: keys to SET. A[1]: key prefix; A[2]: now; A[3]: index entries, 25 bytes each, big-endian:
-# shard u32, member (check 5 B, expiry u32, ref 8 B), recheck row u32 (NO_RECHECK: none);
-# A[4]: the sampling turn (below); A[5..]: value then ttl (0 = none) per key. Values are
-# written before the index entries. An entry with a recheck row is first looked up as the lookup
-# script does (the race check, folded in: the members already under its check, whoever wrote
-# them); the script returns those hits, row u32 + ref (8 B) each. Shard keys
-# never expire as a whole, so dead members are removed as the shards are written: one touched
-# shard in CLEAN_EVERY (those whose place in the iteration, modulo CLEAN_EVERY, is the turn the
-# client drew at random) samples 3 x CLEAN_EVERY members and drops the expired ones. That removes
-# as many as sampling 3 in every shard, with a quarter of the calls (the sampling was a fifth of
-# the scripts' time, INFO commandstats).
-CLEAN_EVERY = 4
+# K: keys to SET. A[1]: key prefix; A[2]: index entries, 25 bytes each, big-endian: shard u32,
+# bucket end u32 (0: kept), member (check 5 B, ref 8 B), recheck row u32 (NO_RECHECK: none);
+# A[3]: the margin (s) a bucket key outlives its end by; A[4]: the bucket suffixes a recheck
+# reads, comma-separated; A[5..]: value then ttl (0 = none) per key. Values are written before the
+# index entries. An entry with a recheck row is first looked up as the lookup script does (the
+# race check, folded in: the members already under its check, whoever wrote them); the script
+# returns those hits, row u32 + ref (8 B) each. Each timed bucket key written gets EXPIREAT its
+# end + margin: the whole key goes once its entries are dead, so nothing sweeps members.
 NO_RECHECK = 0xFFFFFFFF
-_WRITE_LUA = _HEAD + _LIVE_HITS + _lua("write", NO_RECHECK=NO_RECHECK, CLEAN_EVERY=CLEAN_EVERY,
-                                          SAMPLE=3 * CLEAN_EVERY)
+_WRITE_LUA = _HEAD + _LIVE_HITS + _lua("write", NO_RECHECK=NO_RECHECK)
 
-# K: keys to delete; A[1]: key prefix; A[2]: index members to remove (shard u32 + member 17 B);
-# A[3..]: per key, the value it must hold ('' = any). Returns 1/0 per key. The archive's only write.
+# K: keys to delete; A[1]: key prefix; A[2]: kept-bucket members to remove (shard u32 + member 13
+# B); A[3..]: per key, the value it must hold ('' = any). Returns 1/0 per key. The archive's only write.
 _FORGET_LUA = _HEAD + _lua("forget")
+
+# K: index keys of an older layout; A[1]: bucket width; A[2]: margin; A[3]: now. Returns
+# {entries moved, entries dropped as expired} (lua/migrate.lua).
+_MIGRATE_LUA = _HEAD + _LIVE_HITS + _lua("migrate", NEVER=NEVER)
 
 # KEYS[1]: a state key; ARGV[1]: expected version (0: absent), ARGV[2]: the new value. 1 if written.
 _CAS_LUA = _lua("cas")
 
 _SCRIPTS = {hashlib.sha1(body).hexdigest(): body
-            for body in (_LOOKUP_LUA, _CLAIM_LUA, _WRITE_LUA, _CAS_LUA, _FORGET_LUA)}
+            for body in (_LOOKUP_LUA, _CLAIM_LUA, _WRITE_LUA, _CAS_LUA, _FORGET_LUA, _MIGRATE_LUA)}
 _LOOKUP_SHA = hashlib.sha1(_LOOKUP_LUA).hexdigest()
 _CLAIM_SHA = hashlib.sha1(_CLAIM_LUA).hexdigest()
 _WRITE_SHA = hashlib.sha1(_WRITE_LUA).hexdigest()
 _CAS_SHA = hashlib.sha1(_CAS_LUA).hexdigest()
 _FORGET_SHA = hashlib.sha1(_FORGET_LUA).hexdigest()
+_MIGRATE_SHA = hashlib.sha1(_MIGRATE_LUA).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationReport:
+    """What :meth:`RedisFingerprintStore.migrate` did."""
+
+    keys: int  # index keys of an older layout re-filed, then deleted
+    moved: int  # entries re-filed into this store's buckets
+    dropped: int  # entries already expired, not re-filed
+    bucket_seconds: int  # the width they were re-filed at
 
 
 def _count_hits(blob: bytes, found: list[Candidates]) -> None:
@@ -276,6 +290,7 @@ class RedisFingerprintStore:
         max_connections: int = 64,
         key_prefix: str = "nd",
         index_shards: int | None = None,
+        index_bucket_seconds: int | None = None,
         retry_seconds: float = 30.0,
         socket_timeout: float = 5.0,
         **unknown: Any,
@@ -290,7 +305,12 @@ class RedisFingerprintStore:
         self._raw_url = url
         self.cluster = scheme == "rediscluster"
         self.ttl = ttl or TTLPolicy(by_type={})
-        self.layout = KeyLayout(prefix=key_prefix, index_shards=index_shards or KeyLayout().index_shards)
+        # the ttls an entry can get: each type's, and the default unless the types name one
+        ttls = [*self.ttl.by_type.values(), *(() if "default" in self.ttl.by_type else (self.ttl.default,))]
+        self.layout = KeyLayout(prefix=key_prefix, index_shards=index_shards or KeyLayout().index_shards,
+                                bucket_seconds=index_bucket_seconds or bucket_width(ttls))
+        # the longest a timed entry written now can live: how far ahead a lookup reads buckets
+        self._longest_ttl = max((t for t in ttls if t is not None and t > 0), default=0)
         self._password = _secret(password)
         self._username = username
         self._tls = tls or scheme == "rediss"
@@ -519,7 +539,7 @@ class RedisFingerprintStore:
         """GET many keys of any slots: one lookup script per node."""
         out: list[bytes | None] = [None] * len(keys)
         work = self._group(keys)
-        for node, res in (await self._call_nodes(_LOOKUP_SHA, work, lambda w: [self._prefix, 0, b""])).items():
+        for node, res in (await self._call_nodes(_LOOKUP_SHA, work, lambda w: [self._prefix, b"", ""])).items():
             for i, v in zip(work[node].rows, res, strict=False):
                 out[i] = v
         return out
@@ -543,12 +563,12 @@ class RedisFingerprintStore:
         if index_keys.size:
             slots, raw = self._index_lookups(index_keys)
             self._spread(work, slots, raw)
-        now = int(time.time())
+        buckets = self._live_buckets()
         gets: list[bytes | None] = [None] * len(keys)
         found: list[Candidates] = [{} for _ in range(n_rows)]
 
         def argv(w: _NodeWork) -> list[Any]:
-            return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b""]
+            return [self._prefix, np.concatenate(w.blob).tobytes() if w.blob else b"", buckets]
 
         for node, res in (await self._call_nodes(_LOOKUP_SHA, work, argv)).items():
             w = work[node]
@@ -556,6 +576,10 @@ class RedisFingerprintStore:
                 gets[i] = v
             _count_hits(res[-1], found)
         return gets, found
+
+    def _live_buckets(self) -> bytes:
+        """The key suffixes of every bucket a lookup reads now, comma-separated (lua/live_hits.lua)."""
+        return b",".join(bucket_suffix(e) for e in self.layout.live_buckets(int(time.time()), self._longest_ttl))
 
     # -- protocol ------------------------------------------------------------------------------
     def _ttl_arg(self, content_type: str) -> int:
@@ -662,30 +686,15 @@ class RedisFingerprintStore:
         refs = [doc_digest(r.doc_id) for r in records]
         keys = [self.layout.record_key(ref) for ref in refs]
         ttls = [self._ttl_arg(r.content_type) for r in records]
-        doc_rows = np.repeat(np.arange(len(records)), [len(r.index_keys) for r in records])
-        flat = np.fromiter((k for r in records for k in r.index_keys), dtype=np.uint64, count=doc_rows.shape[0])
-        raw = np.zeros((0, 21), dtype=np.uint8)
-        slots = np.zeros(0, dtype=np.int64)
-        if flat.size:
-            shard, check = self.layout.index_slots(flat)
-            expiry = np.array([NEVER if t == 0 else min(now + t, NEVER - 1) for t in ttls], dtype=np.uint64)
-            entries = np.empty(flat.shape[0], dtype=[("shard", ">u4"), ("check", ">u8"), ("expiry", ">u4"),
-                                                     ("ref", f"S{REF_BYTES}"), ("row", ">u4")])
-            entries["shard"] = shard
-            entries["check"] = check << np.uint64(24)
-            entries["expiry"] = expiry[doc_rows]
-            entries["ref"] = np.array(refs, dtype=f"S{REF_BYTES}")[doc_rows]
-            entries["row"] = np.where(np.asarray(recheck, dtype=np.bool_)[doc_rows], doc_rows, NO_RECHECK)
-            raw = entries.view(np.uint8).reshape(-1, 28)
-            raw = np.hstack([raw[:, :9], raw[:, 12:]])  # shard, the check's 5 bytes, expiry, ref, row
-            slots = self.layout.shard_slots()[shard]
+        raw, slots = self._index_entries(records, refs, ttls, recheck, now)
+        buckets = self._live_buckets()
 
         def argv(w: _NodeWork) -> list[Any]:
             # a record kept forever (ttl 0) keeps its index keys: the archive moves it to the cold
             # tier later, and needs them there and to remove its warm index entries
             values = [x for i in w.rows for x in (encode_record(records[i], with_keys=ttls[i] == 0), ttls[i])]
-            return [self._prefix, now, np.concatenate(w.blob).tobytes() if w.blob else b"",
-                    secrets.randbelow(CLEAN_EVERY), *values]
+            return [self._prefix, np.concatenate(w.blob).tobytes() if w.blob else b"", self.layout.margin, buckets,
+                    *values]
 
         async def call() -> list[bytes]:
             work = self._group(keys)  # inside the retry: a failover moves slots
@@ -697,6 +706,26 @@ class RedisFingerprintStore:
             _count_hits(reply, found)
         return found
 
+    def _index_entries(self, records: Sequence[FingerprintRecord], refs: Sequence[bytes], ttls: Sequence[int],
+                       recheck: Sequence[bool], now: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+        """(packed entries: shard, bucket end, check, ref, recheck row; the slot of each) of ``records``."""
+        doc_rows = np.repeat(np.arange(len(records)), [len(r.index_keys) for r in records])
+        flat = np.fromiter((k for r in records for k in r.index_keys), dtype=np.uint64, count=doc_rows.shape[0])
+        if not flat.size:
+            return np.zeros((0, 25), dtype=np.uint8), np.zeros(0, dtype=np.int64)
+        shard, check = self.layout.index_slots(flat)
+        ends = np.array([self.layout.bucket_end(None if t == 0 else now + t) for t in ttls], dtype=np.uint64)
+        entries = np.empty(flat.shape[0], dtype=[("shard", ">u4"), ("end", ">u4"), ("check", ">u8"),
+                                                 ("ref", f"S{REF_BYTES}"), ("row", ">u4")])
+        entries["shard"] = shard
+        entries["end"] = ends[doc_rows]
+        entries["check"] = check << np.uint64(24)
+        entries["ref"] = np.array(refs, dtype=f"S{REF_BYTES}")[doc_rows]
+        entries["row"] = np.where(np.asarray(recheck, dtype=np.bool_)[doc_rows], doc_rows, NO_RECHECK)
+        raw = entries.view(np.uint8).reshape(-1, 28)
+        raw = np.hstack([raw[:, :13], raw[:, 16:]])  # shard, end, the check's 5 bytes, ref, row
+        return raw, self.layout.shard_slots()[shard]
+
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""
         if not decisions:
@@ -706,7 +735,7 @@ class RedisFingerprintStore:
         def argv(w: _NodeWork) -> list[Any]:
             values = [x for i in w.rows for x in (encode_decision(decisions[i]),
                                                   self._ttl_arg(decisions[i].content_type))]
-            return [self._prefix, 0, b"", 0, *values]
+            return [self._prefix, b"", 0, "", *values]
 
         await self._call("put_decisions", lambda: self._call_nodes(_WRITE_SHA, self._group(keys), argv))
 
@@ -787,14 +816,55 @@ class RedisFingerprintStore:
         return await self._call("forget", call)
 
     def _kept_members(self, records: Sequence[FingerprintRecord]) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
-        """(slot, packed shard u32 + member) of every index entry of kept ``records``."""
+        """(slot, packed shard u32 + member) of every index entry of kept ``records`` (the kept bucket's)."""
         flat = [(k, doc_digest(r.doc_id)) for r in records for k in r.index_keys]
         if not flat:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 21), dtype=np.uint8)
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 17), dtype=np.uint8)
         shard, check = self.layout.index_slots(np.array([k for k, _ in flat], dtype=np.uint64))
-        packed = b"".join(struct.pack(">I", s) + KeyLayout.member(int(c).to_bytes(5, "big"), None, ref)
+        packed = b"".join(struct.pack(">I", s) + KeyLayout.member(int(c).to_bytes(5, "big"), ref)
                           for s, c, (_, ref) in zip(shard.tolist(), check.tolist(), flat, strict=True))
-        return self.layout.shard_slots()[shard], np.frombuffer(packed, dtype=np.uint8).reshape(-1, 21)
+        return self.layout.shard_slots()[shard], np.frombuffer(packed, dtype=np.uint8).reshape(-1, 17)
+
+    # -- older index layouts -----------------------------------------------------------------
+    async def migrate(self, count: int = 1000) -> MigrationReport:
+        """Re-file every index key of an older layout into this store's buckets, master by master:
+        the unbucketed shard keys written before buckets (``P:{i<S>}``, members with their own
+        expiry) and buckets of another width. Entries of content kept forever go to the kept
+        bucket, live timed ones to the bucket of their expiry, expired ones are dropped; each old
+        key is deleted in the same script. Idempotent, and safe while workers write: a rerun finds
+        nothing left."""
+        total = [0, 0, 0]
+        for node in sorted(self._primaries(), key=lambda n: getattr(n, "name", "")):
+            cursor = -1
+            while cursor != 0:
+                cursor, done = await self._migrate_step(node, max(cursor, 0), count)
+                total = [a + b for a, b in zip(total, done, strict=True)]
+        return MigrationReport(total[0], total[1], total[2], self.layout.bucket_seconds)
+
+    async def _migrate_step(self, node: Any, cursor: int, count: int) -> tuple[int, list[int]]:
+        """One SCAN step of one master: (the next cursor, [keys, entries moved, dropped])."""
+        raw, found = await self._call("migrate", lambda: self._on(node, "SCAN", cursor, "MATCH",
+                                                                  self._prefix + b"{i*", "COUNT", count))
+        after = int(next(iter(raw.values())) if isinstance(raw, dict) else raw)
+        old = [k for k in found if self._older_index_key(k)]
+        if not old:
+            return after, [0, 0, 0]
+        now = int(time.time())
+
+        async def call() -> list[int]:
+            work = self._group(old)  # inside the retry: a failover moves slots
+            replies = await self._call_nodes(_MIGRATE_SHA, work, lambda w: [self.layout.bucket_seconds,
+                                                                            self.layout.margin, now])
+            return [len(old), sum(int(r[0]) for r in replies.values()), sum(int(r[1]) for r in replies.values())]
+
+        return after, await self._call("migrate", call)
+
+    def _older_index_key(self, key: bytes) -> bool:
+        """Is ``key`` an index key of an older layout (unbucketed, or a bucket of another width)?"""
+        suffix = key.rsplit(b"}", 1)[1]
+        if suffix == b"k":
+            return False
+        return not suffix or int(suffix, 16) % self.layout.bucket_seconds != 0
 
     async def stats(self) -> dict[str, int]:
         """Keys and used memory over the masters."""
@@ -812,6 +882,7 @@ class RedisFingerprintStore:
 
 
 __all__ = [
+    "MigrationReport",
     "RedisFingerprintStore",
     "decode_decision",
     "decode_record",

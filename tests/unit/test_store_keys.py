@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neardup.storage.redis.keys import CHECK_BYTES, MEMBER_BYTES, NEVER, KeyLayout, crc16_slots, doc_digest
+from neardup.storage.redis.keys import (
+    CHECK_BYTES,
+    KEPT,
+    MEMBER_BYTES,
+    KeyLayout,
+    bucket_width,
+    crc16_slots,
+    doc_digest,
+)
 
 # redis-py's own slot function is the reference (the redis extra)
 key_slot = pytest.importorskip("redis.cluster", reason="the redis extra is not installed (pip install 'neardup[redis]')"
@@ -80,17 +88,43 @@ def test_crc16_slots_match_redis_py() -> None:
     assert crc16_slots(tags).tolist() == [key_slot(t) if t else 0 for t in tags]
 
 
-def test_members_carry_expiry_and_sort_inside_their_lex_range(layout: KeyLayout) -> None:
+def test_members_sort_inside_their_lex_range(layout: KeyLayout) -> None:
     check = layout.index_slot(12345).check
     lo, hi = layout.lex_range(check)
     for digest in (bytes(8), b"\xff" * 8, doc_digest("a")):
-        for expires in (0, 1_767_225_600, None):
-            m = layout.member(check, expires, digest)
-            assert len(m) == MEMBER_BYTES
-            assert lo[1:] <= m <= hi[1:]
-            assert int.from_bytes(m[CHECK_BYTES:CHECK_BYTES + 4], "big") == (NEVER if expires is None else expires)
+        m = layout.member(check, digest)
+        assert len(m) == MEMBER_BYTES == 13
+        assert lo[1:] <= m <= hi[1:]
     other = layout.index_slot(54321).check
-    assert not lo[1:] <= layout.member(other, None, bytes(8)) <= hi[1:]
+    assert not lo[1:] <= layout.member(other, bytes(8)) <= hi[1:]
+
+
+def test_bucket_keys_share_their_shards_slot_and_name_their_end() -> None:
+    layout = KeyLayout(prefix="nd", index_shards=1 << 18, bucket_seconds=3600)
+    assert layout.bucket_key(0x2B870, KEPT) == b"nd:{i2b870}k"
+    assert layout.bucket_key(0x2B870, 1_767_225_600) == b"nd:{i2b870}" + b"%x" % 1_767_225_600
+    assert key_slot(layout.bucket_key(0x2B870, 7200)) == key_slot(layout.shard_key(0x2B870)) == 11640
+    assert layout.bucket_end(None) == KEPT
+    assert layout.bucket_end(3599) == 3600 and layout.bucket_end(3600) == 7200
+    assert layout.margin == 60 and KeyLayout(bucket_seconds=2).margin == 2
+
+
+@given(st.integers(0, 2**31), st.integers(1, 40 * 86_400), st.integers(1, 12))
+def test_a_lookup_reads_every_bucket_an_entry_written_up_to_now_is_in(now: int, ttl: int, parts: int) -> None:
+    width = max(1, ttl // parts)
+    layout = KeyLayout(bucket_seconds=width)
+    live = layout.live_buckets(now, ttl)
+    assert live[0] == KEPT and all(now < end for end in live[1:])
+    for written in (now - ttl + 1, now - ttl // 2, now, now + min(59, width - 1)):  # a writer's clock a bit ahead
+        assert written + ttl <= now or layout.bucket_end(written + ttl) in live
+    assert len(live) <= (ttl + layout.margin) // width + 3  # the kept bucket, and timed ones
+
+
+def test_bucket_width_is_a_quarter_of_the_longest_finite_ttl() -> None:
+    assert bucket_width([7 * 86_400, None, 30 * 86_400]) == 648_000  # 7.5 days
+    assert bucket_width([6, None]) == 2
+    assert bucket_width([1]) == 1
+    assert bucket_width([None]) == 86_400
 
 
 def test_prefix_cannot_hold_braces() -> None:
@@ -104,7 +138,8 @@ def test_the_lua_scripts_are_files_with_every_placeholder_filled() -> None:
     from neardup.storage.redis import store
 
     names = {p.stem for p in (Path(store.__file__).parent / "lua").glob("*.lua")}
-    assert names == {"head", "live_hits", "lookup", "claim", "write", "cas", "forget"}
-    for body in (store._LOOKUP_LUA, store._CLAIM_LUA, store._WRITE_LUA, store._CAS_LUA, store._FORGET_LUA):
+    assert names == {"head", "live_hits", "lookup", "claim", "write", "cas", "forget", "migrate"}
+    for body in (store._LOOKUP_LUA, store._CLAIM_LUA, store._WRITE_LUA, store._CAS_LUA, store._FORGET_LUA,
+                 store._MIGRATE_LUA):
         assert b"$" not in body and b"redis.call" in body
     assert str(store.NO_RECHECK).encode() in store._WRITE_LUA

@@ -5,29 +5,20 @@ for i = 1, #K do
   else redis.call('SET', K[i], A[3 + 2 * i]) end
 end
 local prefix = A[1]
-local now = tonumber(A[2])
-local blob = A[3]
-local turn = tonumber(A[4])
+local blob = A[2]
+local margin = tonumber(A[3])
+local buckets = split(A[4])
 local touched = {}
 local hits = {}
 for off = 1, #blob, 25 do
-  local shard, member, row = struct.unpack('>I4c17I4', blob, off)
-  local key = prefix .. '{i' .. string.format('%x', shard) .. '}'
+  local shard, ends, member, row = struct.unpack('>I4I4c13I4', blob, off)
+  local tag = prefix .. '{i' .. string.format('%x', shard) .. '}'
   if row ~= $NO_RECHECK then
-    live_hits(key, string.sub(member, 1, 5), row, now, hits)
+    live_hits(tag, buckets, string.sub(member, 1, 5), row, hits)
   end
+  local key = tag .. bucket_suffix(ends)
   redis.call('ZADD', key, 0, member)
-  touched[key] = true
+  if ends ~= 0 then touched[key] = ends end
 end
-local n = 0
-for key, _ in pairs(touched) do
-  if n % $CLEAN_EVERY == turn then
-    local sample = redis.call('ZRANDMEMBER', key, $SAMPLE)
-    for j = 1, #sample do
-      local m = sample[j]
-      if #m ~= 17 or struct.unpack('>I4', m, 6) <= now then redis.call('ZREM', key, m) end
-    end
-  end
-  n = n + 1
-end
+for key, ends in pairs(touched) do redis.call('EXPIREAT', key, ends + margin) end
 return table.concat(hits)
