@@ -3,13 +3,15 @@
     .venv/bin/python bench/redis_lookup.py [--entries 20000] [--json out.json]
 
 Starts a redis-server (no persistence), fills index shards the way the store lays them out
-(``{prefix}{i<shard hex>}`` sorted sets of 17-byte members: check, expiry, ref) with 1 to 200
-members a shard, runs the store's lookup script (``storage/redis/store.py``: ``_LOOKUP_LUA``) over
-``--entries`` lookups at once, and reads ``INFO commandstats``: the script's time per entry, and
-how much of it the ZRANGE BYLEX commands themselves took (the rest is the script's Lua work:
-unpacking the entry, building the key name and the range bounds). Answers two questions of the
-Redis path: is a lookup dearer when shards hold more members (the cost per document at 1 M
-stored), and is the time in Redis's commands or in the script around them.
+(``{prefix}{i<shard hex>}<bucket>`` sorted sets of 13-byte members: check, ref; one key per time
+bucket, storage/redis/keys.py) with 1 to 200 members a bucket key and 1 to 7 buckets a shard, runs
+the store's lookup script (``storage/redis/store.py``: ``_LOOKUP_LUA``) over ``--entries``
+lookups at once, each reading every bucket of its shard, and reads ``INFO commandstats``: the
+script's time per entry, and how much of it the ZRANGE BYLEX commands themselves took (the rest
+is the script's Lua work: unpacking the entry, building the key names and the range bounds).
+Answers three questions of the Redis path: is a lookup dearer when keys hold more members (the
+cost per document at 1 M stored), what each bucket a lookup reads adds, and is the time in Redis's
+commands or in the script around them.
 """
 
 from __future__ import annotations
@@ -34,28 +36,38 @@ from tests.fixtures.redis_servers import start_redis  # noqa: E402
 
 PREFIX = b"nd:"
 SHARDS = 4096
-MEMBERS_PER_SHARD = (1, 8, 32, 78, 120, 200)  # 78: what 1 M documents put in 524,288 shards
+# (members a bucket key, buckets a lookup reads): 78 members is what 1 M documents put in 524,288
+# unbucketed shards; 7 buckets is the kept one and 6 timed ones (the default width, a quarter of
+# the longest ttl)
+GRID = ((1, 1), (8, 1), (32, 1), (78, 1), (120, 1), (200, 1), (8, 3), (8, 7), (32, 3), (32, 7), (12, 7))
 
 
-def fill(r: redis.Redis, per_shard: int, rng: random.Random) -> None:
-    """``SHARDS`` index shards of ``per_shard`` live members each."""
+def suffixes(buckets: int) -> list[bytes]:
+    """The key suffixes of ``buckets`` buckets: the kept one, then timed ones (ends a day apart)."""
+    day = 86_400
+    first = (int(time.time()) // day + 1) * day
+    return [b"k", *(b"%x" % (first + i * day) for i in range(buckets - 1))]
+
+
+def fill(r: redis.Redis, per_key: int, buckets: int, rng: random.Random) -> None:
+    """``SHARDS`` index shards of ``buckets`` bucket keys of ``per_key`` members each."""
     r.flushall()
-    expiry = struct.pack(">I", int(time.time()) + 86_400)
     pipe = r.pipeline(transaction=False)
     for shard in range(SHARDS):
-        key = PREFIX + b"{i" + f"{shard:x}".encode() + b"}"
-        pipe.zadd(key, {rng.randbytes(5) + expiry + rng.randbytes(8): 0 for _ in range(per_shard)})
+        for suffix in suffixes(buckets):
+            key = PREFIX + b"{i" + f"{shard:x}".encode() + b"}" + suffix
+            pipe.zadd(key, {rng.randbytes(5) + rng.randbytes(8): 0 for _ in range(per_key)})
         if shard % 256 == 255:
             pipe.execute()
     pipe.execute()
 
 
-def measure(r: redis.Redis, entries: int, rng: random.Random) -> dict[str, Any]:
-    """One lookup script call over ``entries`` random (shard, check) lookups."""
+def measure(r: redis.Redis, entries: int, buckets: int, rng: random.Random) -> dict[str, Any]:
+    """One lookup script call over ``entries`` random (shard, check) lookups, each over ``buckets`` buckets."""
     blob = b"".join(struct.pack(">II", i, rng.randrange(SHARDS)) + rng.randbytes(5) for i in range(entries))
     r.config_resetstat()
     started = time.perf_counter()
-    r.eval(_LOOKUP_LUA, 0, 0, PREFIX, int(time.time()), blob)
+    r.eval(_LOOKUP_LUA, 0, 0, PREFIX, blob, b",".join(suffixes(buckets)))
     wall = time.perf_counter() - started
     stats = r.info("commandstats")
     script = stats.get("cmdstat_eval", {}).get("usec", 0)
@@ -78,11 +90,12 @@ def main(argv: list[str] | None = None) -> None:
         try:
             r = redis.Redis(port=server.port)
             version = r.info("server")["redis_version"]
-            for per in MEMBERS_PER_SHARD:
-                fill(r, per, rng)
-                encoding = r.object("encoding", PREFIX + b"{i0}")
-                rows.append({"members_per_shard": per, "encoding": encoding.decode() if encoding else None,
-                             **measure(r, args.entries, rng)})
+            for per, buckets in GRID:
+                fill(r, per, buckets, rng)
+                encoding = r.object("encoding", PREFIX + b"{i0}k")
+                rows.append({"members_per_key": per, "buckets_per_lookup": buckets,
+                             "encoding": encoding.decode() if encoding else None,
+                             **measure(r, args.entries, buckets, rng)})
                 print(json.dumps(rows[-1]))
         finally:
             server.stop()

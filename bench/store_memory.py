@@ -16,8 +16,10 @@
 3. Loads in four phases and reads ``INFO memory`` after each, so that every byte lands in one
    category: claims (``commit(claims, [])``), records without index entries, the same records
    again with their index entries (same values: the difference is the index), decisions. It also
-   samples ``MEMORY USAGE`` per key kind, reads ``ZCARD`` of every index shard key against
-   ``zset-max-listpack-entries`` and samples ``OBJECT ENCODING``.
+   samples ``MEMORY USAGE`` per key kind, reads ``ZCARD`` of every index key (the time buckets of
+   each shard) against ``zset-max-listpack-entries`` and samples ``OBJECT ENCODING``. Every
+   document is written within minutes, so each shard holds one bucket key per ttl in use (and the
+   kept one): a store filled over weeks spreads the same entries over more bucket keys.
 
 ``--formats v2`` writes records and decisions in the value formats before the compact ones
 (version 2: content type as text, published_at as a double, evidence as JSON text; the encoders
@@ -66,7 +68,7 @@ from neardup.storage import redis as redis_store
 from neardup.storage.redis.store import RedisFingerprintStore, _put_bytes, _put_int
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-KINDS = {"records": b"{d*}r", "decisions": b"{d*}v", "claims": b"{x*}", "index": b"{i*}"}
+KINDS = {"records": b"{d*}r", "decisions": b"{d*}v", "claims": b"{x*}", "index": b"{i*"}
 
 
 def encode_record_v2(rec: FingerprintRecord) -> bytes:
@@ -218,37 +220,42 @@ async def sample_usage(client: Any, prefix: bytes, pattern: bytes, n: int) -> tu
     return (sum(sizes) / len(sizes) if sizes else 0.0), len(sizes)
 
 
-async def shard_census(client: Any, store: RedisFingerprintStore, limit: int) -> dict[str, Any]:
-    """ZCARD of every index shard key, and OBJECT ENCODING of a sample."""
-    shards = store.layout.index_shards
-    cards = np.zeros(shards, dtype=np.int64)
+async def index_census(client: Any, store: RedisFingerprintStore, limit: int) -> dict[str, Any]:
+    """ZCARD of every index key (each shard's time buckets, storage/redis/keys.py), and OBJECT
+    ENCODING of a sample."""
+    keys = [key async for key in client.scan_iter(match=store.layout.prefix + b"{i*", count=10_000)]
+    cards = np.zeros(len(keys), dtype=np.int64)
     step = 10_000
-    for lo in range(0, shards, step):
+    for lo in range(0, len(keys), step):
         pipe = client.pipeline(transaction=False)
-        for s in range(lo, min(shards, lo + step)):
-            pipe.zcard(store.layout.shard_key(s))
+        for key in keys[lo : lo + step]:
+            pipe.zcard(key)
         cards[lo : lo + step] = await pipe.execute()
     encodings: dict[str, int] = {}
     rng = np.random.default_rng(1)
-    sample = rng.choice(shards, size=min(shards, 2000), replace=False)
+    sample = rng.choice(len(keys), size=min(len(keys), 2000), replace=False) if keys else np.zeros(0, np.int64)
     fullest = np.argsort(cards)[-20:]
-    for s in np.concatenate([sample, fullest]).tolist():
-        raw = await client.object("encoding", store.layout.shard_key(int(s)))
+    for i in np.concatenate([sample, fullest]).tolist():
+        raw = await client.object("encoding", keys[int(i)])
         if raw is not None:
             name = raw.decode() if isinstance(raw, bytes) else str(raw)
             encodings[name] = encodings.get(name, 0) + 1
-    live = cards[cards > 0]
+    shards = store.layout.index_shards
+    kept = sum(key.endswith(b"k") for key in keys)
     return {
         "index_shards": shards,
-        "shard_keys_used": int(live.shape[0]),
+        "bucket_seconds": store.layout.bucket_seconds,
+        "index_keys": len(keys),
+        "kept_bucket_keys": kept,
+        "timed_bucket_keys": len(keys) - kept,
         "entries": int(cards.sum()),
-        "entries_per_shard_mean": round(float(cards.mean()), 1),
-        "entries_per_shard_p99_9": int(np.percentile(cards, 99.9)) if shards else 0,
-        "entries_per_shard_max": int(cards.max()) if shards else 0,
+        "entries_per_key_mean": round(float(cards.mean()), 1) if keys else 0.0,
+        "entries_per_key_p99_9": int(np.percentile(cards, 99.9)) if keys else 0,
+        "entries_per_key_max": int(cards.max()) if keys else 0,
         "zset_max_listpack_entries": limit,
-        "shards_over_listpack_limit": int((cards > limit).sum()),
+        "keys_over_listpack_limit": int((cards > limit).sum()),
         "encodings_sampled_incl_20_fullest": encodings,
-        # shards for a mean of 64 entries (the fullest near 2x that): about entries / 64, a power of 2
+        # shards for a mean of 64 entries a shard (the fullest near 2x that): about entries / 64, a power of 2
         "suggested_index_shards": 1 << max(0, math.ceil(math.log2(max(1, int(cards.sum())) / 64))),
     }
 
@@ -261,6 +268,8 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
     options = store_options(settings.model_copy(update={"store_url": "redis://"}))
     if args.shards:
         options["index_shards"] = args.shards
+    if args.bucket_seconds:
+        options["index_bucket_seconds"] = args.bucket_seconds
     options["max_connections"] = 8
     store = RedisFingerprintStore(f"redis://127.0.0.1:{port}", TTLPolicy(by_type=dict(settings.ttl_seconds)),
                                   **options)
@@ -308,7 +317,7 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
 
     prefix = settings.redis.key_prefix.encode() + b":"
     usage = {kind: await sample_usage(client, prefix, pattern, 2000) for kind, pattern in KINDS.items()}
-    census = await shard_census(client, store, limit)
+    census = await index_census(client, store, limit)
     dbsize = int(await client.dbsize())
     await store.close()
 
@@ -358,6 +367,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="a setting, as NEARDUP_SECTION__NAME would set it")
     p.add_argument("--no-simhash-blocks", action="store_true", help="experiment: index LSH bands only")
     p.add_argument("--shards", type=int, default=0, help="index shards (default: redis.index_shards)")
+    p.add_argument("--bucket-seconds", type=int, default=0,
+                   help="index bucket width (default: redis.index_bucket_seconds, else a quarter of the longest ttl)")
     p.add_argument("--json", type=Path, default=None, help="also write the result here")
     p.add_argument("--formats", choices=["current", "v2"], default="current",
                    help="v2: the record and decision value formats before the compact ones")
