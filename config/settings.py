@@ -120,7 +120,10 @@ class IndexSettings(_Section):
     max_candidates: int = Field(50, ge=1, description="re-check at most this many candidates per document")
     # excerpts: a page that carries 100-400 characters of a long article has a Jaccard far below
     # any band's reach; the hashes of its whole sentences find the article (docs/decisions.md)
-    excerpt_keys: int = Field(20, ge=0, le=64, description="sentence keys filed per document for excerpts (0: none)")
+    excerpt_keys: int = Field(64, ge=0, le=64, description="sentence keys filed per document for excerpts (0: none)")
+    excerpt_window: int = Field(
+        2, ge=1, le=8, description="a document is filed under the smallest sentence hash of every this many in a row "
+        "(1: every sentence); it asks under all of its sentences, so a store filed with another window is still found")
     excerpt_sentence_chars: int = Field(
         20, ge=6, description="a sentence this long or longer can file an excerpt key (shorter ones are boilerplate)")
     race_wait_seconds: float = Field(
@@ -229,6 +232,16 @@ class ImageSettings(_Section):
     # while random-field pictures match 1.5 times as often as by the whole pHash alone (6 at 14):
     # each of the 18 views is one more chance for a different photograph to come near
     view_radius: int = Field(12, ge=0, le=32, description="pHash bits from one of an image's views to a stored image")
+    # bench/image_engine.py and bench/image_index.py: pictures with less than 5 % of their variance
+    # beyond the pHash's 8x8 frequencies (the random fields of 4 to 5 cells) made most chance image
+    # duplicates; the labelled set's photographs have 2.9 % or more (a retina's blurred quarters),
+    # most above 30 % (docs/media.md). 0 turns the smaller radii off
+    low_structure: int = Field(
+        5, ge=0, le=100, description="percent of a picture's variance beyond the pHash's frequencies below which "
+                                     "a pair matches within the low-structure radii")
+    low_structure_radius: int = Field(10, ge=0, le=32, description="radius for a pair with a low-structure picture")
+    low_structure_view_radius: int = Field(
+        8, ge=0, le=32, description="views' radius for a pair with a low-structure picture")
 
 
 class TopicSettings(_Section):

@@ -42,6 +42,7 @@ from neardup.decision import CriticalEvidence, Decision, Evidence, Reason, Rule,
 from neardup.document import Document
 from neardup.kernels.pairs import self_join
 from neardup.learning.model import MODEL_STATE, Model, apply_to_lexicon
+from neardup.media.hashes import radii_of
 from neardup.metrics import Metrics
 from neardup.rules.differences import AnchorProfiler, Profile, profiler
 from neardup.rules.images import WindowImages, caption_content_hash, image_verdict, nearest_image
@@ -286,15 +287,18 @@ class Engine:
         profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names,
                                                slots=fps.name_slots)
         idx = self.settings.index
-        keys = np.hstack([self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0),
-                          excerpt_keys([p.sentence_contexts(idx.excerpt_sentence_chars) for p in profiles],
-                                       idx.excerpt_keys)])
+        lsh = self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0)
+        sentences = [p.sentence_contexts(idx.excerpt_sentence_chars) for p in profiles]
+        # a document is filed under a winnowed few of its sentences but asks under all of them: an
+        # excerpt with fewer whole sentences than the window still finds an article that filed one
+        keys = np.hstack([lsh, excerpt_keys(sentences, idx.excerpt_keys, window=1)])
+        filed = np.hstack([lsh, excerpt_keys(sentences, idx.excerpt_keys, window=idx.excerpt_window)])
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]
         sketches = window_sketches(fps, ids, published, profiles, fp_settings.signature_bits, marks)
         images = WindowImages.of(batch, sketches)
-        key_rows = keys.tolist()  # Python ints in one call, not one numpy scalar a key
+        key_rows = filed.tolist()  # Python ints in one call, not one numpy scalar a key
         records = [
             FingerprintRecord(
                 doc_id=doc.id, content_type=doc.type, published_at=published[r],
@@ -302,7 +306,7 @@ class Engine:
                 signature=self.fingerprinter.encode_signature(fps, r), profile=profiles[r].encode(),
                 shingles=int(fps.shingle_counts[r]), length=fps.lengths[r],
                 index_keys=tuple(k for k in key_rows[r] if k) + (images.keys_of(r) if doc.images else ()),
-                images=sketches[r].images,
+                images=sketches[r].images, image_structure=sketches[r].image_structure,
             )
             for r, doc in enumerate(batch)
         ]
@@ -374,7 +378,7 @@ class Engine:
             others += [w.sketches[e] for e in earlier.get(r, ())
                        if e not in at or out[at[e]].reason is not Reason.EXACT]
             out[k] = image_verdict(out[k], w.fps.lengths[r],
-                                   nearest_image(doc.images, others, s.radius, s.view_radius), s.caption_chars)
+                                   nearest_image(doc.images, others, radii_of(s)), s.caption_chars)
             if out[k].reason is Reason.IMAGE:
                 w.sketches[r].original = out[k].cluster or ""  # a later row of this window sees its cluster
         return out
@@ -568,8 +572,7 @@ class Engine:
             r = rows[k]
             if out[k].status is not Status.UNIQUE or not w.docs[r].images or w.fps.lengths[r] >= s.caption_chars:
                 continue
-            match = nearest_image(w.docs[r].images, [sketches[ref] for ref in refs if ref in sketches], s.radius,
-                                  s.view_radius)
+            match = nearest_image(w.docs[r].images, [sketches[ref] for ref in refs if ref in sketches], radii_of(s))
             if match is not None and await self._other_first(w.sketches[r], match.other,
                                                              decided.get(match.other.doc_id)):
                 out[k] = replace(image_verdict(out[k], w.fps.lengths[r], match, s.caption_chars), race=True)

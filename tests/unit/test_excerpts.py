@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from neardup import Deduplicator, Status
+from neardup.config import Settings
 from neardup.decision import Rule
 from neardup.kernels import excerpt as kexc
 from neardup.rules.policy import excerpt_share
@@ -72,6 +73,33 @@ def test_a_run_of_whole_sentences_shares_a_key_with_its_article(seed: int) -> No
         cut = [int(rng.integers(1, 1 << 32)), *whole[start:stop], int(rng.integers(1, 1 << 32))]
         keys = excerpt_keys([whole, cut], cap=64)
         assert set(keys[0].tolist()) & set(keys[1].tolist()) - {0}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_two_whole_sentences_share_a_key_with_the_article_at_the_default_window(seed: int) -> None:
+    """An article filed at ``index.excerpt_window`` (2) and an excerpt asking under all of its
+    sentences meet on any two whole sentences in a row, cut sentences at its edges or not."""
+    window = Settings().index.excerpt_window
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        whole = rng.integers(1, 1 << 32, size=int(rng.integers(2, 40))).tolist()
+        start = int(rng.integers(0, len(whole) - 1))
+        cut = [int(rng.integers(1, 1 << 32)), *whole[start : start + 2], int(rng.integers(1, 1 << 32))]
+        filed = excerpt_keys([whole], cap=64, window=window)[0]
+        asked = excerpt_keys([cut], cap=64, window=1)[0]
+        assert set(filed.tolist()) & set(asked.tolist()) - {0}
+
+
+def test_a_passage_of_one_whole_sentence_finds_its_article_through_the_engine() -> None:
+    """The engine asks under every sentence of a document and files up to 64 picks: a quoted
+    passage with one whole sentence, late in a long regulation (past the 20 picks once filed),
+    finds the article."""
+    text = article()
+    start = text.index("第二十条")
+    end = text.index("。", start) + 1
+    passage = text[start - 30 : end + 30]  # one whole sentence, cut ones at both ends
+    status, rule, _ = decided(text, passage)
+    assert status is Status.DUPLICATE and rule is Rule.EXCERPT
 
 
 def test_the_lead_always_has_keys_and_the_cap_holds() -> None:
