@@ -385,14 +385,16 @@ def _article_number(cps, start, end, lo, hi):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _close_sentence(sents, ns, start, end, negators, text_at, minimum):
-    """Record the sentence frame[start:end] (rows of ``sents``: start, end, negators, text offset)
-    when it has at least ``minimum`` units; the new sentence count."""
+def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum):
+    """Record the sentence frame[start:end] (rows of ``sents``: start, end, negators, text offset,
+    text end: after its mark, or the text's end) when it has at least ``minimum`` units; the new
+    sentence count."""
     if end - start >= minimum:
         sents[ns, 0] = start
         sents[ns, 1] = end
         sents[ns, 2] = min(negators, MAX_SENTENCE_NEGATORS)
         sents[ns, 3] = text_at
+        sents[ns, 4] = text_end
         return ns + 1
     return ns
 
@@ -424,7 +426,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                 frame[length] = cps[p]
                 length += 1
             elif c & SENTENCE_END:
-                ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, min_sentence)
+                ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, p + 1 - lo, min_sentence)
                 s_start = length
                 s_negs = 0
                 s_at = p + 1 - lo
@@ -455,7 +457,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                             neg if anchor == ANCHOR_CLASS else min(neg, 1), start - lo, start, end)
         frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
-    ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, min_sentence)
+    ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, hi - lo, min_sentence)
     return n, length, ns
 
 
@@ -592,7 +594,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     while p < hi:
         if not ctab[cps[p]] & AZ09:
             if ctab[cps[p]] & SENTENCE_END:
-                ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, min_sentence)
+                ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, p + 1 - lo, min_sentence)
                 s_start = units
                 s_negs = 0
                 s_at = p + 1 - lo
@@ -649,7 +651,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                                     or _spells(cps, a, b, DO_FORMS[2][0], DO_FORMS[2][1]))
             units += 1
             pending = False
-    ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, min_sentence)
+    ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, hi - lo, min_sentence)
     return n, units, ns
 
 
@@ -782,7 +784,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     fig_a = np.zeros(longest, dtype=np.int64)
     fig_b = np.zeros(longest, dtype=np.int64)
     pos = np.empty(longest, dtype=np.int64)
-    sents = np.empty((longest, 4), dtype=np.int64)
+    sents = np.empty((longest, 5), dtype=np.int64)
     min_zh_sentence = min_zh if counted else longest + 1  # no sentence entries before v4
     min_en_sentence = min_en if counted else longest + 1
     u_src = np.empty(2 * longest, dtype=np.int8)
@@ -829,6 +831,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             codes[j] = -1
             negs[j] = sents[t, 2]
             pos[j] = sents[t, 3]
+            fig_a[j] = sents[t, 3]  # a sentence's span, in its text: the excerpt keys read its length
+            fig_b[j] = sents[t, 4]
             fill, buf = _fill_hash(ANCHOR_SENTENCE, -1, negs[j], cps, 0, 0, cs_bytes, cs_off, buf)
             if is_zh[d]:
                 ctx, buf = _zh_sentence(frame, sents[t, 0], sents[t, 1], buf)
@@ -855,8 +859,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             kinds_out[w] = kinds[o]
             codes_out[w] = codes[o]
             negs_out[w] = negs[o]
-            fa_out[w] = fig_a[o] - lo if kinds[o] == ANCHOR_FIGURE else 0
-            fb_out[w] = fig_b[o] - lo if kinds[o] == ANCHOR_FIGURE else 0
+            fa_out[w] = fig_a[o] - lo if kinds[o] == ANCHOR_FIGURE else fig_a[o] if kinds[o] == ANCHOR_SENTENCE else 0
+            fb_out[w] = fig_b[o] - lo if kinds[o] == ANCHOR_FIGURE else fig_b[o] if kinds[o] == ANCHOR_SENTENCE else 0
             w += 1
         doc_off[d + 1] = w
     return (entries[:w], positions[:w], kinds_out[:w], codes_out[:w], negs_out[:w], fa_out[:w], fb_out[:w],

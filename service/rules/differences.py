@@ -245,6 +245,12 @@ class KernelFills(Sequence[str]):
         """The anchor kind of each entry (``neardup.kernels.profile.ANCHOR_*``)."""
         return self._kinds
 
+    @property
+    def span_ends(self) -> npt.NDArray[np.int64]:
+        """Where each figure, name or sentence entry's span ends in the text (a sentence's: after
+        its mark, or at the text's end)."""
+        return self._fig_b
+
     @overload
     def __getitem__(self, i: int) -> str: ...
 
@@ -326,10 +332,12 @@ class Profile:
         starts = np.asarray(self.positions, dtype=np.int64)[rows]
         order = np.argsort(starts, kind="stable")
         rows, starts = rows[order], starts[order]
-        # each sentence ends at the first sentence mark after its start, or with the text
-        marks = np.append(np.fromiter((m.end() for m in SENTENCE_END.finditer(self.text)), dtype=np.int64),
-                          len(self.text))
-        ends = marks[np.searchsorted(marks[:-1], starts, side="right")]
+        if isinstance(self.fills, KernelFills):
+            ends = self.fills.span_ends[rows].astype(np.int64)
+        else:  # each sentence ends at the first sentence mark after its start, or with the text
+            marks = np.append(np.fromiter((m.end() for m in SENTENCE_END.finditer(self.text)), dtype=np.int64),
+                              len(self.text))
+            ends = marks[np.searchsorted(marks[:-1], starts, side="right")]
         return (self.entries[rows] >> np.uint64(16)).tolist(), starts, ends
 
     def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:

@@ -15,6 +15,7 @@ from neardup import Deduplicator, Status
 from neardup.config import Settings
 from neardup.decision import Rule
 from neardup.kernels import excerpt as kexc
+from neardup.rules.differences import profiler
 from neardup.rules.policy import excerpt_share
 from neardup.sketch.index import EXCERPT_LEAD, excerpt_keys
 
@@ -169,3 +170,13 @@ def test_a_short_shared_passage_is_no_excerpt() -> None:
     start = text.index("第三条")
     status, _, _ = decided(text, text[start : start + 80])
     assert status is Status.UNIQUE
+
+
+def test_a_sentence_ends_after_its_mark_not_at_a_decimal_point() -> None:
+    """A sentence's length (what decides whether it files an excerpt key) runs to its own mark:
+    the point of 7.5 is a figure's, as the profile reads it, not the sentence's end."""
+    text = "It will supply 7.5 million tonnes of gas a year from 2009. Officials said so on Friday."
+    first = text.index(" Officials")
+    (profile,) = profiler().profile_batch([text], ["en"])
+    assert len(profile.sentence_contexts(min_chars=first - 2)) == 1  # the first, whole; the second is shorter
+    assert len(profile.sentence_contexts(min_chars=first + 2)) == 0
