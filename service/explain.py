@@ -29,7 +29,7 @@ from neardup.kernels import text as ktext
 from neardup.kernels.hashing import combine, fmix64
 from neardup.kernels.profile import replaced_context
 from neardup.kernels.simhash import HI_SALT, NEG_SALT
-from neardup.media.hashes import DocumentImage, format_hash, hamming, limits_of
+from neardup.media.hashes import DocumentImage, ImageRadii, format_hash, hamming, limits_of, radii_of
 from neardup.rules.differences import CriticalDifference, Profile, is_sentence_fill, polarity_words
 from neardup.rules.policy import rule
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter, _zh_token_spans
@@ -365,33 +365,34 @@ async def explain_with(engine: Engine, a: dict[str, Any], b: dict[str, Any]) -> 
         "thresholds": thresholds.as_evidence(),
         "decision_for_b_after_a": {"status": decision.status.value, "duplicate_of": decision.duplicate_of,
                                    "evidence": decision.evidence.to_dict()},
-        "images": image_report(da, db, engine.settings.images.radius, engine.settings.images.view_radius),
+        "images": image_report(da, db, radii_of(engine.settings.images)),
     }
 
 
 def _image(image: DocumentImage) -> dict[str, Any]:
     h = image.hashes
     return {"index": image.index, "phash": h.phash_hex, "dhash": format_hash(h.dhash) if h.dhash is not None else None,
-            "width": h.width, "height": h.height, "url": image.url}
+            "width": h.width, "height": h.height, "structure": h.structure, "url": image.url}
 
 
-def image_report(da: Document, db: Document, radius: int, view_radius: int) -> dict[str, Any] | None:
-    """Each side's images (hashes, size, url) and the ones not used, and the nearest pair of
-    images of A and B in pHash bits as the image rule measures B after A (B's whole pHash within
-    ``radius`` or one of its views within ``view_radius`` of A's whole pHash; the whole pHashes'
-    distance when neither), the whole pHashes' own distance and dHash bits too; None when neither
-    document carries images."""
+def image_report(da: Document, db: Document, radii: ImageRadii) -> dict[str, Any] | None:
+    """Each side's images (hashes, size, structure, url) and the ones not used, and the nearest
+    pair of images of A and B in pHash bits as the image rule measures B after A (B's whole pHash
+    within the pair's radius or one of its views within its views' radius of A's whole pHash,
+    :meth:`~neardup.media.hashes.ImageRadii.of`; the whole pHashes' distance when neither), the
+    whole pHashes' own distance and dHash bits too; None when neither document carries images."""
     if not (da.images or db.images or da.images_rejected or db.images_rejected):
         return None
     pairs = []
     for x in da.images:
         for y in db.images:
+            radius, view_radius = radii.of(y.hashes.structure, x.hashes.structure)
             match = y.hashes.match_bits(x.hashes.phash, radius, view_radius)
             pairs.append((hamming(x.hashes.phash, y.hashes.phash) if match is None else match, match is None,
-                          x.index, y.index, x, y))
+                          x.index, y.index, x, y, radius, view_radius))
     nearest = None
     if pairs:
-        bits, beyond, ia, ib, x, y = min(pairs, key=lambda p: (p[1], p[0], p[2], p[3]))
+        bits, beyond, ia, ib, x, y, radius, view_radius = min(pairs, key=lambda p: (p[1], p[0], p[2], p[3]))
         dh = hamming(x.hashes.dhash, y.hashes.dhash) if x.hashes.dhash is not None and y.hashes.dhash is not None \
             else None
         nearest = {"a_image": ia, "b_image": ib, "phash_hamming": bits,

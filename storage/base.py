@@ -71,6 +71,10 @@ class FingerprintRecord:
     # image index is filed under index keys like the text's (their blocks), so every backend that
     # files, expires, archives and forgets index keys does so for images too
     images: tuple[int, ...] = field(default=())
+    # each image's structure (neardup.media.hashes.ImageHashes.structure: percent of its variance
+    # beyond the pHash's frequencies, 255 not known), in the order of ``images``; () when none is
+    # known (a record written before it was kept), so the image rules use their usual radii
+    image_structure: tuple[int, ...] = field(default=())
 
     @property
     def ref(self) -> bytes:

@@ -14,6 +14,7 @@ from neardup.storage.errors import StoreCorruptError
 
 RECORD_VERSION = 3
 IMAGES_RECORD_VERSION = 4  # a record with image hashes; one without is written as v3, byte for byte as before
+STRUCTURE_RECORD_VERSION = 5  # v4 with each image's structure; v4 when none is known
 DECISION_VERSION = 3
 
 _F64 = struct.Struct(">d")
@@ -130,8 +131,11 @@ def encode_record(rec: FingerprintRecord, *, with_keys: bool = False) -> bytes:
 
     v4: v3 with the image hashes (one blob of big-endian uint64, one a usable image) between the
     meta and the index keys; written only for a record that has images, so a text-only record
-    costs no byte more and stays readable by a reader that knows v3 only."""
-    out = bytearray((IMAGES_RECORD_VERSION if rec.images else RECORD_VERSION,))
+    costs no byte more and stays readable by a reader that knows v3 only.
+
+    v5: v4 with a byte per image after the image hashes (one blob): its structure
+    (``FingerprintRecord.image_structure``); written when the record keeps them, v4 otherwise."""
+    out = bytearray((_record_version(rec),))
     _put_bytes(out, rec.doc_id.encode("utf-8", "surrogatepass"))
     _put_word(out, rec.content_type)
     _put_number(out, rec.published_at)
@@ -141,9 +145,21 @@ def encode_record(rec: FingerprintRecord, *, with_keys: bool = False) -> bytes:
         _put_bytes(out, part)
     if rec.images:
         _put_bytes(out, _pack_u64(rec.images))
+    if rec.images and rec.image_structure:
+        _put_bytes(out, bytes(rec.image_structure))
     if with_keys and rec.index_keys:
         _put_bytes(out, _pack_u64(rec.index_keys))
     return bytes(out)
+
+
+def _record_version(rec: FingerprintRecord) -> int:
+    if not rec.images:
+        return RECORD_VERSION
+    if len(rec.image_structure) != len(rec.images):  # () when not known; anything else is a caller's bug
+        if rec.image_structure:
+            raise ValueError("a record's image_structure must have one byte per image")
+        return IMAGES_RECORD_VERSION
+    return STRUCTURE_RECORD_VERSION
 
 
 def _pack_u64(values: tuple[int, ...]) -> bytes:
@@ -157,26 +173,29 @@ def _unpack_u64(data: bytes) -> tuple[int, ...]:
 
 
 def decode_record(data: bytes) -> FingerprintRecord:
-    """Inverse of :func:`encode_record` (versions 3 and 4), and reads version 2;
+    """Inverse of :func:`encode_record` (versions 3 to 5), and reads version 2;
     :class:`StoreCorruptError` for anything else."""
     try:
         r = _Reader(data)
         version = r.uvarint()
         if version == 2:
             doc_id, content_type, published_at = r.text(), r.text(), r.f64()
-        elif version in (RECORD_VERSION, IMAGES_RECORD_VERSION):
+        elif version in (RECORD_VERSION, IMAGES_RECORD_VERSION, STRUCTURE_RECORD_VERSION):
             doc_id, content_type, published_at = r.text(), r.word(), r.number()
         else:
             raise StoreCorruptError("stored record has an unknown format version")
         shingles, length = r.zigzag(), r.zigzag()
         content_hash, simhash, signature, profile = r.blob(), r.blob(), r.blob(), r.blob()
         meta = r.blob() if r.pos < len(data) else b""
-        images = _unpack_u64(r.blob()) if version == IMAGES_RECORD_VERSION else ()
+        images = _unpack_u64(r.blob()) if version >= IMAGES_RECORD_VERSION else ()
+        structure = tuple(r.blob()) if version == STRUCTURE_RECORD_VERSION else ()
+        if len(structure) not in (0, len(images)):
+            raise ValueError("image structure of another length than the images")
         index_keys = _unpack_u64(r.blob()) if r.pos < len(data) else ()
     except (IndexError, ValueError, struct.error) as exc:  # UnicodeDecodeError is a ValueError
         raise StoreCorruptError(f"stored record is corrupt: {type(exc).__name__}") from exc
     return FingerprintRecord(doc_id, content_type, published_at, content_hash, simhash, signature, profile,
-                             shingles, length, index_keys, meta, images)
+                             shingles, length, index_keys, meta, images, structure)
 
 
 # -- decisions -----------------------------------------------------------------------------------

@@ -56,9 +56,12 @@ from neardup.storage.errors import StoreCorruptError, StoreError
 from neardup.storage.memory import MemoryFingerprintStore
 
 FORMAT = "neardup-store"
-VERSION = 5
-# how a file of an older version is brought up to this one, at open: v5 added the image hashes
-UPGRADES = {4: "ALTER TABLE records ADD COLUMN images BLOB NOT NULL DEFAULT x''"}
+VERSION = 6
+# how a file of an older version is brought up to this one, at open: v5 added the image hashes,
+# v6 each image's structure (a byte an image, empty when not known)
+_ADD_IMAGES = "ALTER TABLE records ADD COLUMN images BLOB NOT NULL DEFAULT x''"
+_ADD_STRUCTURE = "ALTER TABLE records ADD COLUMN image_structure BLOB NOT NULL DEFAULT x''"
+UPGRADES = {4: (_ADD_IMAGES, _ADD_STRUCTURE), 5: (_ADD_STRUCTURE,)}
 APPLICATION_ID = 0x6E647570  # "ndup": PRAGMA application_id of every neardup store
 _NOT_OURS = "give --store a new file, or the one an earlier neardup dedup wrote"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -67,7 +70,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (ref BLOB PRIMARY KEY, id TEXT NOT NULL, type TEXT NOT NULL,
     published_at REAL NOT NULL, content_hash BLOB NOT NULL, simhash BLOB NOT NULL, signature BLOB NOT NULL,
     profile BLOB NOT NULL, shingles INTEGER NOT NULL, length INTEGER NOT NULL, index_keys BLOB NOT NULL,
-    expires REAL NOT NULL, meta BLOB NOT NULL, images BLOB NOT NULL DEFAULT x'');
+    expires REAL NOT NULL, meta BLOB NOT NULL, images BLOB NOT NULL DEFAULT x'',
+    image_structure BLOB NOT NULL DEFAULT x'');
 CREATE TABLE IF NOT EXISTS claims (hash BLOB PRIMARY KEY, id TEXT NOT NULL, expires REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS decisions (id TEXT PRIMARY KEY, status TEXT NOT NULL, duplicate_of TEXT,
     evidence TEXT NOT NULL, type TEXT NOT NULL, content_hash BLOB NOT NULL, expires REAL NOT NULL);
@@ -214,8 +218,8 @@ class FileFingerprintStore(MemoryFingerprintStore):
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.executescript(SCHEMA)
-            if older:
-                db.execute(UPGRADES[version])
+            for statement in UPGRADES[version] if older else ():
+                db.execute(statement)
             db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             db.execute(f"PRAGMA user_version={VERSION}")
         except sqlite3.Error as exc:
@@ -236,12 +240,13 @@ class FileFingerprintStore(MemoryFingerprintStore):
 
     def _load_rows(self, db: sqlite3.Connection, now: float) -> None:
         for row in db.execute("SELECT id, type, published_at, content_hash, simhash, signature, profile, shingles, "
-                              "length, index_keys, expires, meta, images FROM records WHERE expires > ?",
+                              "length, index_keys, expires, meta, images, image_structure FROM records "
+                              "WHERE expires > ?",
                               (now,)):  # fmt: skip
             doc_id, ctype, published_at, content_hash, simhash, signature, profile, shingles, length = row[:9]
-            keys, exp, meta, images = row[9:]
+            keys, exp, meta, images, structure = row[9:]
             rec = FingerprintRecord(doc_id, ctype, published_at, content_hash, simhash, signature, profile, shingles,
-                                    length, _unkeys(keys), meta, _unkeys(images))  # fmt: skip
+                                    length, _unkeys(keys), meta, _unkeys(images), tuple(structure))  # fmt: skip
             self._file(rec, exp)
         for content_hash, doc_id, expires in db.execute("SELECT hash, id, expires FROM claims WHERE expires > ?",
                                                         (now,)):  # fmt: skip
@@ -292,7 +297,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
                 self._pending["records"].append((r.ref, r.doc_id, r.content_type, r.published_at, r.content_hash,
                                                  r.simhash, r.signature, r.profile, r.shingles, r.length,
                                                  _keys(r.index_keys), e.expires_at, r.meta,
-                                                 _keys(r.images)))  # fmt: skip
+                                                 _keys(r.images), bytes(r.image_structure)))  # fmt: skip
         return answer
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
@@ -331,7 +336,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
             return
         with self._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", self._pending["claims"])
-            db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            db.executemany("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            self._pending["records"])  # fmt: skip
             db.executemany("INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?)", self._pending["decisions"])
         for rows in self._pending.values():

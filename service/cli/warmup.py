@@ -110,6 +110,7 @@ def _warm_off_the_default_path() -> None:
     from neardup.text.normalize import tables
 
     image.phash_batch(np.zeros((1, 32, 32), dtype=np.uint8), image.dct_basis())
+    image.phash_structure_batch(np.zeros((1, 32, 32), dtype=np.uint8), image.dct_basis())
     image.dhash_batch(np.zeros((1, 8, 9), dtype=np.uint8))
     image.view_phash_batch(np.zeros((1, 64, 64)), np.zeros((1, 8, 64)), np.zeros((1, 8, 64)))
     tokens = np.ones(2, dtype=np.uint64)  # two one-character tokens, the first a marker

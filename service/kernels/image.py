@@ -61,20 +61,72 @@ def _low_frequencies(pixels, basis):
 
 
 @njit(nogil=True, cache=True)
+def _phash_bits(low):
+    """The 64 bits of a pHash: a bit per coefficient of ``low`` above their median, first bit highest."""
+    middle = HASH_SIDE * HASH_SIDE // 2
+    ordered = np.sort(low)
+    median = (ordered[middle - 1] + ordered[middle]) / 2.0  # numpy.median of an even count
+    h = np.uint64(0)
+    for b in range(HASH_SIDE * HASH_SIDE):
+        h = (h << np.uint64(1)) | np.uint64(1 if low[b] > median else 0)
+    return h
+
+
+@njit(nogil=True, cache=True)
 def phash_batch(pixels, basis):
     """64-bit pHash of each 32x32 uint8 image in ``pixels`` (n, 32, 32); ``basis`` from :func:`dct_basis`."""
     n = pixels.shape[0]
     out = np.zeros(n, dtype=np.uint64)
-    middle = HASH_SIDE * HASH_SIDE // 2
+    for d in range(n):
+        out[d] = _phash_bits(_low_frequencies(pixels[d], basis))
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _structure(pixels, low):
+    """Percent (0..100, rounded down) of one 32x32 image's variance that lies beyond the 8x8
+    lowest frequencies its pHash reads; 0 for a flat image.
+
+    By Parseval the orthonormal DCT keeps the pixels' energy, so the variance (the energy beyond
+    the DC coefficient) is the pixels' own, and the part the hash reads is ``low`` rescaled from
+    scipy's unnormalised DCT-II to the orthonormal one (a factor 1/(4N) per axis on the first
+    coefficient, 1/(2N) on the others)."""
+    total = 0.0
+    mean_sum = 0.0
+    for i in range(PHASH_SIDE):
+        for j in range(PHASH_SIDE):
+            p = np.float64(pixels[i, j])
+            total += p * p
+            mean_sum += p
+    variance = total - mean_sum * mean_sum / (PHASH_SIDE * PHASH_SIDE)
+    if variance <= 0.0:
+        return 0
+    read = 0.0
+    for k in range(HASH_SIDE):
+        for m in range(HASH_SIDE):
+            if k == 0 and m == 0:
+                continue
+            wk = 0.25 if k == 0 else 0.5
+            wm = 0.25 if m == 0 else 0.5
+            c = low[k * HASH_SIDE + m] / SCALE
+            read += c * c * wk * wm / (PHASH_SIDE * PHASH_SIDE)
+    beyond = 1.0 - read / variance
+    return int(np.floor(100.0 * min(1.0, max(0.0, beyond))))
+
+
+@njit(nogil=True, cache=True)
+def phash_structure_batch(pixels, basis):
+    """:func:`phash_batch`'s hashes and, from the same coefficients, each image's structure
+    (:func:`_structure`: the percent of its variance beyond the frequencies the hash reads), as
+    uint64 and uint8 arrays of n."""
+    n = pixels.shape[0]
+    hashes = np.zeros(n, dtype=np.uint64)
+    structure = np.zeros(n, dtype=np.uint8)
     for d in range(n):
         low = _low_frequencies(pixels[d], basis)
-        ordered = np.sort(low)
-        median = (ordered[middle - 1] + ordered[middle]) / 2.0  # numpy.median of an even count
-        h = np.uint64(0)
-        for b in range(HASH_SIDE * HASH_SIDE):
-            h = (h << np.uint64(1)) | np.uint64(1 if low[b] > median else 0)
-        out[d] = h
-    return out
+        hashes[d] = _phash_bits(low)
+        structure[d] = _structure(pixels[d], low)
+    return hashes, structure
 
 
 @njit(nogil=True, cache=True)

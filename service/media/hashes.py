@@ -50,6 +50,9 @@ class ImageHashes:
     width: int | None = None
     height: int | None = None
     views: tuple[int, ...] = ()
+    #: percent of the picture's variance beyond the frequencies its pHash reads
+    #: (:func:`neardup.kernels.image.phash_structure_batch`); None for a precomputed ``phash``
+    structure: int | None = None
 
     @property
     def filed(self) -> tuple[int, ...]:
@@ -79,6 +82,34 @@ class ImageHashes:
     def phash_hex(self) -> str:
         """The pHash as 16 hex digits, as ``str(imagehash.phash(...))`` writes it."""
         return format_hash(self.phash)
+
+
+#: a record's byte for an image whose structure is not known (a precomputed ``phash``)
+UNKNOWN_STRUCTURE = 255
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRadii:
+    """The pHash radii the image rules match within, by how much structure a pair of pictures has.
+
+    A picture whose variance lies nearly all in the 8x8 lowest frequencies (a smooth gradient, a
+    blurred field: less than ``low_structure`` percent beyond them) leaves its 64 bits few degrees
+    of freedom, and two such pictures come within the usual radius by chance; a pair where either
+    picture is one matches within the smaller radii (docs/media.md measures them)."""
+
+    radius: int = 14
+    view_radius: int = 12
+    low_structure: int = 5
+    low_radius: int = 10
+    low_view_radius: int = 8
+
+    def of(self, mine: int | None, theirs: int | None) -> tuple[int, int]:
+        """(radius, views' radius) for a pair of pictures of structure ``mine`` and ``theirs``
+        (None: not known, a precomputed ``phash``, which leaves the pair to the other's)."""
+        known = [s for s in (mine, theirs) if s is not None]
+        if known and min(known) < self.low_structure:
+            return self.low_radius, self.low_view_radius
+        return self.radius, self.view_radius
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +148,22 @@ def format_hash(value: int) -> str:
 def hamming(a: int, b: int) -> int:
     """Bits that differ between two 64-bit hashes."""
     return (a ^ b).bit_count()
+
+
+def radii_of(settings: ImageSettings) -> ImageRadii:
+    """The radii the ``images`` settings give."""
+    return ImageRadii(settings.radius, settings.view_radius, settings.low_structure, settings.low_structure_radius,
+                      settings.low_structure_view_radius)
+
+
+def structure_byte(structure: int | None) -> int:
+    """A structure as a record keeps it: :data:`UNKNOWN_STRUCTURE` for None."""
+    return UNKNOWN_STRUCTURE if structure is None else structure
+
+
+def structure_of(byte: int) -> int | None:
+    """Inverse of :func:`structure_byte`."""
+    return None if byte == UNKNOWN_STRUCTURE else byte
 
 
 def limits_of(settings: ImageSettings) -> ImageLimits:

@@ -32,6 +32,7 @@ from neardup.kernels.image import (
     dct_basis,
     dhash_batch,
     phash_batch,
+    phash_structure_batch,
     view_phash_batch,
 )
 from neardup.media.hashes import (
@@ -275,6 +276,13 @@ def view_hashes(grays: Sequence[Image.Image]) -> np.ndarray:
     return out
 
 
+def hash_structured(small: np.ndarray, tiny: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`hash_pixels`'s pHashes and dHashes and each image's structure (the percent of its
+    variance beyond the frequencies its pHash reads, uint8), from the same DCT."""
+    phashes, structure = phash_structure_batch(np.ascontiguousarray(small, dtype=np.uint8), _BASIS)
+    return phashes, dhash_batch(np.ascontiguousarray(tiny, dtype=np.uint8)), structure
+
+
 def hash_files(files: Sequence[bytes], limits: ImageLimits = DEFAULT_LIMITS) -> list[ImageOutcome]:
     """Hashes of each image file in ``files``, or its error; one kernel call for all of them (the
     views too, with ``limits.views``)."""
@@ -287,11 +295,11 @@ def hash_files(files: Sequence[bytes], limits: ImageLimits = DEFAULT_LIMITS) -> 
             outcomes[i] = exc
     if decoded:
         small, tiny = zip(*(hash_inputs(image.gray) for image in decoded.values()), strict=True)
-        phashes, dhashes = hash_pixels(np.stack(small), np.stack(tiny))
+        phashes, dhashes, structure = hash_structured(np.stack(small), np.stack(tiny))
         views = view_hashes([image.gray for image in decoded.values()] if limits.views else []).tolist()
-        for k, ((i, image), p, d) in enumerate(zip(decoded.items(), phashes, dhashes, strict=True)):
+        for k, ((i, image), p, d, s) in enumerate(zip(decoded.items(), phashes, dhashes, structure, strict=True)):
             outcomes[i] = ImageHashes(int(p), int(d), image.width, image.height,
-                                      tuple(views[k]) if limits.views else ())
+                                      tuple(views[k]) if limits.views else (), int(s))
     return [outcomes[i] for i in range(len(files))]
 
 
@@ -341,4 +349,4 @@ __all__ = ["DEFAULT_LIMITS", "FORMATS", "BadImageEntryError", "DecodedImage", "D
            "ImageHashes", "ImageLimits", "ImageOutcome", "ImageReject", "ImageTooLargeError", "InvalidBase64Error",
            "MalformedHashError", "TooManyImagesError", "UndecodableImageError", "decode_base64", "decode_gray",
            "document_images", "format_hash", "hamming", "hash_document_images", "hash_files", "hash_inputs",
-           "hash_pixels", "parse_hash", "view_hashes"]
+           "hash_pixels", "hash_structured", "parse_hash", "view_hashes"]

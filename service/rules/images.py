@@ -15,8 +15,10 @@ Candidates come from the image index (:func:`neardup.sketch.index.image_keys`: a
 whole pHash's and all its crop and pad views', docs/media.md) and from the earlier rows of the
 same window that share a block; a candidate only proposes, the Hamming distance decides: whole
 pHash to stored whole pHash within ``images.radius``, or one of the new image's views to it
-within ``images.view_radius``. Two captions alike with different photographs are not
-exact copies: a caption's content hash covers its images' hashes (:func:`caption_content_hash`).
+within ``images.view_radius``, both smaller for a pair with a picture of little structure
+(``images.low_structure``: less than 5 % of its variance beyond the frequencies the pHash reads).
+Two captions alike with different photographs are not exact copies: a caption's content hash
+covers its images' hashes (:func:`caption_content_hash`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import numpy.typing as npt
 from neardup.decision import ImageEvidence, Reason, Rule, Status
 from neardup.document import Document
 from neardup.kernels.pairs import self_join
-from neardup.media.hashes import DocumentImage
+from neardup.media.hashes import DocumentImage, ImageRadii, structure_byte, structure_of
 from neardup.rules.policy import Verdict
 from neardup.sketch.index import IMAGE_BLOCKS, image_keys
 from neardup.sketch.similarity import Sketch
@@ -67,6 +69,8 @@ class WindowImages:
         document's whole pHashes."""
         for s, d in zip(sketches, docs, strict=True):
             s.images = tuple(i.hashes.phash for i in d.images)
+            known = any(i.hashes.structure is not None for i in d.images)
+            s.image_structure = tuple(structure_byte(i.hashes.structure) for i in d.images) if known else ()
         rows: list[int] = []
         hashes: list[int] = []
         filed: list[bool] = []
@@ -131,17 +135,18 @@ class ImageMatch:
     other: Sketch
 
 
-def nearest_image(mine: Sequence[DocumentImage], others: Sequence[Sketch], radius: int,
-                  view_radius: int) -> ImageMatch | None:
+def nearest_image(mine: Sequence[DocumentImage], others: Sequence[Sketch], radii: ImageRadii) -> ImageMatch | None:
     """The pair of images (one of ``mine``, one of an ``others``' images) nearest in pHash bits
-    that match: whole pHash to whole pHash within ``radius``, or one of ``mine``'s views to the
-    other's whole pHash within ``view_radius``
-    (:meth:`~neardup.media.hashes.ImageHashes.match_bits`); at equal distance the earlier
-    document (published_at, id)."""
+    that match: whole pHash to whole pHash within the pair's radius, or one of ``mine``'s views to
+    the other's whole pHash within its views' radius
+    (:meth:`~neardup.media.hashes.ImageHashes.match_bits`), the smaller radii where either picture
+    has little structure (:meth:`~neardup.media.hashes.ImageRadii.of`); at equal distance the
+    earlier document (published_at, id). The evidence gives the radius the pair was held to."""
     best: tuple[tuple[int, float, str, int, int], ImageMatch] | None = None
     for other in others:
         for image in mine:
             for j, theirs in enumerate(other.images):
+                radius, view_radius = radii.of(image.hashes.structure, _stored_structure(other, j))
                 bits = image.hashes.match_bits(theirs, radius, view_radius)
                 if bits is None:
                     continue
@@ -149,6 +154,11 @@ def nearest_image(mine: Sequence[DocumentImage], others: Sequence[Sketch], radiu
                 if best is None or key < best[0]:
                     best = (key, ImageMatch(ImageEvidence(other.doc_id, bits, image.index, j, radius), other))
     return best[1] if best is not None else None
+
+
+def _stored_structure(other: Sketch, j: int) -> int | None:
+    """The structure of ``other``'s image ``j``, None when its record keeps none."""
+    return structure_of(other.image_structure[j]) if j < len(other.image_structure) else None
 
 
 def image_verdict(v: Verdict, length: int, match: ImageMatch | None, caption_chars: int) -> Verdict:

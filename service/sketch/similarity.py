@@ -68,6 +68,7 @@ class Sketch:
     original: str = ""  # the document this one duplicates, once decided ("" for an original)
     profile_version: int = PROFILE_VERSION  # of the record ``profile`` came from (what its contexts cover)
     images: tuple[int, ...] = ()  # the pHash of each usable image (the record's ``images``)
+    image_structure: tuple[int, ...] = ()  # the record's ``image_structure`` (a byte an image, () not known)
 
     def meta(self) -> bytes:
         """The record's ``meta`` bytes (format v1): the original's id and the version marks."""
@@ -83,7 +84,7 @@ class Sketch:
         original, marks = decode_meta(rec.meta)
         return cls(rec.doc_id, sig, bits, kind, decode_simhash(rec.simhash), rec.shingles, rec.length,
                    rec.content_hash, rec.published_at, decode_profile(rec.profile), marks, original,
-                   profile_version(rec.profile), rec.images)
+                   profile_version(rec.profile), rec.images, rec.image_structure)
 
 
 @dataclass(slots=True)

@@ -322,13 +322,14 @@ async def test_records_keep_their_image_hashes_and_the_image_index_finds_them(ba
     photo, other = 0x8F373714ACFCF4D0, 0xFFFF_0000_FFFF_0000
     text_keys = (k("t1"), k("t2"))
     with_images = replace(make_record("pic", text_keys + tuple(image_keys(np.array([photo, other])).ravel().tolist())),
-                          images=(photo, other))
+                          images=(photo, other), image_structure=(37, 255))
     stock = replace(make_record("stock", tuple(image_keys(np.array([photo])).ravel().tolist()),
                                 content_type="announcement"), images=(photo,))
     plain = make_record("plain", (k("t1"),))
     await add(s := await backend.open(), [with_images, stock, plain])
     got = await fetch(s, ["pic", "stock", "plain"])
     assert got["pic"].images == (photo, other) and got["stock"].images == (photo,) and got["plain"].images == ()
+    assert got["pic"].image_structure == (37, 255) and got["stock"].image_structure == ()
     assert {i: lean(r) for i, r in got.items()} == {r.doc_id: lean(r) for r in (with_images, stock, plain)}
     near = photo ^ 0b1011  # 3 bits, all in the last block: the other three blocks shared
     far = photo ^ 0x0001_0001_0001_0001  # a bit in every block: no block shared
@@ -835,6 +836,29 @@ def test_record_with_images_known_answer() -> None:
     assert encode_record(replace(rec, images=()))[0] == 3
     with pytest.raises(StoreError):
         decode_record(data[:-12])  # cut inside the image hashes: corrupt, not a shorter list
+
+
+def test_record_with_image_structure_known_answer() -> None:
+    """Record format v5 spelled out: v4 and a byte per image (its structure, 255 not known) after
+    the image hashes; a record whose images have none known is still written as v4."""
+    from neardup.storage.redis.store import decode_record, encode_record
+
+    rec = FingerprintRecord("doc-1", "news", 1.7e9, b"h" * 16, b"s" * 8, b"sig", b"prof", 123, 10, (7,), b"meta",
+                            (0x8F373714ACFCF4D0, 1), (3, 255))
+    data = encode_record(rec, with_keys=True)
+    assert data == (b"\x05\x05doc-1\x04\x00\x80\xc4\x9f\xd5\x0c\xf6\x01\x14" + b"\x10" + b"h" * 16
+                    + b"\x08" + b"s" * 8 + b"\x03sig\x04prof\x04meta"
+                    + b"\x10\x8f\x37\x37\x14\xac\xfc\xf4\xd0" + b"\x00" * 7 + b"\x01" + b"\x02\x03\xff"
+                    + b"\x08" + b"\x00" * 7 + b"\x07")
+    assert decode_record(data) == rec
+    assert decode_record(encode_record(rec)) == replace(rec, index_keys=())
+    assert encode_record(replace(rec, image_structure=()))[0] == 4
+    assert encode_record(replace(rec, images=(), image_structure=()))[0] == 3
+    with pytest.raises(ValueError, match="one byte per image"):
+        encode_record(replace(rec, image_structure=(3,)))
+    bad = data.replace(b"\x02\x03\xff", b"\x01\x03")  # a byte for one image of two
+    with pytest.raises(StoreError):
+        decode_record(bad)
 
 
 def _make_tls_files(tmp: Path) -> tuple[Path, Path, Path]:

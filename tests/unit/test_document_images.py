@@ -574,3 +574,40 @@ async def test_a_workers_window_of_photographs_is_validated_off_the_event_loop()
     assert [o.output for o in outs] == [Output.UNIQUE, Output.DUPLICATE, Output.DEAD_LETTER]
     assert json.loads(outs[1].value)["evidence"]["reason"] == "image"
     assert json.loads(outs[2].value)["reason"] == "no_usable_image"
+
+
+# --- pictures of little structure -----------------------------------------------------------------
+
+
+def blurred_fields(seed: int, n: int) -> list[str]:
+    """``n`` pictures of random gray levels on a 6x4 grid, enlarged bicubically with a little noise
+    (bench/image_index.py's smoothest random fields): no two are copies of each other."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        coarse = Image.fromarray(rng.integers(0, 256, (4, 6)).astype(np.uint8))
+        big = np.asarray(coarse.resize((160, 120), Image.Resampling.BICUBIC), dtype=np.float64)
+        out.append(jpeg_b64(Image.fromarray(np.clip(big + rng.normal(0, 6, big.shape), 0, 255).astype(np.uint8))))
+    return out
+
+
+async def test_two_blurred_fields_within_the_usual_radius_are_not_image_duplicates() -> None:
+    """Two different blurred fields whose pHashes come within 14 bits by chance (their variance
+    lies nearly all in the frequencies the hash reads): with the low-structure radii turned off
+    the second caption is the first's image duplicate, with them (the default) it stays unique,
+    and a resized, recompressed copy of the field is still found."""
+    fields = blurred_fields(1, 23)  # the 9th and the 23rd: 12 bits apart, a block shared
+    first = doc("first", "图一", {"data": fields[8]}, published_at=T0)
+    chance = doc("chance", "图二", {"data": fields[22]}, published_at=T0 + 60)
+    a, b = first.images[0].hashes, chance.images[0].hashes
+    assert a.structure is not None and b.structure is not None and max(a.structure, b.structure) < 5
+    assert b.match_bits(a.phash, 14, 12) is not None and b.match_bits(a.phash, 10, 8) is None
+    off = await decide_all(await engine(images={"low_structure": 0}), [first, chance], 10)
+    assert off[1].status is Status.DUPLICATE and off[1].evidence.reason is Reason.IMAGE
+    default = await decide_all(await engine(), [first, chance], 10)
+    assert default[1].status is Status.UNIQUE and default[1].evidence.image is None
+    field = Image.open(io.BytesIO(base64.b64decode(fields[8])))
+    copy = doc("copy", "图一", {"data": jpeg_b64(field.resize((240, 180)), 60)}, published_at=T0 + 120)
+    found = (await decide_all(await engine(), [first, chance, copy], 10))[2]
+    assert found.status is Status.DUPLICATE and found.duplicate_of == "first", found.evidence.to_dict()
+    assert found.evidence.image is not None and found.evidence.image.radius == 10

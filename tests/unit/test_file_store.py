@@ -170,7 +170,38 @@ async def test_a_store_written_before_images_is_upgraded_at_open(tmp_path: Path)
     await store.put_decisions([])
     await store.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 6
+    reopened = FileFingerprintStore(path)
+    await reopened.open()
+    assert (await reopened.fetch([old.ref, new.ref])) == {old.ref: old, new.ref: new}
+    await reopened.close()
+
+
+async def test_a_store_written_before_image_structure_is_upgraded_at_open(tmp_path: Path) -> None:
+    """A v5 file (images, no structure column) opens: its records read with no structure known,
+    new ones keep theirs."""
+    from dataclasses import replace
+
+    path = tmp_path / "store"
+    old = replace(record("old"), images=(5,))
+    with sqlite3.connect(path) as db:
+        db.execute(V4_RECORDS)
+        db.execute("ALTER TABLE records ADD COLUMN images BLOB NOT NULL DEFAULT x''")
+        db.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   (old.ref, "old", "news", 1.7e9, old.content_hash, old.simhash, old.signature, old.profile, 10, 100,
+                    (7).to_bytes(8, "little") + (9).to_bytes(8, "little"), float("inf"), b"",
+                    (5).to_bytes(8, "little")))
+        db.execute("PRAGMA application_id=1852077424")
+        db.execute("PRAGMA user_version=5")
+    store = FileFingerprintStore(path)
+    await store.open()
+    assert (await store.fetch([old.ref]))[old.ref] == old
+    new = replace(record("new"), images=(5, 6), image_structure=(2, 255))
+    await store.commit([], [new])
+    await store.put_decisions([])
+    await store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 6
     reopened = FileFingerprintStore(path)
     await reopened.open()
     assert (await reopened.fetch([old.ref, new.ref])) == {old.ref: old, new.ref: new}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import struct
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -18,8 +19,13 @@ import pytest
 
 Image = pytest.importorskip("PIL.Image", reason="Pillow is the image path's dependency (pip install 'neardup[media]')")
 
-from neardup.kernels.image import dct_basis, dhash_batch, phash_batch  # noqa: E402 (Pillow first, or skip)
-from neardup.media.hashes import FILED_VIEW, VIEWS  # noqa: E402
+from neardup.kernels.image import (  # noqa: E402 (Pillow first, or skip)
+    dct_basis,
+    dhash_batch,
+    phash_batch,
+    phash_structure_batch,
+)
+from neardup.media.hashes import FILED_VIEW, VIEWS, ImageRadii  # noqa: E402
 from neardup.media.images import (  # noqa: E402
     BadImageEntryError,
     ImageError,
@@ -232,7 +238,7 @@ def test_filed_and_asked_hashes() -> None:
     assert hashed.filed == (hashed.phash, hashed.views[FILED_VIEW]) and hashed.asked == (hashed.phash, *hashed.views)
     assert hashed.match_bits(hashed.phash, 0, 0) == 0 and hashed.match_bits(hashed.views[3], 0, 0) == 0
     plain = hash_files([picture], ImageLimits(views=False))[0]
-    assert plain == ImageHashes(hashed.phash, hashed.dhash, 200, 150)  # the same hashes, no views
+    assert plain == ImageHashes(hashed.phash, hashed.dhash, 200, 150, (), hashed.structure)  # the same hashes, no views
     given = ImageHashes(0x0F0F)
     assert given.filed == given.asked == (0x0F0F,) and given.match_bits(0x0F0E, 1, 0) == 1
     # a match: the whole pHash within the radius, or a view within the views' (smaller) radius
@@ -395,3 +401,60 @@ def test_random_entries_never_raise() -> None:
     assert all(isinstance(o, ImageHashes | ImageError) for o in outcomes)
     for error in (o for o in outcomes if isinstance(o, ImageError)):
         assert error.reason.startswith(("image_", "too_many")) and "\n" not in error.one_line()
+
+
+# --- structure: how much of a picture lies beyond the frequencies its pHash reads ------------------
+
+
+def reference_structure(pixels: np.ndarray) -> int:
+    """The percent (rounded down) of a 32x32 array's variance outside the 8x8 lowest frequencies,
+    from its whole orthonormal 2-D DCT in plain Python loops: no Parseval shortcut, no kernel."""
+    side = 32
+    values = [[float(v) for v in row] for row in pixels.tolist()]
+
+    def coefficient(k: int, n: int) -> float:
+        scale = math.sqrt((1 if k == 0 else 2) / side)
+        return scale * math.cos(math.pi * k * (2 * n + 1) / (2 * side))
+
+    basis = [[coefficient(k, n) for n in range(side)] for k in range(side)]
+    down = [[sum(basis[k][i] * values[i][j] for i in range(side)) for j in range(side)] for k in range(side)]
+    dct = [[sum(down[k][j] * basis[m][j] for j in range(side)) for m in range(side)] for k in range(side)]
+    energy = sum(c * c for row in dct for c in row) - dct[0][0] ** 2
+    read = sum(dct[k][m] ** 2 for k in range(8) for m in range(8)) - dct[0][0] ** 2
+    return 0 if energy <= 1e-9 else math.floor(100 * (1 - read / energy))
+
+
+def test_structure_agrees_with_the_slow_reference() -> None:
+    """The kernel's structure (the pHash's own coefficients and the pixels' energy) is the whole
+    DCT's share beyond the 8x8 low frequencies, on noise, smooth enlargements and a flat image."""
+    rng = np.random.default_rng(11)
+    noise = rng.integers(0, 256, (4, 32, 32), dtype=np.uint8)
+    smooth = np.stack([np.asarray(Image.fromarray(rng.integers(0, 256, (4, 6), dtype=np.uint8))
+                                  .resize((32, 32), Image.Resampling.BICUBIC)) for _ in range(4)])
+    y, x = np.mgrid[0:32, 0:32]
+    waves = np.stack([(128 + 100 * np.sin(x / p) * np.cos(y / (p + 1))).astype(np.uint8) for p in (1.5, 3.0, 6.0)])
+    arrays = np.concatenate([noise, smooth, waves, np.full((1, 32, 32), 77, dtype=np.uint8)])
+    phashes, structure = phash_structure_batch(arrays, dct_basis())
+    assert [int(h) for h in phashes] == [int(h) for h in phash_batch(arrays, dct_basis())]
+    assert [int(s) for s in structure] == [reference_structure(a) for a in arrays]
+    assert min(structure[:4]) > 80 and max(structure[4:8]) < 5 and structure[-1] == 0
+
+
+def test_hashed_images_carry_their_structure() -> None:
+    """A photograph-like picture has structure well above the low-structure bound, a blurred field
+    below it; a precomputed pHash has none known."""
+    textured = hash_files([encode(gradient_image())])[0]
+    field = Image.fromarray(np.random.default_rng(3).integers(0, 256, (4, 6), dtype=np.uint8))
+    blurred = hash_files([encode(field.resize((160, 120), Image.Resampling.BICUBIC).convert("RGB"))])[0]
+    assert isinstance(textured, ImageHashes) and isinstance(blurred, ImageHashes)
+    assert textured.structure is not None and textured.structure >= ImageRadii().low_structure
+    assert blurred.structure is not None and blurred.structure < ImageRadii().low_structure
+    assert hash_document_images([{"phash": "8f373714acfcf4d0"}])[0] == ImageHashes(0x8F373714ACFCF4D0)
+
+
+def test_a_pair_with_a_low_structure_picture_is_held_to_the_smaller_radii() -> None:
+    radii = ImageRadii(radius=14, view_radius=12, low_structure=5, low_radius=10, low_view_radius=8)
+    assert radii.of(40, 60) == (14, 12) and radii.of(5, 60) == (14, 12)
+    assert radii.of(4, 60) == radii.of(60, 4) == radii.of(0, 0) == (10, 8)
+    assert radii.of(None, 3) == (10, 8) and radii.of(40, None) == (14, 12) and radii.of(None, None) == (14, 12)
+    assert ImageRadii(low_structure=0).of(0, 0) == (14, 12)  # 0 turns the smaller radii off
