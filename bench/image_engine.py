@@ -7,7 +7,7 @@ Each document is a caption (a short distinct text) with one picture of bench/ima
 random fields (no two are copies), validated with and without the views and decided through the
 engine on the memory store in windows. Every duplicate found is a chance match. Timed in
 interleaved rounds (validation and decision apart), medians; chance matches at views' radii 8 to
-14 and without the views.
+14 and without the views, each with the low-structure radii off and on (``images.low_structure``).
 """
 
 from __future__ import annotations
@@ -44,10 +44,14 @@ def raw_documents(n: int) -> list[dict[str, Any]]:
              "published_at": T0 + i} for i, f in enumerate(files)]
 
 
-async def decide(docs: list[Document], views: bool, view_radius: int, window: int) -> tuple[float, int]:
-    """Seconds to decide ``docs`` on a fresh memory store, and how many came out duplicates."""
-    settings = load_settings(worker_id="bench", store_url="memory://",
-                             images={"views": views, "view_radius": view_radius})
+async def decide(docs: list[Document], views: bool, view_radius: int, window: int,
+                 low_structure: int | None = None) -> tuple[float, int]:
+    """Seconds to decide ``docs`` on a fresh memory store, and how many came out duplicates
+    (``low_structure``: the setting, None its default; 0 turns the low-structure radii off)."""
+    images: dict[str, Any] = {"views": views, "view_radius": view_radius}
+    if low_structure is not None:
+        images["low_structure"] = low_structure
+    settings = load_settings(worker_id="bench", store_url="memory://", images=images)
     engine = await Engine.open(settings)
     started = time.perf_counter()
     decisions = await decide_all(engine, docs, window)
@@ -69,9 +73,11 @@ async def run(pictures: int, window: int, rounds: int) -> dict[str, Any]:
             timings[label]["validate"].append(time.perf_counter() - started)
             seconds, _ = await decide(parsed[label], label == "views", 12, window)
             timings[label]["decide"].append(seconds)
-    chance = {"no views": (await decide(parsed["no views"], False, 12, window))[1]}
-    for radius in (8, 10, 12, 14):
-        chance[f"views' radius {radius}"] = (await decide(parsed["views"], True, radius, window))[1]
+    chance: dict[str, int] = {}
+    for label, low in (("low-structure radii off", 0), ("low-structure radii", None)):
+        chance[f"no views, {label}"] = (await decide(parsed["no views"], False, 12, window, low))[1]
+        for radius in (8, 10, 12, 14):
+            chance[f"views' radius {radius}, {label}"] = (await decide(parsed["views"], True, radius, window, low))[1]
     return {
         "documents_per_second": {label: {step: round(pictures / statistics.median(values))
                                          for step, values in steps.items()} for label, steps in timings.items()},

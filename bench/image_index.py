@@ -38,7 +38,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import combinations
 from pathlib import Path
@@ -53,7 +53,7 @@ import images as labelled  # bench/images.py: the set and its hashes
 from PIL import Image
 
 from neardup.bench.report import default_json_path, environment
-from neardup.media.hashes import FILED_VIEW, VIEWS, ImageHashes
+from neardup.media.hashes import FILED_VIEW, VIEWS, ImageHashes, ImageRadii
 from neardup.media.images import hash_files
 from neardup.sketch.index import IMAGE_BLOCK_BITS, IMAGE_BLOCKS, image_keys
 
@@ -121,10 +121,14 @@ def _whole(item: Any) -> list[int]:
     return [item.phash]
 
 
-def schemes(radius: int, view_radius: int) -> list[Scheme]:
-    """The index as built before the views, the alternatives, and the index as built (last but one)."""
+def schemes(radius: int, view_radius: int, low_structure: int = 0) -> list[Scheme]:
+    """The index as built before the views, the alternatives, and the index as built (last but one).
+    The schemes with views are held to the smaller radii for a pair with a picture of less than
+    ``low_structure`` percent structure (``ImageRadii``; 0: never)."""
+    radii = ImageRadii(radius, view_radius, low_structure)
+
     def _views_bits(a: Any, b: Any) -> bool:
-        return a.hashes.match_bits(b.phash, radius, view_radius) is not None
+        return a.hashes.match_bits(b.phash, *radii.of(a.hashes.structure, b.hashes.structure)) is not None
 
     def _whole_bits(a: Any, b: Any) -> bool:
         return int((a.phash ^ b.phash).bit_count()) <= radius
@@ -231,20 +235,30 @@ def random_fields(n: int, seed: int = 23) -> list[bytes]:
     return out
 
 
-def random_matches(radius: int, view_radii: range) -> dict[str, int]:
+def random_matches(radius: int, view_radii: range, low: ImageRadii) -> dict[str, int]:
     """Ordered pairs of :func:`random_fields` (one asked, the other stored) within ``radius`` by
-    their whole pHashes, and within it or with a view within each of ``view_radii``."""
-    hashed = hash_files(random_fields(RANDOM_FIELDS))
-    assert all(isinstance(h, ImageHashes) for h in hashed)
-    whole = np.array([h.phash for h in hashed if isinstance(h, ImageHashes)], dtype=np.uint64)
-    views = np.array([h.views for h in hashed if isinstance(h, ImageHashes)], dtype=np.uint64)
+    their whole pHashes, and within it or with a view within each of ``view_radii``; then with the
+    low-structure radii of ``low`` (its views' radius the built one), and the pictures below its
+    structure bound."""
+    hashed = [h for h in hash_files(random_fields(RANDOM_FIELDS)) if isinstance(h, ImageHashes)]
+    assert len(hashed) == RANDOM_FIELDS
+    whole = np.array([h.phash for h in hashed], dtype=np.uint64)
+    views = np.array([h.views for h in hashed], dtype=np.uint64)
+    structure = np.array([h.structure for h in hashed], dtype=np.int64)
     others = ~np.eye(len(whole), dtype=bool)
-    by_whole = np.bitwise_count(whole[:, None] ^ whole[None, :]) <= radius
+    distance = np.bitwise_count(whole[:, None] ^ whole[None, :])
+    by_whole = distance <= radius
     nearest_view = np.full(by_whole.shape, 64, dtype=np.uint8)
     for v in range(views.shape[1]):  # a view at a time: an (n, n) array, not (n, 18, n)
         np.minimum(nearest_view, np.bitwise_count(views[:, v, None] ^ whole[None, :]), out=nearest_view)
     out = {"pairs": int(others.sum()), "whole": int((by_whole & others).sum())}
     out.update({f"view {r}": int(((by_whole | (nearest_view <= r)) & others).sum()) for r in view_radii})
+    smooth = np.minimum(structure[:, None], structure[None, :]) < low.low_structure
+    held = np.where(smooth, distance <= low.low_radius, by_whole)
+    out["whole, low-structure radii"] = int((held & others).sum())
+    by_view = np.where(smooth, nearest_view <= low.low_view_radius, nearest_view <= low.view_radius)
+    out[f"view {low.view_radius}, low-structure radii"] = int(((held | by_view) & others).sum())
+    out["low-structure pictures"] = int((structure < low.low_structure).sum())
     return out
 
 
@@ -253,6 +267,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--radius", type=int, default=14)
     parser.add_argument("--view-radius", type=int, default=12)
+    parser.add_argument("--low-structure", type=int, default=ImageRadii().low_structure,
+                        help="percent structure below which a pair is held to the smaller radii (0: never)")
     parser.add_argument("--json", type=Path, default=default_json_path("image-index", quick=False))
     args = parser.parse_args()
     photos = labelled.photographs()
@@ -260,7 +276,9 @@ def main() -> None:
     kinds = list(Counter(i.kind for i in pairs.variants))
     print(f"{len(pairs.variants)} variant pairs, {len(pairs.negatives)} pairs of different photographs (each both "
           f"ways), radius {args.radius}, views' radius {args.view_radius}")
-    results = [measure(s, pairs) for s in schemes(args.radius, args.view_radius)]
+    results = [measure(s, pairs) for s in schemes(args.radius, args.view_radius, args.low_structure)]
+    unheld = next(s for s in schemes(args.radius, args.view_radius) if s.name.endswith("(built)"))
+    results.append(measure(replace(unheld, name=unheld.name + ", low-structure radii off"), pairs))
     for r in results:
         print(f"\n{r['scheme']}: keys asked {r['keys_asked']}, filed {r['keys_filed']}, candidates x{r['candidates']}")
         for way, found in r["found"].items():
@@ -270,20 +288,22 @@ def main() -> None:
     view_radii = range(6, args.radius + 1, 2)
     by_view_radius = {}
     for r in view_radii:
-        built_at = next(s for s in schemes(args.radius, r) if s.name.endswith("(built)"))
+        built_at = next(s for s in schemes(args.radius, r, args.low_structure) if s.name.endswith("(built)"))
         by_view_radius[r] = measure(built_at, pairs)["recall"]
-    randoms = random_matches(args.radius, view_radii)
+    randoms = random_matches(args.radius, view_radii, ImageRadii(args.radius, args.view_radius, args.low_structure))
     print(f"\nviews' radius: recall of the index as built (original stored / variant stored); "
           f"random-field pairs a match (of {randoms['pairs']}; {randoms['whole']} by the whole pHash alone)")
     for r in view_radii:
         recall = by_view_radius[r]
         print(f"  {r:3d}  {recall['stored original']:.3f} / {recall['stored variant']:.3f}  {randoms[f'view {r}']}")
-    built = next(s for s in schemes(args.radius, args.view_radius) if s.name.endswith("(built)"))
+    built = next(s for s in schemes(args.radius, args.view_radius, args.low_structure) if s.name.endswith("(built)"))
     crops = other_crops(pairs, photos, built)
     print("\ncrops not in the set, index as built: found with the original stored / with the crop stored, of")
     for label, (a, b, n) in crops.items():
         print(f"  {label:16s} {a:3d} {b:3d} {n:3d}")
+    print("  " + ", ".join(f"{k}: {v}" for k, v in randoms.items() if "low-structure" in k))
     result = {"benchmark": "image-index", "radius": args.radius, "view_radius": args.view_radius,
+              "low_structure": args.low_structure,
               "variant_pairs": len(pairs.variants), "different_pairs": len(pairs.negatives), "schemes": results,
               "by_view_radius": by_view_radius, "random_fields": {"pictures": RANDOM_FIELDS, **randoms},
               "other_crops": crops, "environment": environment("pillow", "scikit-image")}
