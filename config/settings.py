@@ -122,8 +122,8 @@ class IndexSettings(_Section):
     # any band's reach; the hashes of its whole sentences find the article (docs/decisions.md)
     excerpt_keys: int = Field(64, ge=0, le=64, description="sentence keys filed per document for excerpts (0: none)")
     excerpt_window: int = Field(
-        2, ge=1, le=8, description="a document is filed under the smallest sentence hash of every this many in a row "
-        "(1: every sentence); it asks under all of its sentences, so a store filed with another window is still found")
+        2, ge=1, le=8, description="a document is filed (and asks) under the smallest sentence hash of every this many "
+        "in a row (1: every sentence); a larger window's picks are among a smaller one's")
     excerpt_sentence_chars: int = Field(
         20, ge=6, description="a sentence this long or longer can file an excerpt key (shorter ones are boilerplate)")
     race_wait_seconds: float = Field(

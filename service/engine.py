@@ -287,18 +287,15 @@ class Engine:
         profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names,
                                                slots=fps.name_slots)
         idx = self.settings.index
-        lsh = self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0)
-        sentences = [p.sentence_contexts(idx.excerpt_sentence_chars) for p in profiles]
-        # a document is filed under a winnowed few of its sentences but asks under all of them: an
-        # excerpt with fewer whole sentences than the window still finds an article that filed one
-        keys = np.hstack([lsh, excerpt_keys(sentences, idx.excerpt_keys, window=1)])
-        filed = np.hstack([lsh, excerpt_keys(sentences, idx.excerpt_keys, window=idx.excerpt_window)])
+        keys = np.hstack([self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0),
+                          excerpt_keys([p.sentence_contexts(idx.excerpt_sentence_chars) for p in profiles],
+                                       idx.excerpt_keys, window=idx.excerpt_window)])
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]
         sketches = window_sketches(fps, ids, published, profiles, fp_settings.signature_bits, marks)
         images = WindowImages.of(batch, sketches)
-        key_rows = filed.tolist()  # Python ints in one call, not one numpy scalar a key
+        key_rows = keys.tolist()  # Python ints in one call, not one numpy scalar a key
         records = [
             FingerprintRecord(
                 doc_id=doc.id, content_type=doc.type, published_at=published[r],

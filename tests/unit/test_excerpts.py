@@ -78,23 +78,26 @@ def test_a_run_of_whole_sentences_shares_a_key_with_its_article(seed: int) -> No
 
 @pytest.mark.parametrize("seed", range(3))
 def test_two_whole_sentences_share_a_key_with_the_article_at_the_default_window(seed: int) -> None:
-    """An article filed at ``index.excerpt_window`` (2) and an excerpt asking under all of its
-    sentences meet on any two whole sentences in a row, cut sentences at its edges or not."""
+    """An article and its excerpt, both keyed at ``index.excerpt_window`` (2), meet on any two whole
+    sentences in a row, cut sentences at the excerpt's edges or not; an article filed at a window
+    of three is found too (the smallest of three in a row is the smallest of two)."""
     window = Settings().index.excerpt_window
     rng = np.random.default_rng(seed)
     for _ in range(200):
         whole = rng.integers(1, 1 << 32, size=int(rng.integers(2, 40))).tolist()
         start = int(rng.integers(0, len(whole) - 1))
         cut = [int(rng.integers(1, 1 << 32)), *whole[start : start + 2], int(rng.integers(1, 1 << 32))]
-        filed = excerpt_keys([whole], cap=64, window=window)[0]
-        asked = excerpt_keys([cut], cap=64, window=1)[0]
-        assert set(filed.tolist()) & set(asked.tolist()) - {0}
+        asked = set(excerpt_keys([cut], cap=64, window=window)[0].tolist()) - {0}
+        assert set(excerpt_keys([whole], cap=64, window=window)[0].tolist()) & asked
+        if start + 3 <= len(whole):  # three whole sentences: a store filed at window 3 shares a key
+            cut3 = [cut[0], *whole[start : start + 3], cut[-1]]
+            asked3 = set(excerpt_keys([cut3], cap=64, window=window)[0].tolist())
+            assert set(excerpt_keys([whole], cap=64, window=3)[0].tolist()) & asked3 - {0}
 
 
-def test_a_passage_of_one_whole_sentence_finds_its_article_through_the_engine() -> None:
-    """The engine asks under every sentence of a document and files up to 64 picks: a quoted
-    passage with one whole sentence, late in a long regulation (past the 20 picks once filed),
-    finds the article."""
+def test_a_passage_late_in_a_long_article_finds_it_through_the_engine() -> None:
+    """Up to 64 picks are filed: a quoted passage late in a long regulation (past the 20 picks
+    once filed) finds the article."""
     text = article()
     start = text.index("第二十条")
     end = text.index("。", start) + 1
