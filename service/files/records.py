@@ -34,6 +34,7 @@ from typing import IO, Any, Protocol
 from neardup.document import Document, loads_strict
 from neardup.errors import InputError
 from neardup.files.outputs import STDIO, OutputFile
+from neardup.media.hashes import ImageLimits
 from neardup.storage.extras import require_extra
 
 PARQUET_ROWS = 1000  # rows per batch read and per row group written
@@ -361,17 +362,19 @@ def text_id(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def read_documents(path: str | Path, limits: Any = None, *, option: str = "--docs") -> list[Document]:
+def read_documents(path: str | Path, limits: Any = None, *, option: str = "--docs",
+                   image_limits: ImageLimits | None = None) -> list[Document]:
     """The documents of ``path``, validated as ``dedup`` validates them (``limits``: the
-    ``normalize`` settings); a bad record, a repeated id or no document at all is an
-    :class:`InputError` naming the file and line."""
+    ``normalize`` settings; ``image_limits``: the :class:`~neardup.media.hashes.ImageLimits` their
+    images are hashed under, the defaults when None); a bad record, a repeated id or no document at
+    all is an :class:`InputError` naming the file and line."""
     from neardup.document import InvalidDocument, parse_document
 
     hint = f"fix or remove that record of {option} (each needs an id and a text)"
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"image_limits": image_limits}
     if limits is not None:
-        options = {"max_bytes": limits.max_bytes, "max_id_length": limits.max_id_length,
-                   "naive_time_zone": limits.naive_time_zone}  # fmt: skip
+        options.update(max_bytes=limits.max_bytes, max_id_length=limits.max_id_length,
+                       naive_time_zone=limits.naive_time_zone)
     docs: list[Document] = []
     first: dict[str, str] = {}
     for row in read_rows(path, hint=hint):

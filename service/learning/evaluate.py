@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from neardup.config.settings import Settings
+from neardup.document import Document
 from neardup.engine import Engine, decide_all
+from neardup.explain import image_report
 from neardup.files.records import read_documents, read_pairs
 from neardup.learning.scoring import UnionFind, score
+from neardup.media.hashes import ImageRadii, limits_of, radii_of
 from neardup.rules.policy import Thresholds
 from neardup.rules.versions import different_versions
 from neardup.sketch.similarity import SketchTable, similarities
@@ -40,6 +44,56 @@ def pair_features(engine: Engine, docs: Sequence[Any], pairs: Sequence[Mapping[s
     return {"jaccard": sims.jaccard, "hamming": sims.hamming.astype(np.float64), "containment": sims.containment,
             "comparable": sims.comparable, "critical": crit, "label": labels, "exact": exact,
             "min_length": np.minimum(lengths[a], lengths[b])}
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePair:
+    """A labelled pair whose two documents both carry usable images: the nearest pair of their
+    images in pHash bits as the image rule measures b after a (by a view when that is nearer and
+    within the views' radius), the radius that distance is held to (the views' when it is a view's;
+    the smaller ones for a picture of little structure), and whether the engine merged them."""
+
+    a: str
+    b: str
+    label: int
+    kind: str
+    merged: bool
+    phash_hamming: int
+    radius: int
+    within_radius: bool
+
+
+def image_pairs(docs: Sequence[Document], pairs: Sequence[Mapping[str, Any]], merged: np.ndarray,
+                radii: ImageRadii) -> list[ImagePair]:
+    """:class:`ImagePair` of every labelled pair whose documents both carry images, in pair order
+    (:func:`neardup.explain.image_report`'s nearest pair, as ``neardup explain`` shows it)."""
+    by_id = {d.id: d for d in docs}
+    out = []
+    for p, m in zip(pairs, merged.tolist(), strict=True):
+        da, db = by_id[p["a"]], by_id[p["b"]]
+        report = image_report(da, db, radii) if da.images and db.images else None
+        nearest = report["nearest"] if report else None
+        if nearest is not None:
+            by_view = nearest["phash_hamming"] != nearest["whole_phash_hamming"]
+            out.append(ImagePair(p["a"], p["b"], int(p["label"]), str(p.get("kind") or ""), bool(m),
+                                 nearest["phash_hamming"], nearest["view_radius" if by_view else "radius"],
+                                 nearest["within_radius"]))
+    return out
+
+
+def image_lines(found: Sequence[ImagePair], shown: int = 20) -> list[str]:
+    """The eval table's lines for the pairs with images: a count, then the first ``shown`` pairs."""
+    if not found:
+        return []
+    lines = [f"pairs with images on both sides {len(found)}  (pHash bits of their nearest images, as the image "
+             f"rule measures b after a)",
+             f"{'a':16s} {'b':16s} {'label':>5s} {'merged':>6s} {'bits':>4s} {'radius':>6s} {'within':>6s}"]
+    for p in found[:shown]:
+        lines.append(f"{p.a[:16]:16s} {p.b[:16]:16s} {p.label:5d} {'yes' if p.merged else 'no':>6s} "
+                     f"{p.phash_hamming:4d} {p.radius:6d} {'yes' if p.within_radius else 'no':>6s}")
+    if len(found) > shown:
+        lines.append(f"... {len(found) - shown} more in metrics.json (image_pairs)")
+    return lines
 
 
 # eval's recommendation: the two Jaccard thresholds; (name, lowest, highest, coarse step, finest step)
@@ -125,7 +179,7 @@ async def run_eval(settings: Settings, docs_path: Path, pairs_path: Path, report
     """Decide the documents of ``docs_path`` and score the decisions against the labelled pairs of
     ``pairs_path`` (each JSONL, CSV or Parquet; a bad record is a one-line :class:`InputError`);
     plots and ``metrics.json`` into ``report`` when given."""
-    docs = read_documents(docs_path, settings.normalize)
+    docs = read_documents(docs_path, settings.normalize, image_limits=limits_of(settings.images))
     pairs = read_pairs(pairs_path, {d.id for d in docs})
     engine = await Engine.open(settings)
     try:
@@ -141,6 +195,7 @@ async def run_eval(settings: Settings, docs_path: Path, pairs_path: Path, report
                 uf.union(i, t)
         merged = np.array([uf.find(p["a"]) == uf.find(p["b"]) for p in pairs])
         feats = pair_features(engine, docs, pairs)
+        with_images = image_pairs(docs, pairs, merged, radii_of(settings.images))
         rec = recommend(settings, feats, target_precision)
         files = plots(report, feats, merged, scores) if report else []
     finally:
@@ -156,15 +211,17 @@ async def run_eval(settings: Settings, docs_path: Path, pairs_path: Path, report
     for kind, v in scores.per_kind.items():
         m = "recall" if v["label"] == 1 else "fpr"
         lines.append(f"{kind:32s} {v['label']:5d} {v['pairs']:6d} {m:>6s} {v[m]:.4f}")
+    lines += image_lines(with_images)
     lines.append(f"recommended thresholds at pair precision >= {target_precision}: {json.dumps(rec)}")
     if files:
         lines.append(f"plots: {', '.join(str(report / f) for f in files)}")  # type: ignore[operator]
     metrics = {**scores.as_dict(), "documents": len(docs), "pairs": len(pairs),
                "documents_per_second": len(docs) / elapsed, "recommended": rec,
-               "thresholds": engine.thresholds.for_type("default").as_evidence()}
+               "thresholds": engine.thresholds.for_type("default").as_evidence(),
+               "image_pairs": [asdict(p) for p in with_images]}
     if report:
         (report / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False))
     return {"metrics": metrics, "table": "\n".join(lines)}
 
 
-__all__ = ["pair_features", "recommend", "run_eval"]
+__all__ = ["ImagePair", "image_lines", "image_pairs", "pair_features", "recommend", "run_eval"]

@@ -611,3 +611,44 @@ async def test_two_blurred_fields_within_the_usual_radius_are_not_image_duplicat
     found = (await decide_all(await engine(), [first, chance, copy], 10))[2]
     assert found.status is Status.DUPLICATE and found.duplicate_of == "first", found.evidence.to_dict()
     assert found.evidence.image is not None and found.evidence.image.radius == 10
+
+
+# --- eval -----------------------------------------------------------------------------------------
+
+
+def test_neardup_eval_scores_image_duplicates_and_shows_their_distance(tmp_path: Any) -> None:
+    """A labelled set whose documents carry photographs: a caption with the story's photograph
+    (resized, recompressed) is merged by the image rule and counts for recall; two texts sharing
+    a stock photo stay apart; the table and metrics.json give each pair's pHash bits and radius,
+    and the images are hashed under the settings' limits (one image a document here: the story's
+    second is over the limit, so the pair is measured on the first)."""
+    from tests.unit.test_cli import neardup
+
+    rows = [
+        {"id": "story", "text": ARTICLE, "images": [{"data": jpeg_b64(photo(1))}, {"data": jpeg_b64(photo(4))}],
+         "published_at": T0},
+        {"id": "caption", "text": "图：发布会现场", "images": [{"data": jpeg_b64(photo(1).resize((240, 180)), 50)}],
+         "published_at": T0 + 60},
+        {"id": "flood", "text": OTHER_ARTICLE, "images": [{"data": jpeg_b64(photo(2))}], "published_at": T0 + 120},
+        {"id": "metro", "text": METRO, "images": [{"data": jpeg_b64(photo(2))}], "published_at": T0 + 180},
+        {"id": "plain", "text": ARTICLE + "（完）", "published_at": T0 + 240},
+    ]
+    docs, pairs = tmp_path / "docs.jsonl", tmp_path / "pairs.jsonl"
+    docs.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    labelled = [{"a": "story", "b": "caption", "label": 1, "kind": "photo caption"},
+                {"a": "flood", "b": "metro", "label": 0, "kind": "stock photo"},
+                {"a": "story", "b": "plain", "label": 1, "kind": "reprint"}]
+    pairs.write_text("".join(json.dumps(p) + "\n" for p in labelled), encoding="utf-8")
+    res = neardup("eval", "--docs", str(docs), "--pairs", str(pairs), "--report", str(tmp_path / "report"),
+                  env={"NEARDUP_IMAGES__MAX_IMAGES": "1"})
+    assert res.returncode == 0, res.stderr.decode()[-2000:]
+    out = res.stdout.decode()
+    assert "pairs with images on both sides 2" in out
+    metrics = json.loads((tmp_path / "report" / "metrics.json").read_text())
+    assert metrics["recall"] == 1.0 and metrics["hard_negative_fpr"] == 0.0, out
+    caption, stock = metrics["image_pairs"]
+    assert (caption["a"], caption["b"], caption["merged"], caption["within_radius"]) == ("story", "caption", True, True)
+    assert caption["phash_hamming"] <= caption["radius"] == 14
+    assert (stock["a"], stock["label"], stock["merged"], stock["phash_hamming"]) == ("flood", 0, False, 0)
+    story_line = next(line for line in out.splitlines() if line.startswith("story ") and "caption" in line)
+    assert story_line.split()[2:] == ["1", "yes", str(caption["phash_hamming"]), "14", "yes"]
