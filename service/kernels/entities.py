@@ -294,12 +294,13 @@ def _letters_of(owner, fill, present_fill):
 
 
 @njit(nogil=True, cache=True)
-def one_sided_name(mine, theirs, left, right, letters, words, glued, breaks, max_tokens, fill_byte, present_fill):
+def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, breaks, max_tokens, fill_byte,
+                   present_fill):
     """Where a name of ``theirs`` (entries) stands in ``mine``'s text as words ``mine`` does not
     read as a name: tokens t1..t2, two to ``max_tokens`` of them written together (``glued``: no
     punctuation before the token; ``words``: ideographs only and no name of mine; one dictionary
-    word there is a synonym, 我国 for 中国, not a name) with at
-    least two tokens of their sentence each side, the name's left context before t1 and its right
+    word there is a synonym, 我国 for 中国, not a name, unless the dictionary rarely sees it:
+    ``rare``, 稀树 for 墨西哥) with at least two tokens of their sentence each side, the name's left context before t1 and its right
     context after t2 (``left``, ``right``: :func:`slot_contexts` of mine's tokens), the name not
     carried by ``mine`` and not written alike (half its letters or more shared, ``letters``: every
     token's letter set). The same notice about another person whose name no dictionary knows
@@ -322,10 +323,11 @@ def one_sided_name(mine, theirs, left, right, letters, words, glued, breaks, max
         if f1 == 0:
             continue
         span = letters[t1]
-        for t2 in range(t1 + 1, min(n - 2, t1 + max_tokens)):
-            if not words[t2] or breaks[t2] or not glued[t2]:
-                break
-            span |= letters[t2]
+        for t2 in range(t1 if rare[t1] else t1 + 1, min(n - 2, t1 + max_tokens)):
+            if t2 > t1:
+                if not words[t2] or breaks[t2] or not glued[t2]:
+                    break
+                span |= letters[t2]
             if breaks[t2 + 1] or breaks[t2 + 2]:
                 continue
             f2 = _name_at(theirs, right[t2], fb, mine, pf)

@@ -244,3 +244,18 @@ def segment_batch(cps, offsets, table, single, logs, bloom, longest, log_total):
                 i = j
         doc_off[d + 1] = w
     return starts[:w], ends[:w], doc_off
+
+
+
+@njit(nogil=True, cache=True)
+def word_codes(cps, starts, ends, table):
+    """Each token's value in a coded table (``coded_tables``: the index of its log probability),
+    0 for a token that is no word of the dictionary (a lone character the cut fell back to)."""
+    out = np.zeros(starts.shape[0], dtype=np.int64)
+    for t in range(starts.shape[0]):
+        h = FNV_OFFSET
+        for i in range(starts[t], ends[t]):
+            h ^= np.uint64(cps[i])
+            h *= FNV_PRIME
+        out[t] = max(_lookup(table, _nonzero(fmix64(h ^ np.uint64(ends[t] - starts[t])))), 0)
+    return out

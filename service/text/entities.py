@@ -23,7 +23,7 @@ from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.text.cache import cached_arrays
 from neardup.text.lexicon import TOKEN_SEED, hash_words
-from neardup.text.segment import jieba_dict_path
+from neardup.text.segment import jieba_dict_path, segmenter
 
 NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt"})
 # jieba tags many two-character words nr that are no names (修正, 陈述, 花布: a surname's character
@@ -206,6 +206,7 @@ def byline_markers() -> npt.NDArray[np.uint64]:
     return np.unique(hash_words(list(BYLINE_MARKERS)))
 
 
+RARE_WORD = 200  # a word the dictionary counts fewer times than this may stand alone for a name
 ONE_SIDED_MAX_TOKENS = 4  # words a name may stand as where the other text names it (何/炼成 for 江泽民)
 
 
@@ -239,7 +240,7 @@ class NameSlots:
         self._made: tuple[npt.NDArray[Any], ...] | None = None
 
     def _tables(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64],
-                               npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+                               npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
         t = self._tokens
         if self._made is None:
             n = np.array([0, len(t.hashes)], dtype=np.int64)
@@ -249,14 +250,17 @@ class NameSlots:
             words = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
             glued = np.zeros(len(t.starts), dtype=np.bool_)
             glued[1:] = t.starts[1:] == t.ends[:-1]
-            self._made = (left, right, letters, words, glued)
+            # a rare word alone may stand for a name (稀树, 客车队 where the other text has 墨西哥):
+            # a common one there is an edit's synonym
+            rare = ((t.ends - t.starts) >= 2) & (segmenter().frequencies(t.cps, t.starts, t.ends) < RARE_WORD)
+            self._made = (left, right, letters, words, glued, rare)
         return self._made  # type: ignore[return-value]
 
     def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64]) -> tuple[int, int] | None:
         """The text span where ``theirs`` has a name that ``mine`` (this text's entries) writes
         as words it does not read as a name, or None."""
-        left, right, letters, words, glued = self._tables()
-        t1, t2 = kent.one_sided_name(mine, theirs, left, right, letters, words, glued, self._tokens.breaks,
+        left, right, letters, words, glued, rare = self._tables()
+        t1, t2 = kent.one_sided_name(mine, theirs, left, right, letters, words, glued, rare, self._tokens.breaks,
                                      ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL)
         if t1 < 0:
             return None

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from neardup.kernels.segment import build_prefix_table, coded_tables, segment_batch, single_char_table
+from neardup.kernels.segment import build_prefix_table, coded_tables, segment_batch, single_char_table, word_codes
 from neardup.text.cache import cached_arrays
 
 
@@ -44,6 +44,12 @@ class Segmenter:
             cps, offsets, self.table, self.single, self.logs, self.bloom, self.longest, self.log_total)
         return out
 
+
+    def frequencies(self, cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64],
+                    ends: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Each token's frequency in the dictionary (0: no word of it)."""
+        codes = word_codes(cps, starts, ends, self.table)
+        return np.where(codes > 0, np.exp(self.logs[codes] + self.log_total), 0.0)
 
     def cut(self, text: str) -> list[str]:
         """Tokens of one text, as strings (for explanations and IDF building, not the hot path)."""

@@ -20,6 +20,7 @@ from neardup.kernels.hashing import fmix64
 from neardup.rules.differences import _written_alike, furniture_spans
 from neardup.text.entities import (
     EN_NOT_NAMES,
+    RARE_WORD,
     en_names,
     is_dictionary_name,
     zh_body_tables,
@@ -29,6 +30,7 @@ from neardup.text.entities import (
 )
 from neardup.text.lexicon import hash_words
 from neardup.text.normalize import tables
+from neardup.text.segment import segmenter
 
 NOTICE = ("根据《中华人民共和国公司法》和有关规定，经审查，{c}提交的设立登记申请材料齐全，符合法定形式，"
           "本局决定准予登记。请{c}自收到本通知之日起三十日内领取营业执照，逾期未领取的，视为放弃。"
@@ -573,15 +575,21 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
         return np.array(sorted([l_ctx << 16 | fill, r_ctx << 16 | fill, ((7 << 24) | letter_set) << 16 | pf]),
                         dtype=np.uint64)
 
+    common = np.zeros(10, dtype=np.bool_)
+
     def slot(mine: np.ndarray, theirs: np.ndarray, letters: np.ndarray, words: np.ndarray,
-             glued: np.ndarray) -> tuple[int, int]:
-        return kent.one_sided_name(mine, theirs, left, right, letters, words, glued, breaks, 4, fb, pf)
+             glued: np.ndarray, rare: np.ndarray = common) -> tuple[int, int]:
+        return kent.one_sided_name(mine, theirs, left, right, letters, words, glued, rare, breaks, 4, fb, pf)
 
     mine = np.array([((9 << 24) | 0x00000F) << 16 | pf], dtype=np.uint64)  # a name of its own elsewhere
     # their name stands where mine has tokens 3..4: its left context before 3, its right after 4
     assert slot(mine, theirs_name(13, 24), letters, words, glued) == (3, 4)
-    # one token in its place is one word: a synonym (我国 for 中国), not a name
+    # one token in its place is one word: a synonym (我国 for 中国), not a name ...
     assert slot(mine, theirs_name(13, 23), letters, words, glued) == (-1, -1)
+    # ... unless the dictionary rarely sees it (稀树 where the other text has 墨西哥)
+    rare = common.copy()
+    rare[3] = True
+    assert slot(mine, theirs_name(13, 23), letters, words, glued, rare) == (3, 3)
     # a token that is no word (a figure, a particle) or a name of mine ends the slot
     no_word = words.copy()
     no_word[4] = False
@@ -600,6 +608,16 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     # a record without presence entries says nothing of the names mine lacks
     bare = np.zeros(0, dtype=np.uint64)
     assert slot(bare, theirs_name(13, 24), letters, words, glued) == (-1, -1)
+
+
+def test_a_rare_word_where_the_other_text_has_a_name_is_another_name() -> None:
+    """One dictionary word where the other text has a name is a synonym when the dictionary sees it
+    often (城市), and may be another name when it rarely does (稀树, 14 times)."""
+    body = "当地时间周二，{p}的一座火山再次喷发，火山灰柱高达三千米，附近多个城镇的居民已被紧急疏散，机场暂时关闭。"
+    status, _, kind = decide_pair(body.format(p="墨西哥"), body.format(p="稀树"))
+    assert status is Status.UNIQUE and kind == "entity"
+    freq = segmenter().frequencies(*_tokens(["稀树", "城市"])[:3])
+    assert freq[0] < RARE_WORD <= freq[1]
 
 
 STORY = ("Fire crews were called to the church on Tuesday after smoke was seen from the roof. The fire "

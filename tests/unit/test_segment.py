@@ -48,3 +48,23 @@ def test_development_documents_equal_jieba_and_rjieba(jieba_reference: None, dat
     raw = rng.sample(texts, 20)  # not normalised: full-width forms, CJK punctuation, line breaks
     for text in raw:
         assert seg.cut(text) == jieba.lcut(text, HMM=False)
+
+
+def test_word_frequencies_are_the_dictionarys() -> None:
+    """Each token's frequency as jieba's dictionary file gives it; 0 for a string no word of it."""
+    import numpy as np
+
+    from neardup.text.segment import jieba_dict_path
+
+    wanted = {"稀树", "城市", "中华人民共和国", "施行"}
+    counts = {}
+    for line in jieba_dict_path().read_text(encoding="utf-8").splitlines():
+        word, freq, *_ = line.split(" ")
+        if word in wanted:
+            counts[word] = int(freq)  # the last line of a word wins, as the table is built
+    words = [*sorted(wanted), "稀树城"]
+    text = "".join(words)
+    cps = np.array([ord(c) for c in text], dtype=np.uint32)
+    ends = np.cumsum([len(w) for w in words])
+    got = segmenter().frequencies(cps, ends - np.array([len(w) for w in words]), ends)
+    assert [round(float(f)) for f in got] == [counts[w] for w in sorted(wanted)] + [0]
