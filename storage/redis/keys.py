@@ -60,8 +60,8 @@ default; above it a key switches to the skiplist encoding, about 100 bytes per m
 holds the entries of one shard that expire within ``W``. The default, 2**19, suits about 900,000
 live documents at 38 keys each. A lookup scans its bucket keys' listpacks, so
 fewer members a key also make lookups cheaper (1.6 us at 8, 3.5 us at 78: bench/redis_lookup.py), and
-each bucket a lookup reads adds a ZRANGE (about 1.3 us at 8 members; 7 buckets cost about 4.4x one
-on 2026-12-05): the price of whole-key expiry, and why the width is not smaller.
+each bucket a lookup reads adds a ZRANGE (about 1.3 us at 8 members; 7 buckets cost 3.2-4.4x
+one, 2026-12-05): the price of whole-key expiry, and why the width is not smaller.
 """
 
 from __future__ import annotations
