@@ -54,14 +54,18 @@ key                  type (writer)     value                             expiry
 
 Why sorted sets and shards instead of one set per index key: most LSH band keys are held by one
 document only, and a Redis key costs about 100-150 bytes before its first member. Sharded listpack
-sorted sets cost about 17 bytes per entry. Size ``index_shards`` near ``live documents * index keys
-per document / 64`` so that bucket keys stay well under ``zset-max-listpack-entries`` (128 by
-default; above it a key switches to the skiplist encoding, about 100 bytes per member): a bucket key
-holds the entries of one shard that expire within ``W``. The default, 2**19, suits about 900,000
-live documents at 38 keys each. A lookup scans its bucket keys' listpacks, so
-fewer members a key also make lookups cheaper (1.6 us at 8, 3.5 us at 78: bench/redis_lookup.py), and
-each bucket a lookup reads adds a ZRANGE (about 1.3 us at 8 members; 7 buckets cost 3.2-4.4x
-one, 2026-12-05): the price of whole-key expiry, and why the width is not smaller.
+sorted sets cost about 17 bytes per entry. Size ``index_shards`` near ``live entries / (64 * live
+buckets)`` so that bucket keys hold enough entries to spread a key's own cost (above, and an
+entry in the expires dictionary) and stay well under ``zset-max-listpack-entries``
+(128 by default; above it a key switches to the skiplist encoding, about 100 bytes per member). The
+default, 2**19, suits about 900,000 live documents at 38 keys each all written within one bucket;
+spread over 6 live buckets, a store that size fills its keys with about 11 entries each. Changing
+``index_shards`` moves every index key to another shard: set it before the store fills (``neardup
+store migrate`` re-files other layouts and widths, not another shard count). A lookup scans its
+bucket keys' listpacks, so fewer members a key also make lookups cheaper (1.6 us at 8, 3.5 us at
+78: bench/redis_lookup.py), and each bucket a lookup reads adds a ZRANGE (about 1.3 us at 8
+members; 7 buckets cost 3.2-4.4x one, 2026-12-05): the price of whole-key expiry, and why the
+width is not smaller.
 """
 
 from __future__ import annotations
