@@ -248,6 +248,16 @@ def source_offsets(text: str, t2s: bool = True, html_strip: bool = True) -> list
     that needs full NFKC is traced one character at a time (a character expanded on its own);
     None when that does not give the normalised text back (characters composed across code
     points), and the caller quotes the normalised text."""
+    traced = _traced(text, t2s, html_strip)
+    if traced is None:
+        return None
+    src, out_src = traced
+    return [src[i] for i in out_src.tolist()]
+
+
+def _traced(text: str, t2s: bool, html_strip: bool) -> tuple[list[int], npt.NDArray[np.int64]] | None:
+    """(offsets in ``text`` of the stripped text's characters, offsets in the stripped text of the
+    normalised text's characters): :func:`source_offsets` in two steps, read where asked."""
     chars, src = _stripped_with_sources(text) if html_strip else (text, list(range(len(text))))
     table, classes = tables(t2s)
     cps, _ = _to_cps([chars])
@@ -260,17 +270,21 @@ def source_offsets(text: str, t2s: bool = True, html_strip: bool = True) -> list
     if (slow or chars is not text) and out.tobytes().decode("utf-32-le", "surrogatepass") != normalize_text(
             text, t2s=t2s, html_strip=html_strip):
         return None  # the kernel's path and this one read the text otherwise: no offsets rather than wrong ones
-    return [src[i] for i in out_src.tolist()]
+    return src, out_src
 
 
 def original_span(text: str, start: int, end: int, t2s: bool = True, html_strip: bool = True) -> tuple[int, int] | None:
     """The span of ``text`` that the normalised span ``[start, end)`` came from (None when it
     cannot be traced, :func:`source_offsets`)."""
-    src = source_offsets(text, t2s=t2s, html_strip=html_strip)
-    if src is None or not 0 <= start < end <= len(src):
+    traced = _traced(text, t2s, html_strip)
+    if traced is None:
         return None
-    last = src[end - 1]
-    stop = last + 1
-    while stop < len(text) and (end >= len(src) or src[end] > stop) and unicodedata.combining(text[stop]):
+    stripped, normalised = traced  # the offsets of the few characters asked, not of all
+    n = len(normalised)
+    if not 0 <= start < end <= n:
+        return None
+    stop = stripped[int(normalised[end - 1])] + 1
+    after = stripped[int(normalised[end])] if end < n else None
+    while stop < len(text) and (after is None or after > stop) and unicodedata.combining(text[stop]):
         stop += 1  # a mark that composed into the span's last character
-    return src[start], stop
+    return stripped[int(normalised[start])], stop
