@@ -102,11 +102,13 @@ async def _warm(settings: Settings) -> None:
 
 def _warm_off_the_default_path() -> None:
     """The kernels a default window does not call: image hashes (documents' images), learned
-    name fields (a reviewers' model) and the one-sided name check, on tiny inputs."""
+    name fields (a reviewers' model) and the one-sided name check, on tiny inputs; and the
+    language detector's model, which a text the first rule cannot class loads."""
     import numpy as np
 
     from neardup.kernels import entities, image
     from neardup.text.entities import NAME_PRESENT_FILL, NameSlots, SlotTokens
+    from neardup.text.language import LanguageDetector
     from neardup.text.normalize import tables
 
     image.phash_batch(np.zeros((1, 32, 32), dtype=np.uint8), image.dct_basis())
@@ -123,6 +125,7 @@ def _warm_off_the_default_path() -> None:
     two = SlotTokens(np.array([0x4E00, 0x4E01], dtype=np.uint32), np.array([0, 1]), np.array([1, 2]), tokens, flags,
                      flags, 0, tables(True)[1])
     NameSlots(two).other_name_at(present, present)
+    LanguageDetector().identifier  # noqa: B018 (its uncompressed model is cached on first use, like the kernels)
 
 
 def warm_up(settings: Settings) -> WarmupReport:

@@ -158,3 +158,24 @@ async def test_a_near_copy_in_another_language_is_not_merged_an_exact_copy_is(te
     assert same[1] == (Status.DUPLICATE, "a")  # the control: in one language, a near-duplicate
     assert await _decide((text, langs[0]), (edited, langs[1])) == [(Status.UNIQUE, None), (Status.UNIQUE, None)]
     assert (await _decide((text, langs[0]), (text, langs[1])))[1] == (Status.DUPLICATE, "a")
+
+
+def test_the_detector_reads_the_model_from_the_cache_as_py3langid_does(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The uncompressed copy of py3langid's model answers exactly as the model it ships, and is
+    made once: a second detector reads the cached file."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    from neardup.text.language import LanguageDetector
+
+    monkeypatch.setenv("NEARDUP_CACHE_DIR", str(tmp_path))
+    shipped = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    cached = LanguageDetector().identifier
+    made = sorted(tmp_path.glob("langid-*.npz"))
+    assert len(made) == 1
+    for text in ("Bonjour tout le monde, comment allez-vous ?", "Das ist ein Test.", "这是一个测试",
+                 "これはテストです", "안녕하세요", "hello world"):
+        assert cached.classify(text) == shipped.classify(text)
+    stamp = made[0].stat().st_mtime_ns
+    assert LanguageDetector().identifier.classify("Das ist ein Test.") == shipped.classify("Das ist ein Test.")
+    assert made[0].stat().st_mtime_ns == stamp  # read, not made again
