@@ -14,10 +14,11 @@ import hashlib
 import html
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -241,23 +242,42 @@ def _stripped_with_sources(text: str) -> tuple[str, list[int]]:
     return chars, src
 
 
-def source_offsets(text: str, t2s: bool = True, html_strip: bool = True) -> list[int] | None:
+class SourceOffsets(Sequence[int]):
+    """For each character of a normalised text, the offset in the original text of the character it
+    came from, read where asked (evidence needs a passage's two ends, not every character's)."""
+
+    __slots__ = ("_normalised", "_stripped")
+
+    def __init__(self, stripped: list[int], normalised: npt.NDArray[np.int64]) -> None:
+        """``stripped``: the original offset of each character markup stripping kept;
+        ``normalised``: the stripped character each normalised one came from."""
+        self._stripped = stripped
+        self._normalised = normalised
+
+    def __len__(self) -> int:
+        """Characters of the normalised text."""
+        return len(self._normalised)
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        """The original offset of normalised character ``i``."""
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._stripped[int(self._normalised[i])]
+
+
+def source_offsets(text: str, t2s: bool = True, html_strip: bool = True) -> SourceOffsets | None:
     """For each character of ``normalize_text(text)``, the offset of the character of ``text`` it
     came from, so that evidence can quote the original rather than the normalised text: the
     kernel's own loop with offsets kept (:func:`neardup.kernels.text.normalize_sources`). A text
     that needs full NFKC is traced one character at a time (a character expanded on its own);
     None when that does not give the normalised text back (characters composed across code
     points), and the caller quotes the normalised text."""
-    traced = _traced(text, t2s, html_strip)
-    if traced is None:
-        return None
-    src, out_src = traced
-    return [src[i] for i in out_src.tolist()]
-
-
-def _traced(text: str, t2s: bool, html_strip: bool) -> tuple[list[int], npt.NDArray[np.int64]] | None:
-    """(offsets in ``text`` of the stripped text's characters, offsets in the stripped text of the
-    normalised text's characters): :func:`source_offsets` in two steps, read where asked."""
     chars, src = _stripped_with_sources(text) if html_strip else (text, list(range(len(text))))
     table, classes = tables(t2s)
     cps, _ = _to_cps([chars])
@@ -270,21 +290,17 @@ def _traced(text: str, t2s: bool, html_strip: bool) -> tuple[list[int], npt.NDAr
     if (slow or chars is not text) and out.tobytes().decode("utf-32-le", "surrogatepass") != normalize_text(
             text, t2s=t2s, html_strip=html_strip):
         return None  # the kernel's path and this one read the text otherwise: no offsets rather than wrong ones
-    return src, out_src
+    return SourceOffsets(src, out_src)
 
 
 def original_span(text: str, start: int, end: int, t2s: bool = True, html_strip: bool = True) -> tuple[int, int] | None:
     """The span of ``text`` that the normalised span ``[start, end)`` came from (None when it
     cannot be traced, :func:`source_offsets`)."""
-    traced = _traced(text, t2s, html_strip)
-    if traced is None:
+    src = source_offsets(text, t2s=t2s, html_strip=html_strip)
+    if src is None or not 0 <= start < end <= len(src):
         return None
-    stripped, normalised = traced  # the offsets of the few characters asked, not of all
-    n = len(normalised)
-    if not 0 <= start < end <= n:
-        return None
-    stop = stripped[int(normalised[end - 1])] + 1
-    after = stripped[int(normalised[end])] if end < n else None
-    while stop < len(text) and (after is None or after > stop) and unicodedata.combining(text[stop]):
+    last = src[end - 1]
+    stop = last + 1
+    while stop < len(text) and (end >= len(src) or src[end] > stop) and unicodedata.combining(text[stop]):
         stop += 1  # a mark that composed into the span's last character
-    return stripped[int(normalised[start])], stop
+    return src[start], stop
