@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
@@ -44,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -65,6 +67,7 @@ from neardup.engine import store_options
 from neardup.sketch.index import fmix64
 from neardup.storage import Claim, DecisionRecord, FingerprintRecord, TTLPolicy
 from neardup.storage import redis as redis_store
+from neardup.storage.redis import store as redis_store_module
 from neardup.storage.redis.store import RedisFingerprintStore, _put_bytes, _put_int
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -172,6 +175,36 @@ class Copier:
                        evidence=evidence, content_hash=self.hash(d.content_hash))
 
 
+class SpreadClock:
+    """The store's clock (``time`` in storage/redis/store.py) moved ahead by ``step`` seconds a
+    window of the index phase, so that the index entries land in the time buckets of a store filled
+    over ``--spread-days`` days (ahead, never back: a bucket key's EXPIREAT must stay in the future)."""
+
+    def __init__(self, step: float) -> None:
+        """``step``: seconds the clock advances per window (0: the real clock)."""
+        self.step = step
+        self.ahead = 0.0
+
+    def time(self) -> float:
+        """The real time plus the windows written so far."""
+        return time.time() + self.ahead
+
+    @contextlib.contextmanager
+    def window(self) -> Iterator[None]:
+        """One window written at the moved clock; the next one a step later."""
+        if not self.step:
+            yield
+            return
+        real = redis_store_module.time
+        redis_store_module.time = types.SimpleNamespace(time=self.time, monotonic=time.monotonic,  # type: ignore[assignment]
+                                                        perf_counter=time.perf_counter)
+        try:
+            yield
+        finally:
+            redis_store_module.time = real
+            self.ahead += self.step
+
+
 def plan(captured: quality.Captured, n: int) -> list[tuple[int, int, set[str] | None]]:
     """(copy, window, ids kept or None for all) until ``n`` documents are decided."""
     out: list[tuple[int, int, set[str] | None]] = []
@@ -242,10 +275,12 @@ async def index_census(client: Any, store: RedisFingerprintStore, limit: int) ->
             encodings[name] = encodings.get(name, 0) + 1
     shards = store.layout.index_shards
     kept = sum(key.endswith(b"k") for key in keys)
+    shards_used = {key.rsplit(b"}", 1)[0] for key in keys}
     return {
         "index_shards": shards,
         "bucket_seconds": store.layout.bucket_seconds,
         "index_keys": len(keys),
+        "shards_used": len(shards_used),
         "kept_bucket_keys": kept,
         "timed_bucket_keys": len(keys) - kept,
         "entries": int(cards.sum()),
@@ -255,8 +290,10 @@ async def index_census(client: Any, store: RedisFingerprintStore, limit: int) ->
         "zset_max_listpack_entries": limit,
         "keys_over_listpack_limit": int((cards > limit).sum()),
         "encodings_sampled_incl_20_fullest": encodings,
-        # shards for a mean of 64 entries a shard (the fullest near 2x that): about entries / 64, a power of 2
-        "suggested_index_shards": 1 << max(0, math.ceil(math.log2(max(1, int(cards.sum())) / 64))),
+        # shards for a mean of 64 entries a bucket key (the fullest near 2x that): about entries / 64 / the
+        # buckets a shard holds, a power of 2
+        "suggested_index_shards": 1 << max(0, math.ceil(math.log2(max(1, int(cards.sum())) / 64
+                                                                  / max(1.0, len(keys) / max(1, len(shards_used)))))),
     }
 
 
@@ -302,9 +339,12 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
         counts["records"] += len(records)
         await store.commit([], [copier.record(r, with_index=False) for r in records])
 
+    clock = SpreadClock(args.spread_days * 86_400 / max(1, len(steps)))
+
     async def with_index(_c: list[Claim], records: list[FingerprintRecord], _d: list[DecisionRecord]) -> None:
         counts["index_entries"] += sum(len(r.index_keys) for r in records)
-        await store.commit([], [copier.record(r, with_index=True) for r in records])
+        with clock.window():
+            await store.commit([], [copier.record(r, with_index=True) for r in records])
 
     async def decisions_only(_c: list[Claim], _r: list[FingerprintRecord], decisions: list[DecisionRecord]) -> None:
         counts["decisions"] += len(decisions)
@@ -342,6 +382,7 @@ async def measure(args: argparse.Namespace, port: int) -> dict[str, Any]:
         "keys": dbsize,
         "ids_same_length_as_dev_set": copier.same_length,
         "load_seconds": seconds,
+        "index_written_over_days": args.spread_days,
         "redis_version": server["redis_version"],
         "zset_max_listpack": {k: int(v) for k, v in config.items()},
         "engine": report,
@@ -369,6 +410,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--shards", type=int, default=0, help="index shards (default: redis.index_shards)")
     p.add_argument("--bucket-seconds", type=int, default=0,
                    help="index bucket width (default: redis.index_bucket_seconds, else a quarter of the longest ttl)")
+    p.add_argument("--spread-days", type=float, default=0.0,
+                   help="file the index entries as if written over this many days (the buckets of a store in "
+                        "steady state), not within minutes")
     p.add_argument("--json", type=Path, default=None, help="also write the result here")
     p.add_argument("--formats", choices=["current", "v2"], default="current",
                    help="v2: the record and decision value formats before the compact ones")
