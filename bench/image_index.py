@@ -53,7 +53,7 @@ import images as labelled  # bench/images.py: the set and its hashes
 from PIL import Image
 
 from neardup.bench.report import default_json_path, environment
-from neardup.media.hashes import FILED_VIEW, VIEWS, ImageHashes, ImageRadii
+from neardup.media.hashes import CORNER_VIEWS, FILED_VIEW, VIEWS, ImageHashes, ImageRadii
 from neardup.media.images import hash_files
 from neardup.sketch.index import IMAGE_BLOCK_BITS, IMAGE_BLOCKS, image_keys
 
@@ -61,7 +61,8 @@ CROPS = len(VIEWS)  # ImageHashes.views: the crop views, then as many pad views
 # crops the labelled set does not hold: (left, top, right, bottom) fractions cut off
 OTHER_CROPS = {"3% left": (0.03, 0, 0, 0), "7% top": (0, 0.07, 0, 0), "8% right": (0, 0, 0.08, 0),
                "10% bottom": (0, 0, 0, 0.1), "10% left+top": (0.1, 0.1, 0, 0), "6% left+right": (0.06, 0, 0.06, 0),
-               "2.5% each side": (0.025, 0.025, 0.025, 0.025), "8% right+bottom": (0, 0, 0.08, 0.08)}
+               "2.5% each side": (0.025, 0.025, 0.025, 0.025), "8% right+bottom": (0, 0, 0.08, 0.08),
+               "10% right+top": (0, 0.1, 0.1, 0), "7% left+bottom": (0.07, 0, 0, 0.07)}
 
 
 @cache
@@ -128,7 +129,11 @@ def schemes(radius: int, view_radius: int, low_structure: int = 0) -> list[Schem
     radii = ImageRadii(radius, view_radius, low_structure)
 
     def _views_bits(a: Any, b: Any) -> bool:
-        return a.hashes.match_bits(b.phash, *radii.of(a.hashes.structure, b.hashes.structure)) is not None
+        radius, view_radius = radii.of(a.hashes.structure, b.hashes.structure)
+        return a.hashes.match_bits(b.phash, radius, view_radius, radii.corners(view_radius)) is not None
+
+    def _sides_bits(a: Any, b: Any) -> bool:  # the corner views never within (a radius below 0)
+        return a.hashes.match_bits(b.phash, *radii.of(a.hashes.structure, b.hashes.structure), -1) is not None
 
     def _whole_bits(a: Any, b: Any) -> bool:
         return int((a.phash ^ b.phash).bit_count()) <= radius
@@ -152,6 +157,9 @@ def schemes(radius: int, view_radius: int, low_structure: int = 0) -> list[Schem
                lambda i: [i.phash, *i.hashes.views[4:8]], _views_bits),
         Scheme("asked: views; filed: + 5 % all round (built)", lambda i: [(h, 0) for h in i.hashes.asked],
                lambda i: list(i.hashes.filed), _views_bits),
+        Scheme("asked: views but the corners'; filed: + 5 % all round",
+               lambda i: [(h, 0) for p, h in enumerate(i.hashes.asked) if p - 1 not in CORNER_VIEWS],
+               lambda i: list(i.hashes.filed), _sides_bits),
         Scheme("asked: views, 1-bit probes on the whole; filed: + 5 % all round", asked(1, every),
                lambda i: [i.phash, i.hashes.views[FILED_VIEW]], _views_bits),
     ]
@@ -237,9 +245,10 @@ def random_fields(n: int, seed: int = 23) -> list[bytes]:
 
 def random_matches(radius: int, view_radii: range, low: ImageRadii) -> dict[str, int]:
     """Ordered pairs of :func:`random_fields` (one asked, the other stored) within ``radius`` by
-    their whole pHashes, and within it or with a view within each of ``view_radii``; then with the
-    low-structure radii of ``low`` (its views' radius the built one), and the pictures below its
-    structure bound."""
+    their whole pHashes, and within it or with a view within each of ``view_radii`` (a corner view
+    within the less of it and ``low.corner_radius``); then with the low-structure radii of ``low``
+    (its views' radius the built one), with and without the corner views, and the pictures below
+    its structure bound."""
     hashed = [h for h in hash_files(random_fields(RANDOM_FIELDS)) if isinstance(h, ImageHashes)]
     assert len(hashed) == RANDOM_FIELDS
     whole = np.array([h.phash for h in hashed], dtype=np.uint64)
@@ -248,18 +257,31 @@ def random_matches(radius: int, view_radii: range, low: ImageRadii) -> dict[str,
     others = ~np.eye(len(whole), dtype=bool)
     distance = np.bitwise_count(whole[:, None] ^ whole[None, :])
     by_whole = distance <= radius
-    nearest_view = np.full(by_whole.shape, 64, dtype=np.uint8)
-    for v in range(views.shape[1]):  # a view at a time: an (n, n) array, not (n, 18, n)
-        np.minimum(nearest_view, np.bitwise_count(views[:, v, None] ^ whole[None, :]), out=nearest_view)
+    side, corner = _nearest_views(views, whole)
     out = {"pairs": int(others.sum()), "whole": int((by_whole & others).sum())}
-    out.update({f"view {r}": int(((by_whole | (nearest_view <= r)) & others).sum()) for r in view_radii})
+    out.update({f"view {r}": int(((by_whole | (side <= r) | (corner <= min(r, low.corner_radius))) & others).sum())
+                for r in view_radii})
     smooth = np.minimum(structure[:, None], structure[None, :]) < low.low_structure
     held = np.where(smooth, distance <= low.low_radius, by_whole)
     out["whole, low-structure radii"] = int((held & others).sum())
-    by_view = np.where(smooth, nearest_view <= low.low_view_radius, nearest_view <= low.view_radius)
-    out[f"view {low.view_radius}, low-structure radii"] = int(((held | by_view) & others).sum())
+    view_radius = np.where(smooth, low.low_view_radius, low.view_radius)
+    by_side = side <= view_radius
+    by_corner = corner <= np.minimum(view_radius, low.corner_radius)
+    out[f"view {low.view_radius}, low-structure radii"] = int(((held | by_side | by_corner) & others).sum())
+    out[f"view {low.view_radius}, low-structure radii, no corner views"] = int(((held | by_side) & others).sum())
     out["low-structure pictures"] = int((structure < low.low_structure).sum())
     return out
+
+
+def _nearest_views(views: np.ndarray, whole: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, n) bits from each picture's nearest view to each whole pHash: of its side and
+    all-round views, and of its corner views."""
+    side = np.full((len(whole), len(whole)), 64, dtype=np.uint8)
+    corner = side.copy()
+    for v in range(views.shape[1]):  # a view at a time: an (n, n) array, not (n, views, n)
+        target = corner if v in CORNER_VIEWS else side
+        np.minimum(target, np.bitwise_count(views[:, v, None] ^ whole[None, :]), out=target)
+    return side, corner
 
 
 def main() -> None:
@@ -298,15 +320,20 @@ def main() -> None:
         print(f"  {r:3d}  {recall['stored original']:.3f} / {recall['stored variant']:.3f}  {randoms[f'view {r}']}")
     built = next(s for s in schemes(args.radius, args.view_radius, args.low_structure) if s.name.endswith("(built)"))
     crops = other_crops(pairs, photos, built)
-    print("\ncrops not in the set, index as built: found with the original stored / with the crop stored, of")
+    sides = next(s for s in schemes(args.radius, args.view_radius, args.low_structure) if "but the corners" in s.name)
+    crops_without_corners = other_crops(pairs, photos, sides)
+    print("\ncrops not in the set, index as built: found with the original stored / with the crop stored, of; "
+          "then without the corner views")
     for label, (a, b, n) in crops.items():
-        print(f"  {label:16s} {a:3d} {b:3d} {n:3d}")
+        print(f"  {label:16s} {a:3d} {b:3d} {n:3d}   {crops_without_corners[label][0]:3d} "
+              f"{crops_without_corners[label][1]:3d}")
     print("  " + ", ".join(f"{k}: {v}" for k, v in randoms.items() if "low-structure" in k))
     result = {"benchmark": "image-index", "radius": args.radius, "view_radius": args.view_radius,
               "low_structure": args.low_structure,
               "variant_pairs": len(pairs.variants), "different_pairs": len(pairs.negatives), "schemes": results,
               "by_view_radius": by_view_radius, "random_fields": {"pictures": RANDOM_FIELDS, **randoms},
-              "other_crops": crops, "environment": environment("pillow", "scikit-image")}
+              "other_crops": crops, "other_crops_without_corner_views": crops_without_corners,
+              "environment": environment("pillow", "scikit-image")}
     args.json.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"\n{args.json}")
 

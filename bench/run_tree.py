@@ -45,6 +45,7 @@ def main() -> None:
     root = Path(sys.argv[1]).resolve()
     script = str(root / sys.argv[2])
     sys.meta_path.insert(0, TreeFinder(root))
+    sys.path[0] = str(Path(script).parent)  # as ``python SCRIPT`` would: the tree's bench/, not this one's
     sys.argv = [script, *sys.argv[3:]]
     runpy.run_path(script, run_name="__main__")
 

@@ -243,6 +243,12 @@ class ImageSettings(_Section):
     low_structure_radius: int = Field(10, ge=0, le=32, description="radius for a pair with a low-structure picture")
     low_structure_view_radius: int = Field(
         8, ge=0, le=32, description="views' radius for a pair with a low-structure picture")
+    # bench/image_index.py: corner views within 10 bits find 13 of 24 corner crops of a tenth with
+    # the original stored (6 without them), 24 of 24 the other way round (11), and add no pair of
+    # random fields within the radii; within 12 they add 10 (docs/media.md)
+    corner_radius: int = Field(
+        10, ge=0, le=32, description="pHash bits from a corner view (a tenth off two adjacent sides) to a stored "
+                                     "image; never above the pair's views' radius")
 
 
 class TopicSettings(_Section):

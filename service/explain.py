@@ -387,7 +387,7 @@ def image_report(da: Document, db: Document, radii: ImageRadii) -> dict[str, Any
     for x in da.images:
         for y in db.images:
             radius, view_radius = radii.of(y.hashes.structure, x.hashes.structure)
-            match = y.hashes.match_bits(x.hashes.phash, radius, view_radius)
+            match = y.hashes.match_bits(x.hashes.phash, radius, view_radius, radii.corners(view_radius))
             pairs.append((hamming(x.hashes.phash, y.hashes.phash) if match is None else match, match is None,
                           x.index, y.index, x, y, radius, view_radius))
     nearest = None

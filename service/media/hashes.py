@@ -27,14 +27,19 @@ class ImageLimits:
     views: bool = True
 
 
+#: a tenth off two adjacent sides (left and top, top and right, ...): the corner views
+CORNERS = ((0.1, 0.1, 0.0, 0.0), (0.0, 0.1, 0.1, 0.0), (0.0, 0.0, 0.1, 0.1), (0.1, 0.0, 0.0, 0.1))
 #: the views an image is also hashed in, as (left, top, right, bottom) fractions: 5 % and 10 % off
-#: each side and 5 % off all four. An image is cropped by each (its crop views: what a cropped copy
-#: of it looks like) and padded by each, its edge pixels repeated until the part it shows is that
-#: fraction less than the whole (its pad views: what the photograph it was cropped from looked
-#: like, near enough for the low frequencies the pHash keeps). docs/media.md measures them.
+#: each side, the four :data:`CORNERS` and 5 % off all four. An image is cropped by each (its crop
+#: views: what a cropped copy of it looks like) and padded by each, its edge pixels repeated until
+#: the part it shows is that fraction less than the whole (its pad views: what the photograph it
+#: was cropped from looked like, near enough for the low frequencies the pHash keeps).
+#: docs/media.md measures them.
 VIEWS = ((0.05, 0.0, 0.0, 0.0), (0.0, 0.05, 0.0, 0.0), (0.0, 0.0, 0.05, 0.0), (0.0, 0.0, 0.0, 0.05),
          (0.1, 0.0, 0.0, 0.0), (0.0, 0.1, 0.0, 0.0), (0.0, 0.0, 0.1, 0.0), (0.0, 0.0, 0.0, 0.1),
-         (0.05, 0.05, 0.05, 0.05))
+         *CORNERS, (0.05, 0.05, 0.05, 0.05))
+#: the places of the corner views in :attr:`ImageHashes.views` (their crop views, then their pad views)
+CORNER_VIEWS = frozenset(p for i, v in enumerate(VIEWS) if v in CORNERS for p in (i, len(VIEWS) + i))
 #: the crop view filed in the image index beside the whole image (5 % off all four sides)
 FILED_VIEW = len(VIEWS) - 1
 
@@ -66,16 +71,21 @@ class ImageHashes:
         candidate is measured from them to its whole pHash (:meth:`match_bits`)."""
         return (self.phash, *self.views)
 
-    def match_bits(self, stored: int, radius: int, view_radius: int) -> int | None:
+    def match_bits(self, stored: int, radius: int, view_radius: int, corner_radius: int | None = None) -> int | None:
         """The bits the image rules count from this image to a ``stored`` whole pHash, or None
-        when it is no match: the whole pHashes' distance within ``radius``, or the nearest view's
-        within ``view_radius``, the less of the two (a crop of the stored photograph is near one
-        of its pad views; the stored photograph, if it is the crop, near one of its crop views).
-        A view's radius is the smaller because each of the 18 views is one more chance for a
-        different photograph to come near (docs/media.md)."""
+        when it is no match: the whole pHashes' distance within ``radius``, or a view's within
+        ``view_radius`` (a corner view's within ``corner_radius``, ``view_radius`` when None), the
+        least of them (a crop of the stored photograph is near one of its pad views; the stored
+        photograph, if it is the crop, near one of its crop views). A view's radius is the smaller
+        because each view is one more chance for a different photograph to come near, a corner
+        view's smaller still (docs/media.md)."""
+        corner = view_radius if corner_radius is None else corner_radius
         whole = hamming(self.phash, stored)
-        view = min((hamming(h, stored) for h in self.views), default=HASH_BITS + 1)
-        within = [bits for bits, limit in ((whole, radius), (view, view_radius)) if bits <= limit]
+        within = [whole] if whole <= radius else []
+        for place, h in enumerate(self.views):
+            bits = hamming(h, stored)
+            if bits <= (corner if place in CORNER_VIEWS else view_radius):
+                within.append(bits)
         return min(within) if within else None
 
     @property
@@ -102,6 +112,11 @@ class ImageRadii:
     low_structure: int = 5
     low_radius: int = 10
     low_view_radius: int = 8
+    corner_radius: int = 10
+
+    def corners(self, view_radius: int) -> int:
+        """The corner views' radius for a pair held to ``view_radius`` (:meth:`of`): never above it."""
+        return min(view_radius, self.corner_radius)
 
     def of(self, mine: int | None, theirs: int | None) -> tuple[int, int]:
         """(radius, views' radius) for a pair of pictures of structure ``mine`` and ``theirs``
@@ -153,7 +168,7 @@ def hamming(a: int, b: int) -> int:
 def radii_of(settings: ImageSettings) -> ImageRadii:
     """The radii the ``images`` settings give."""
     return ImageRadii(settings.radius, settings.view_radius, settings.low_structure, settings.low_structure_radius,
-                      settings.low_structure_view_radius)
+                      settings.low_structure_view_radius, settings.corner_radius)
 
 
 def structure_byte(structure: int | None) -> int:

@@ -260,7 +260,7 @@ _COLUMNS_DCT = np.ascontiguousarray(np.einsum("kc,vcb->vkb", _BASIS,
 
 
 def view_hashes(grays: Sequence[Image.Image]) -> np.ndarray:
-    """(n, 18) pHashes of each image's crop views, then its pad views (:data:`VIEWS`), as uint64.
+    """(n, 2 x len(VIEWS)) pHashes of each image's crop views, then its pad views (:data:`VIEWS`), as uint64.
 
     Each image is resized to 64x64 (bilinear; a view cuts fractions, so a square grid keeps its
     geometry), each view resampled from that grid and its low frequencies taken as a pHash's are,

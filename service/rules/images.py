@@ -147,7 +147,7 @@ def nearest_image(mine: Sequence[DocumentImage], others: Sequence[Sketch], radii
         for image in mine:
             for j, theirs in enumerate(other.images):
                 radius, view_radius = radii.of(image.hashes.structure, _stored_structure(other, j))
-                bits = image.hashes.match_bits(theirs, radius, view_radius)
+                bits = image.hashes.match_bits(theirs, radius, view_radius, radii.corners(view_radius))
                 if bits is None:
                     continue
                 key = (bits, other.published_at, other.doc_id, image.index, j)

@@ -18,7 +18,7 @@ from neardup.config import load_settings  # noqa: E402 (Pillow first, or skip)
 from neardup.decision import Reason, Status  # noqa: E402
 from neardup.document import Document, InvalidDocument, parse_document  # noqa: E402
 from neardup.engine import Engine, decide_all  # noqa: E402
-from neardup.media.hashes import ImageLimits, hamming  # noqa: E402
+from neardup.media.hashes import VIEWS, ImageLimits, hamming  # noqa: E402
 from neardup.metrics import REJECT_REASONS  # noqa: E402
 from neardup.sketch.index import image_keys  # noqa: E402
 from neardup.storage.memory import MemoryFingerprintStore  # noqa: E402
@@ -214,7 +214,7 @@ async def test_a_crop_of_an_earlier_photo_is_found_by_its_views_either_way(seed:
     whole = doc("x", "", {"data": jpeg_b64(photo(seed))}).images[0].hashes
     part = doc("y", "", {"data": jpeg_b64(cropped(photo(seed), *box))}).images[0].hashes
     assert hamming(whole.phash, part.phash) >= 14 and not block_keys(whole.phash) & block_keys(part.phash)
-    assert len(whole.views) == len(part.views) == 18
+    assert len(whole.views) == len(part.views) == 2 * len(VIEWS)
     files = {id(whole): jpeg_b64(photo(seed)), id(part): jpeg_b64(cropped(photo(seed), *box))}
     for first, later in ((whole, part), (part, whole)):
         story = doc("story", ARTICLE, {"data": files[id(first)]}, published_at=T0)
@@ -652,3 +652,19 @@ def test_neardup_eval_scores_image_duplicates_and_shows_their_distance(tmp_path:
     assert (stock["a"], stock["label"], stock["merged"], stock["phash_hamming"]) == ("flood", 0, False, 0)
     story_line = next(line for line in out.splitlines() if line.startswith("story ") and "caption" in line)
     assert story_line.split()[2:] == ["1", "yes", str(caption["phash_hamming"]), "14", "yes"]
+
+
+async def test_a_corner_crop_is_found_by_the_corner_views() -> None:
+    """A tenth cut off the left and the top moves this photograph's pHash 28 bits and no side view
+    comes within 12 of it; the original's corner view with the same cut is 2 bits from the stored
+    crop, within the corner views' radius (10) and not within 0."""
+    whole, corner = jpeg_b64(photo(1)), jpeg_b64(cropped(photo(1), 0.1, 0.1, 0, 0))
+    story = doc("story", ARTICLE, {"data": corner}, published_at=T0)
+    repost = doc("repost", "", {"data": whole}, published_at=T0 + 60)
+    a, b = story.images[0].hashes, repost.images[0].hashes
+    assert hamming(a.phash, b.phash) >= 14 and b.match_bits(a.phash, 14, 12, -1) is None
+    found = await decide_all(await engine(), [story, repost], 10)
+    assert found[1].status is Status.DUPLICATE and found[1].duplicate_of == "story", found[1].evidence.to_dict()
+    assert found[1].evidence.image is not None and found[1].evidence.image.hamming <= 10
+    strict = await decide_all(await engine(images={"corner_radius": 0}), [story, repost], 10)
+    assert strict[1].status is Status.UNIQUE
