@@ -123,7 +123,7 @@ async def load(archive: ColdArchive, n: int, rnd: random.Random) -> tuple[float,
 async def sizes(archive: ColdArchive, n: int) -> dict[str, Any]:
     """Bytes on disk per document, after VACUUM ANALYZE."""
     await archive.conn.execute("VACUUM ANALYZE neardup_documents")
-    await archive.conn.execute("VACUUM ANALYZE neardup_index")
+    await archive.conn.execute("VACUUM ANALYZE neardup_refs")
     stats = await archive.stats()
     if stats["documents"] != n:
         raise RuntimeError(f"{stats['documents']} documents archived, expected {n}")

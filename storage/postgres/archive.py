@@ -2,10 +2,10 @@
 they are past the warm horizon (``neardup archive`` moves them there from the warm store).
 
 Schema and migrations: :mod:`neardup.storage.postgres.schema`. A row holds the document's record
-in the warm store's own byte format (:func:`neardup.storage.codec.encode_record`, with its index
-keys, so that ``neardup search --id`` finds an archived document's candidates and
-``neardup_index`` can be rebuilt from the rows), its decision in that codec's format, when it was
-first seen (decided) and its publication time.
+in the warm store's own byte format (:func:`neardup.storage.codec.encode_record`, without its index
+keys: they are the directory's ``keys`` array, and a record is read back with them, so that
+``neardup search --id`` finds an archived document's candidates), its decision in that codec's
+format, when it was first seen (decided) and its publication time.
 
 Reads are batched a window at a time: :meth:`ColdArchive.lookup` sends the candidates of every
 index key, the owners of content hashes and the stored decisions as one pipeline (one round trip),
@@ -22,10 +22,10 @@ redacted URL.
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,21 @@ _MIGRATE_HINT = "run: neardup archive migrate --archive URL"
 # to probe for each (pruned at run time), instead of every month's index
 _BY_REF = ("SELECT {columns} FROM neardup_refs r JOIN neardup_documents d ON d.ref = r.ref AND d.first_seen = "
            "r.first_seen WHERE r.ref = ANY(%b::bigint[])")
+# the directory rows whose keys overlap a window's, asked _CHUNK keys at a time: GIN removes
+# repeated keys from one search by comparing each with all before it, so a search for a window's
+# 38,000 keys at once costs 38,000^2 / 2 comparisons; a slice of 64 costs 2,000, and every slice is
+# still one index search in the same statement
+_CHUNK = 64
+_CANDIDATES = ("SELECT DISTINCT ON (d.ref) d.ref, d.keys "
+               f"FROM generate_series(1, cardinality(%(keys)b::bigint[]), {_CHUNK}) AS g(at), "
+               "LATERAL (SELECT ref, keys FROM neardup_refs "
+               f"WHERE keys && (%(keys)b::bigint[])[g.at:g.at + {_CHUNK - 1}]) AS d")
+# a document's keys as a slice of one flat array (lo > hi: none), so that a batch of documents
+# goes in as one INSERT of arrays of scalars
+_INSERT_REFS = ("INSERT INTO neardup_refs (ref, content_hash, doc_id, first_seen, keys) "
+                "SELECT u.ref, u.hash, u.id, u.seen, (%b::bigint[])[u.lo:u.hi] "
+                "FROM unnest(%b::bigint[], %b::bytea[], %b::text[], %b::timestamptz[], %b::int[], %b::int[]) "
+                "AS u(ref, hash, id, seen, lo, hi) ON CONFLICT DO NOTHING RETURNING ref")
 
 
 def to_bigint(ref: bytes) -> int:
@@ -87,6 +102,20 @@ def _key_rows(key_rows: IndexKeys | Sequence[Sequence[int]]) -> IndexKeys:
     return out
 
 
+def _hits(asked: list[int], found: Sequence[tuple[int, Sequence[int]]]) -> list[tuple[int, int]]:
+    """(key, ref) of each key asked that a document found holds, once per document."""
+    wanted = set(asked)
+    return [(k, ref) for ref, keys in found for k in set(keys) if k in wanted]
+
+
+def _with_keys(rec: FingerprintRecord, keys: Sequence[int]) -> FingerprintRecord:
+    """The record with its index keys: its own when it kept them (archived by schema version 1),
+    else the directory's array."""
+    if rec.index_keys or not keys:
+        return rec
+    return replace(rec, index_keys=tuple(k & _U64 for k in keys))
+
+
 def _count_hits(rows: IndexKeys, hits: Sequence[tuple[int, int]]) -> list[Candidates]:
     """Each row's candidates: the refs filed under its keys, once per key. Only the positions
     holding a key that was found are visited (most windows find few)."""
@@ -107,7 +136,20 @@ def _row(d: ColdDocument) -> tuple[Any, ...]:
     """The values of one ``neardup_documents`` row."""
     decision = None if d.decision is None else encode_decision(d.decision)
     return (to_bigint(d.record.ref), d.record.doc_id, d.record.content_type, d.record.content_hash,
-            encode_record(d.record, with_keys=True), decision, _time(d.first_seen), _time(d.published_at))
+            encode_record(d.record), decision, _time(d.first_seen), _time(d.published_at))
+
+
+def _refs_params(docs: Sequence[ColdDocument]) -> tuple[list[Any], ...]:
+    """The parameters of :data:`_INSERT_REFS`: every document's keys in one flat array, and where
+    each one's slice starts and ends (1-based, inclusive)."""
+    flat: list[int] = []
+    bounds: list[tuple[int, int]] = []
+    for d in docs:
+        bounds.append((len(flat) + 1, len(flat) + len(d.record.index_keys)))
+        flat += (key_bigint(k) for k in d.record.index_keys)
+    return (flat, [to_bigint(d.record.ref) for d in docs], [d.record.content_hash for d in docs],
+            [d.record.doc_id for d in docs], [_time(d.first_seen) for d in docs], [lo for lo, _ in bounds],
+            [hi for _, hi in bounds])
 
 
 async def _copy(conn: psycopg.AsyncConnection[Any], into: str, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -121,12 +163,14 @@ async def _copy(conn: psycopg.AsyncConnection[Any], into: str, rows: Sequence[tu
 
 @dataclass(frozen=True, slots=True)
 class ColdRow:
-    """A row as read back for history: the record, decision and times."""
+    """A row as read back for history: the record (with its index keys), decision and times, and
+    the keys it is filed under (uint64, as the directory holds them)."""
 
     record: FingerprintRecord
     decision: DecisionRecord | None
     first_seen: dt.datetime
     published_at: dt.datetime | None
+    filed_under: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +225,10 @@ class ColdArchive:
         # to prefer a sequential scan for a window's 38,000 keys, that scan took twice as long as
         # the index (scripts/measure_cold_tier.py at 100,000 documents)
         await conn.execute("SET enable_seqscan = off")
+        # the planner's guess for a window's candidate query (a row per key slice times the
+        # directory) is far above JIT's threshold; compiling cost more than the query's 5 ms of
+        # expressions
+        await conn.execute("SET jit = off")
         return conn
 
     @asynccontextmanager
@@ -237,10 +285,11 @@ class ColdArchive:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
 
-    async def migrate(self) -> list[int]:
-        """Apply the migrations not yet applied, each in its own transaction; returns their versions."""
+    async def migrate(self, up_to: int = LATEST) -> list[int]:
+        """Apply the migrations not yet applied (up to version ``up_to``), each in its own
+        transaction; returns their versions."""
         applied: list[int] = []
-        for version, description, sql in MIGRATIONS:
+        for version, description, sql in MIGRATIONS[:up_to]:
             async with self._transaction(f"migrate to version {version}") as conn:
                 await conn.execute(LOCK)
                 await conn.execute(LEDGER)
@@ -264,17 +313,10 @@ class ColdArchive:
         async with self._transaction("archive documents") as conn:
             await conn.execute(LOCK)  # partitions are created by one writer at a time
             await self._ensure_partitions(conn, [d.first_seen for d in listed])
-            cur = await conn.execute(
-                "INSERT INTO neardup_refs (ref, content_hash, doc_id, first_seen) "
-                "SELECT * FROM unnest(%b::bigint[], %b::bytea[], %b::text[], %b::timestamptz[]) "
-                "ON CONFLICT DO NOTHING RETURNING ref",
-                (list(by_ref), [d.record.content_hash for d in listed], [d.record.doc_id for d in listed],
-                 [_time(d.first_seen) for d in listed]))  # fmt: skip
+            cur = await conn.execute(_INSERT_REFS, _refs_params(listed))
             new = [by_ref[row[0]] for row in await cur.fetchall()]
             await _copy(conn, "neardup_documents (ref, doc_id, content_type, content_hash, record, decision, "
                               "first_seen, published_at)", [_row(d) for d in new])  # fmt: skip
-            await _copy(conn, "neardup_index (key, ref)",
-                        [(key_bigint(k), to_bigint(d.record.ref)) for d in new for k in set(d.record.index_keys)])
         return len(new)
 
     @staticmethod
@@ -286,18 +328,11 @@ class ColdArchive:
                                f"FOR VALUES FROM ('{start}') TO ('{end}')")  # fmt: skip
 
     async def verify(self, records: Sequence[FingerprintRecord]) -> set[bytes]:
-        """The refs of ``records`` the archive holds completely: the row with the same record bytes
-        and every index entry."""
-        pairs = [(key_bigint(k), to_bigint(r.ref)) for r in records for k in set(r.index_keys)]
+        """The refs of ``records`` the archive holds completely: the same record (with its keys)
+        and filed under every one of its index keys."""
         held = await self.rows([r.ref for r in records])
-        async with self._using("verify archived documents") as conn:
-            cur = await conn.execute(
-                "SELECT i.ref FROM unnest(%b::bigint[], %b::bigint[]) AS u(key, ref) "
-                "JOIN neardup_index i ON i.key = u.key AND i.ref = u.ref",
-                ([k for k, _ in pairs], [r for _, r in pairs]))
-            entries = Counter(from_bigint(row[0]) for row in await cur.fetchall())
         return {r.ref for r in records
-                if r.ref in held and held[r.ref].record == r and entries[r.ref] == len(set(r.index_keys))}
+                if r.ref in held and held[r.ref].record == r and held[r.ref].filed_under == frozenset(r.index_keys)}
 
     # -- reads -----------------------------------------------------------------------------------
     async def lookup(self, key_rows: IndexKeys | Sequence[Sequence[int]], hashes: Collection[bytes],
@@ -308,8 +343,7 @@ class ColdArchive:
         keys = np.unique(rows[rows != 0]).view(np.int64).tolist()  # the same 64 bits as bigint
         refs = [to_bigint(doc_ref(i)) for i in doc_ids]
         async with self._using("look up a window") as conn, conn.pipeline():
-            found = await conn.execute("SELECT key, ref FROM neardup_index WHERE key = ANY(%b::bigint[])", (keys,),
-                                       binary=True)  # fmt: skip
+            found = await conn.execute(_CANDIDATES, {"keys": keys}, binary=True)
             owned = await conn.execute("SELECT content_hash, doc_id FROM neardup_refs WHERE content_hash = "
                                        "ANY(%b::bytea[])", (list(hashes),), binary=True)  # fmt: skip
             decided = await conn.execute(_BY_REF.format(columns="d.decision") + " AND d.decision IS NOT NULL",
@@ -317,7 +351,7 @@ class ColdArchive:
             hits, owners, decisions = await found.fetchall(), await owned.fetchall(), await decided.fetchall()
         wanted = set(doc_ids)
         stored = (decode_decision(bytes(d)) for (d,) in decisions)
-        return ColdAnswer(_count_hits(rows, hits), {bytes(h): i for h, i in owners},
+        return ColdAnswer(_count_hits(rows, _hits(keys, hits)), {bytes(h): i for h, i in owners},
                           {d.doc_id: d for d in stored if d.doc_id in wanted})
 
     async def fetch(self, refs: Collection[bytes]) -> dict[bytes, FingerprintRecord]:
@@ -328,26 +362,29 @@ class ColdArchive:
         """Whole rows by ref: record, decision and times."""
         async with self._using("fetch archived documents") as conn:
             cur = await conn.execute(
-                _BY_REF.format(columns="d.ref, d.record, d.decision, d.first_seen, d.published_at"),
+                _BY_REF.format(columns="d.ref, d.record, d.decision, d.first_seen, d.published_at, r.keys"),
                 ([to_bigint(r) for r in refs],), binary=True)
             raw = await cur.fetchall()
         out: dict[bytes, ColdRow] = {}
-        for ref, record, decision, first_seen, published_at in raw:
-            rec = decode_record(bytes(record))
+        for ref, record, decision, first_seen, published_at, keys in raw:
+            rec = _with_keys(decode_record(bytes(record)), keys)
             if rec.ref != from_bigint(ref):
                 raise StoreCorruptError(f"{self.url}: an archived row is filed under another document's ref")
             out[rec.ref] = ColdRow(rec, None if decision is None else decode_decision(bytes(decision)),
-                                   first_seen, published_at)  # fmt: skip
+                                   first_seen, published_at, frozenset(k & _U64 for k in keys))  # fmt: skip
         return out
 
     async def stats(self) -> dict[str, int]:
-        """Documents, index entries, and bytes on disk (tables with their indexes)."""
+        """Documents, index entries (keys filed, a document's repeats counted once), and bytes on
+        disk: ``documents_bytes`` the partitions and the directory with their indexes but the GIN
+        over the keys, which is ``index_bytes``."""
         async with self._using("read the archive's sizes") as conn:
             cur = await conn.execute(
-                "SELECT (SELECT count(*) FROM neardup_documents), (SELECT count(*) FROM neardup_index), "
+                "SELECT (SELECT count(*) FROM neardup_documents), "
+                "(SELECT coalesce(sum((SELECT count(DISTINCT k) FROM unnest(keys) k)), 0) FROM neardup_refs), "
                 "(SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree('neardup_documents')) "
-                "+ pg_total_relation_size('neardup_refs'), "
-                "pg_total_relation_size('neardup_index')")
+                "+ pg_total_relation_size('neardup_refs') - pg_relation_size('neardup_refs_keys'), "
+                "pg_relation_size('neardup_refs_keys')")
             row = await cur.fetchone()
         assert row is not None
         documents, entries, doc_bytes, index_bytes = (int(x) for x in row)

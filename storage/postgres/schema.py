@@ -16,9 +16,15 @@ were archived (replays): one btree probe a value, where asking the partitioned t
 every month's index. It is also what makes a document archived once: its row goes in first,
 ``ON CONFLICT DO NOTHING``, and the document's other rows only with a new one.
 
-``neardup_index``: one row per (index key, ref), a btree on (key, ref): a window's candidates are
-one ``WHERE key = ANY(...)`` (an index-only scan), and a repeated insert of the same entry is a
-no-op. It is not partitioned either: a lookup asks for keys, never for months.
+``neardup_refs.keys``: a document's index keys as one ``bigint[]`` (in the record's order), with a
+GIN index over its elements (built in, no extension). A window's candidates are the directory rows
+whose keys overlap the window's. One row per document instead of one per (key, document): the 38
+heap tuples a document's entries took (a 24-byte header each, plus a btree entry of 40 bytes) are
+one array, and GIN keeps one entry per key with a compressed posting list. The keys are not kept a
+second time in ``neardup_documents.record`` (the record is written without them and read back with
+the array's). ``fastupdate`` is off: a pending list would be scanned whole by every lookup.
+Version 1 had a table ``neardup_index (key, ref)`` instead; migration 2 folds it into the arrays
+(records archived under version 1 keep their keys inside, which readers prefer).
 """
 
 from __future__ import annotations
@@ -51,6 +57,25 @@ CREATE TABLE neardup_index (
     ref bigint NOT NULL,
     PRIMARY KEY (key, ref)
 );
+"""),
+    (2, "index keys as one array a document, under GIN", """
+CREATE TABLE neardup_refs_v2 (
+    ref bigint PRIMARY KEY,
+    content_hash bytea NOT NULL,
+    doc_id text NOT NULL,
+    first_seen timestamptz NOT NULL,
+    keys bigint[] NOT NULL
+);
+INSERT INTO neardup_refs_v2 (ref, content_hash, doc_id, first_seen, keys)
+SELECT r.ref, r.content_hash, r.doc_id, r.first_seen, coalesce(k.keys, '{}')
+FROM neardup_refs r LEFT JOIN (SELECT ref, array_agg(key ORDER BY key) AS keys FROM neardup_index GROUP BY ref) k
+    ON k.ref = r.ref;
+DROP TABLE neardup_refs;
+DROP TABLE neardup_index;
+ALTER TABLE neardup_refs_v2 RENAME TO neardup_refs;
+ALTER INDEX neardup_refs_v2_pkey RENAME TO neardup_refs_pkey;
+CREATE INDEX neardup_refs_hash ON neardup_refs (content_hash);
+CREATE INDEX neardup_refs_keys ON neardup_refs USING gin (keys) WITH (fastupdate = off);
 """),
 )
 """(version, what it does, SQL)."""

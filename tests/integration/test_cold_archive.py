@@ -14,7 +14,7 @@ from neardup.storage import DecisionRecord, FingerprintRecord
 from neardup.storage.codec import encode_record
 from neardup.storage.errors import StoreAuthError, StoreError, StoreUnavailableError
 from neardup.storage.postgres.archive import ColdArchive, ColdDocument, key_bigint, to_bigint
-from neardup.storage.postgres.schema import LATEST
+from neardup.storage.postgres.schema import LATEST, month_partition
 from tests.fixtures.net import free_port
 
 pytestmark = pytest.mark.integration
@@ -78,10 +78,14 @@ async def test_put_files_rows_by_month_with_their_index_entries(postgres_url: st
         cur = await archive.conn.execute("SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
                                          "WHERE i.inhparent = 'neardup_documents'::regclass ORDER BY 1")
         assert [r[0] for r in await cur.fetchall()] == ["neardup_documents_202601", "neardup_documents_202603"]
-        cur = await archive.conn.execute("SELECT record FROM neardup_documents WHERE doc_id = 'd1'")
+        cur = await archive.conn.execute("SELECT d.record, r.keys FROM neardup_documents d JOIN neardup_refs r "
+                                         "USING (ref) WHERE d.doc_id = 'd1'")
         row = await cur.fetchone()
-        # the warm codec's bytes, with the index keys
-        assert row is not None and bytes(row[0]) == encode_record(record("d1", (a, b)), with_keys=True)
+        # the warm codec's bytes without the index keys, which are the directory's array, in order
+        assert row is not None and bytes(row[0]) == encode_record(record("d1", (a, b)))
+        assert row[1] == [key_bigint(a), key_bigint(b)]
+        rows = await archive.rows([record("d1", ()).ref])
+        assert rows[record("d1", ()).ref].record == record("d1", (a, b))  # read back with its keys
     finally:
         await archive.close()
 
@@ -107,12 +111,63 @@ async def test_verify_needs_the_same_record_and_every_entry(postgres_url: str) -
     archive = await migrated(postgres_url)
     try:
         await archive.put([cold("d1", (a, b)), cold("d2", (a,))])
-        await archive.conn.execute("DELETE FROM neardup_index WHERE key = %s AND ref = %s",
+        await archive.conn.execute("UPDATE neardup_refs SET keys = array_remove(keys, %s) WHERE ref = %s",
                                    (key_bigint(b), to_bigint(record("d1", ()).ref)))
         held = await archive.verify([record("d1", (a, b)), record("d2", (a,)), record("d3", (a,))])
         assert held == {record("d2", ()).ref}
     finally:
         await archive.close()
+
+
+async def test_migration_2_folds_version_1_entries_into_arrays_and_keeps_every_document(postgres_url: str) -> None:
+    """An archive written by schema version 1 (index entries as rows, records with their keys)
+    migrates to the arrays without losing a document: lookups, reads, verification and idempotent
+    puts answer as for documents archived after it."""
+    a, b, c, x = key("a"), key("b"), key("c"), key("x")
+    old = [cold("d1", (a, b)), cold("d2", (b, c), MAR), cold("d3", ())]
+    archive = ColdArchive(postgres_url)
+    await archive.open(migrating=True)
+    try:
+        assert await archive.migrate(up_to=1) == [1]
+        await _put_version_1(archive, old)
+        assert await archive.migrate() == list(range(2, LATEST + 1))
+        cur = await archive.conn.execute("SELECT to_regclass('neardup_index')")
+        assert (await cur.fetchone()) == (None,)
+        assert await archive.put(old) == 0  # already archived: nothing doubled
+        assert await archive.put([cold("d4", (c, x))]) == 1
+        stats = await archive.stats()
+        assert (stats["documents"], stats["index_entries"]) == (4, 6)
+        ref = {d: record(d, ()).ref for d in ("d1", "d2", "d3", "d4")}
+        answer = await archive.lookup([[a, b], [c], [x]], [h("cd3")], ["d2"])
+        assert answer.candidates == [{ref["d1"]: 2, ref["d2"]: 1}, {ref["d2"]: 1, ref["d4"]: 1}, {ref["d4"]: 1}]
+        assert answer.owners == {h("cd3"): "d3"} and set(answer.decisions) == {"d2"}
+        rows = await archive.rows(list(ref.values()))
+        assert [rows[ref[d.record.doc_id]].record for d in old] == [d.record for d in old]
+        assert await archive.verify([d.record for d in old]) == {ref["d1"], ref["d2"], ref["d3"]}
+    finally:
+        await archive.close()
+
+
+async def _put_version_1(archive: ColdArchive, docs: list[ColdDocument]) -> None:
+    """What version 1's put wrote: a directory row, a row with the record and its keys, and one
+    index row per (key, document)."""
+    from neardup.storage.codec import encode_decision
+
+    conn = archive.conn
+    for d in docs:
+        r, seen = to_bigint(d.record.ref), dt.datetime.fromtimestamp(d.first_seen, dt.UTC)
+        name, start, end = month_partition(seen.year, seen.month)
+        await conn.execute(f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF neardup_documents "
+                           f"FOR VALUES FROM ('{start}') TO ('{end}')")
+        await conn.execute("INSERT INTO neardup_refs VALUES (%s, %s, %s, %s)",
+                           (r, d.record.content_hash, d.record.doc_id, seen))
+        await conn.execute("INSERT INTO neardup_documents (ref, doc_id, content_type, content_hash, record, "
+                           "decision, first_seen) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                           (r, d.record.doc_id, d.record.content_type, d.record.content_hash,
+                            encode_record(d.record, with_keys=True),
+                            None if d.decision is None else encode_decision(d.decision), seen))
+        for k in set(d.record.index_keys):
+            await conn.execute("INSERT INTO neardup_index VALUES (%s, %s)", (key_bigint(k), r))
 
 
 async def test_wrong_password_is_an_auth_error_that_never_shows_the_password(postgres_url: str) -> None:
