@@ -121,6 +121,9 @@ class IndexSettings(_Section):
     # excerpts: a page that carries 100-400 characters of a long article has a Jaccard far below
     # any band's reach; the hashes of its whole sentences find the article (docs/decisions.md)
     excerpt_keys: int = Field(64, ge=0, le=64, description="sentence keys filed per document for excerpts (0: none)")
+    excerpt_max_chars: int = Field(
+        1500, ge=0, description="a text longer than this asks the store under no sentence key: it is nobody's excerpt "
+        "(it still files them, for the excerpts of it to come)")
     excerpt_window: int = Field(
         2, ge=1, le=8, description="a document is filed (and asks) under the smallest sentence hash of every this many "
         "in a row (1: every sentence); a larger window's picks are among a smaller one's")

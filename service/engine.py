@@ -84,11 +84,12 @@ class _Window:
     docs: list[Document]
     fps: Fingerprints
     refs: list[bytes]
-    keys: npt.NDArray[np.uint64]
+    keys: npt.NDArray[np.uint64]  # what each document is filed under, and paired by inside the window
     profiles: list[Profile]
     sketches: list[Sketch]
     records: list[FingerprintRecord]
     images: WindowImages
+    asked: npt.NDArray[np.uint64]  # what the store is asked for: ``keys`` less a long text's excerpt keys
 
 
 class Engine:
@@ -233,7 +234,7 @@ class Engine:
         # the image rows ride in the same lookup, after the text rows (a text-only window: none)
         answer = await self._store("lookup", lambda: self.store.lookup(WindowQuery(
             doc_ids=[d.id for d in w.docs], exact_hashes=[w.fps.content_hashes[r] for r in maybe],
-            index_keys=w.images.under(w.keys) if len(w.images) else w.keys, state_names=self._state_names,
+            index_keys=w.images.under(w.asked) if len(w.images) else w.asked, state_names=self._state_names,
             content_types=[d.type for d in w.docs] + [w.docs[r].type for r in w.images.rows.tolist()])))
         w = await self._adopt_states(answer, w, t0)
         w.images.take(answer.candidates[n:], set(w.refs), self.settings.index.max_candidates)
@@ -287,9 +288,14 @@ class Engine:
         profiles = self.profiler.profile_batch(mask_timestamps_batch(fps.texts), fps.langs, names=fps.names,
                                                slots=fps.name_slots)
         idx = self.settings.index
-        keys = np.hstack([self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0),
-                          excerpt_keys([p.sentence_contexts(idx.excerpt_sentence_chars) for p in profiles],
-                                       idx.excerpt_keys, window=idx.excerpt_window)])
+        lsh = self.layout.window_keys(fps.simhash, fps.signatures, fps.shingle_counts > 0)
+        excerpts = excerpt_keys([p.sentence_contexts(idx.excerpt_sentence_chars) for p in profiles],
+                                idx.excerpt_keys, window=idx.excerpt_window)
+        keys = np.hstack([lsh, excerpts])
+        # a text longer than an excerpt can be is nobody's excerpt: it files its sentence keys for
+        # the excerpts of it to come, but asks the store under its LSH keys alone
+        asked = keys.copy()
+        asked[np.asarray(fps.lengths) > idx.excerpt_max_chars, lsh.shape[1]:] = 0
         published = [d.published_at if d.published_at is not None else t0 for d in batch]
         ids = [d.id for d in batch]
         marks = [version_marks(t) for t in fps.texts]
@@ -307,7 +313,7 @@ class Engine:
             )
             for r, doc in enumerate(batch)
         ]
-        return _Window(batch, fps, [doc_ref(i) for i in ids], keys, profiles, sketches, records, images)
+        return _Window(batch, fps, [doc_ref(i) for i in ids], keys, profiles, sketches, records, images, asked)
 
     async def _decide_rows(self, w: _Window, rows: list[int], stored_cands: list[Candidates],
                            owner_of: dict[int, str | None], reused: set[int], window_id: str,

@@ -183,3 +183,34 @@ def test_a_sentence_ends_after_its_mark_not_at_a_decimal_point() -> None:
     (profile,) = profiler().profile_batch([text], ["en"])
     assert len(profile.sentence_contexts(min_chars=first - 2)) == 1  # the first, whole; the second is shorter
     assert len(profile.sentence_contexts(min_chars=first + 2)) == 0
+
+
+def test_a_long_text_files_its_sentence_keys_but_asks_under_its_lsh_keys_alone() -> None:
+    """A text longer than ``index.excerpt_max_chars`` is nobody's excerpt: the store is not asked
+    under its sentence keys (a quarter of the development set's lookups), yet it files them, so a
+    quoted passage of it decided later finds it."""
+    import asyncio
+
+    from neardup.config import load_settings
+    from neardup.document import parse_document
+    from neardup.engine import Engine
+
+    text = article()
+    settings = load_settings()
+    assert len(text) > settings.index.excerpt_max_chars
+
+    async def prepared() -> tuple[np.ndarray, np.ndarray, int]:
+        engine = await Engine.open(settings)
+        try:
+            w = engine._prepare([parse_document({"id": "a", "text": text}, max_bytes=1 << 20)], 0.0)
+            return w.keys, w.asked, engine.layout.window_keys(w.fps.simhash, w.fps.signatures,
+                                                              w.fps.shingle_counts > 0).shape[1]
+        finally:
+            await engine.close()
+
+    keys, asked, lsh = asyncio.run(prepared())
+    assert (keys[0, lsh:] != 0).any() and not (asked[0, lsh:] != 0).any()
+    assert (asked[0, :lsh] == keys[0, :lsh]).all()
+    start = text.index("第二十条")
+    status, rule, _ = decided(text, text[start - 30 : text.index("。", start) + 31])
+    assert status is Status.DUPLICATE and rule is Rule.EXCERPT
