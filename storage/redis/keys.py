@@ -230,6 +230,20 @@ class KeyLayout:
         first, last = self.bucket_end(now), self.bucket_end(now + longest_ttl + self.margin)
         return [KEPT, *range(first, last + 1, self.bucket_seconds)]
 
+    def write_buckets(self, now: int, ttls: Iterable[int | None], lag: int) -> list[int]:
+        """The buckets an entry written within ``lag`` seconds of ``now`` goes to, for entries of
+        these ttls: where a record filed by another worker since this one's lookup stands (the
+        race re-check reads these, not every live bucket). Kept, if a ttl is None, then each
+        finite ttl's bucket, and the next one when ``lag`` reaches across a bucket's end."""
+        ends: set[int] = set()
+        for ttl in ttls:
+            if ttl is None or ttl <= 0:
+                ends.add(KEPT)
+                continue
+            first, last = self.bucket_end(now - lag + ttl), self.bucket_end(now + lag + ttl)
+            ends.update(range(first, last + 1, self.bucket_seconds))
+        return sorted(ends)
+
     def shard_slots(self) -> npt.NDArray[np.int64]:
         """The cluster slot of every index shard (``i<shard in hex>`` tags), computed once."""
         if self._shard_slots is None:

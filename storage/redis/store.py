@@ -261,6 +261,11 @@ _TRANSIENT_REPLIES = ("MOVED", "ASK", "non local", "CROSSSLOT", "cluster is down
                       "READONLY", "LOADING", "MASTERDOWN", "BUSY ")
 
 
+# how long before or after this commit another worker may have filed a record the re-check must
+# see: a window's lookup-to-commit time and the writers' clocks, with room to spare
+RECHECK_LAG = 600
+
+
 class _Retryable(Exception):
     """A node asked us to come back (moved slots, a script it lacks): retried with backoff."""
 
@@ -311,6 +316,7 @@ class RedisFingerprintStore:
                                 bucket_seconds=index_bucket_seconds or bucket_width(ttls))
         # the longest a timed entry written now can live: how far ahead a lookup reads buckets
         self._longest_ttl = max((t for t in ttls if t is not None and t > 0), default=0)
+        self._ttls = ttls
         self._password = _secret(password)
         self._username = username
         self._tls = tls or scheme == "rediss"
@@ -581,6 +587,11 @@ class RedisFingerprintStore:
         """The key suffixes of every bucket a lookup reads now, comma-separated (lua/live_hits.lua)."""
         return b",".join(bucket_suffix(e) for e in self.layout.live_buckets(int(time.time()), self._longest_ttl))
 
+    def _write_buckets(self, now: int) -> bytes:
+        """The key suffixes of the buckets records filed in the last minutes stand in (the commit's
+        race re-check: what another worker filed since this one's lookup), comma-separated."""
+        return b",".join(bucket_suffix(e) for e in self.layout.write_buckets(now, self._ttls, RECHECK_LAG))
+
     # -- protocol ------------------------------------------------------------------------------
     def _ttl_arg(self, content_type: str) -> int:
         ttl = self.ttl.ttl(content_type)
@@ -687,7 +698,7 @@ class RedisFingerprintStore:
         keys = [self.layout.record_key(ref) for ref in refs]
         ttls = [self._ttl_arg(r.content_type) for r in records]
         raw, slots = self._index_entries(records, refs, ttls, recheck, now)
-        buckets = self._live_buckets()
+        buckets = self._write_buckets(now)
 
         def argv(w: _NodeWork) -> list[Any]:
             # a record kept forever (ttl 0) keeps its index keys: the archive moves it to the cold

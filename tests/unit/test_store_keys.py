@@ -120,6 +120,22 @@ def test_a_lookup_reads_every_bucket_an_entry_written_up_to_now_is_in(now: int, 
     assert len(live) <= (ttl + layout.margin) // width + 3  # the kept bucket, and timed ones
 
 
+@given(st.integers(10**6, 2**31), st.integers(1, 600), st.integers(-600, 600))
+def test_the_race_recheck_reads_the_buckets_recent_writes_stand_in(now: int, lag: int, written_at: int) -> None:
+    """A record another worker filed within ``lag`` seconds of this commit stands in one of the
+    write buckets, whatever its ttl; they are the kept one and one or two a finite ttl, fewer
+    than a lookup's."""
+    ttls = [7 * 86_400, None, 30 * 86_400]
+    layout = KeyLayout(bucket_seconds=bucket_width(ttls))
+    recent = layout.write_buckets(now, ttls, lag)
+    for ttl in ttls:
+        if abs(written_at) <= lag:
+            assert layout.bucket_end(None if ttl is None else now + written_at + ttl) in recent
+    assert KEPT in recent and len(recent) <= 1 + 2 * 2
+    assert set(recent) <= set(layout.live_buckets(now, 30 * 86_400)) | {
+        layout.bucket_end(now + lag + 30 * 86_400)}
+
+
 def test_bucket_width_is_a_quarter_of_the_longest_finite_ttl() -> None:
     assert bucket_width([7 * 86_400, None, 30 * 86_400]) == 648_000  # 7.5 days
     assert bucket_width([6, None]) == 2
