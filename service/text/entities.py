@@ -1,8 +1,10 @@
 """Names in a text: which tokens are people, places and organisations, for the entity check.
 
 Chinese names are the words jieba's dictionary tags as names (nr, nrt, nrfg: people; ns: places;
-nt: organisations), looked up by token hash inside a kernel, and people it lacks by pattern (a
-surname standing alone before a short word: :data:`SURNAMES`); a place's administrative suffix is
+nt: organisations), looked up by token hash inside a kernel, and the names it lacks by what
+surrounds them: a surname standing alone before a short word (:data:`SURNAMES`), words before an
+administrative suffix (:data:`NAME_SUFFIXES`), before a company's legal form (:data:`BODY_HEADS`)
+or, after a surname, before a person's title (:data:`TITLES`); a place's administrative suffix is
 not part of its fill (:func:`canonical_name`). English names are
 the words a text capitalises inside a sentence (after a lower-case word, a digit or a comma), as
 the normalised text has lost its case; a capital at a sentence's start says nothing. They fill by
