@@ -227,8 +227,8 @@ class ColdArchive:
         # the index (scripts/measure_cold_tier.py at 100,000 documents)
         await conn.execute("SET enable_seqscan = off")
         # the planner's guess for a window's candidate query (a row per key slice times the
-        # directory) is far above JIT's threshold; compiling cost more than the query's 5 ms of
-        # expressions
+        # directory) is far above JIT's threshold, and compiling it took 8.5 ms a window
+        # (EXPLAIN ANALYZE at 100,000 documents) for expressions that run in well under that
         await conn.execute("SET jit = off")
         return conn
 
@@ -290,7 +290,7 @@ class ColdArchive:
         """Apply the migrations not yet applied (up to version ``up_to``), each in its own
         transaction; returns their versions."""
         applied: list[int] = []
-        for version, description, sql in MIGRATIONS[:up_to]:
+        for version, description, sql in (m for m in MIGRATIONS if m[0] <= up_to):
             async with self._transaction(f"migrate to version {version}") as conn:
                 await conn.execute(LOCK)
                 await conn.execute(LEDGER)
