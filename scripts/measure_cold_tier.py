@@ -6,8 +6,8 @@ index keys: the default layout's one SimHash block and 37 LSH bands, a deflated 
 archived with :meth:`ColdArchive.put` in batches of 1,000, first seen over twelve months (twelve
 partitions). Then:
 
-- ``bytes_per_document``: the documents' partitions and the index-entry table, each with its
-  indexes (``pg_total_relation_size``), after ``VACUUM ANALYZE``, divided by N;
+- ``bytes_per_document``: the documents' partitions and the directory (with the keys arrays), each
+  with its indexes (``pg_total_relation_size``), after ``VACUUM ANALYZE``, divided by N;
 - ``archive_docs_per_s``: the write rate of :meth:`ColdArchive.put` (one transaction a batch);
 - ``lookup_ms``: :meth:`ColdArchive.lookup` of a window of 1,000 documents (38,000 index keys,
   1,000 content hashes, 1,000 ids), 5 % of them archived ones, as the tiered store sends it for a

@@ -7,7 +7,7 @@ starts with ``initdb`` (and stops at the end):
   profile, 38 index keys: the default layout's one SimHash block and 37 LSH bands, a decision)
   archived with :meth:`ColdArchive.put` in batches of 1,000, first seen over twelve months (twelve
   partitions). ``archive_docs_per_s`` is the write rate (one transaction a batch);
-  ``bytes_per_document`` the documents' partitions and the index-entry table with their indexes
+  ``bytes_per_document`` the documents' partitions and the directory (with the keys arrays) with their indexes
   (``pg_total_relation_size``, after ``VACUUM ANALYZE``) over N; ``lookup_ms`` the
   :meth:`ColdArchive.lookup` of a window of 1,000 documents (38,000 index keys, 1,000 content
   hashes, 1,000 ids), 5 % of them archived ones, as the tiered store sends it for a window of
