@@ -222,6 +222,13 @@ def test_name_tokens_and_sentence_breaks() -> None:
     assert breaks.tolist() == [True, True, False]
 
 
+def _tokens(words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(code points, token starts, token ends, token hashes) of a segmented text."""
+    cps = np.array([ord(c) for c in "".join(words)], dtype=np.uint32)
+    ends = np.cumsum([len(w) for w in words])
+    return cps, ends - np.array([len(w) for w in words]), ends, hash_words(words)
+
+
 def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
     text = "由王新民主持"  # 由/王/新民/主持: 王 alone, then a two-character word
     cps = np.array([ord(c) for c in text], dtype=np.uint32)
@@ -234,9 +241,7 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
     assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 101, 102, 0]
     # ... but not before a particle or a preposition: 颜色是/黄/的, 李/在/会上
     for text, words in (("颜色是黄的", ["颜色", "是", "黄", "的"]), ("李在会上", ["李", "在", "会上"])):
-        cps = np.array([ord(c) for c in text], dtype=np.uint32)
-        ends = np.cumsum([len(w) for w in words])
-        starts = ends - np.array([len(w) for w in words])
+        cps, starts, ends, _ = _tokens(words)
         n = len(words)
         flags = np.zeros(n, dtype=np.bool_)
         kent.surname_names(cps, starts, ends, np.array([0, n]), np.arange(n, dtype=np.uint64), flags,
@@ -246,10 +251,7 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
 
 def test_a_place_or_body_the_dictionary_lacks_ends_with_its_suffix() -> None:
     def flagged(words: list[str]) -> list[bool]:
-        text = "".join(words)
-        cps = np.array([ord(c) for c in text], dtype=np.uint32)
-        ends = np.cumsum([len(w) for w in words])
-        starts = ends - np.array([len(w) for w in words])
+        cps, starts, ends, _ = _tokens(words)
         n = len(words)
         flags, fills = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.uint64)
         hashes = np.arange(n, dtype=np.uint64) + np.uint64(1)
@@ -264,13 +266,6 @@ def test_a_place_or_body_the_dictionary_lacks_ends_with_its_suffix() -> None:
     assert flagged(["全", "县", "人口"]) == [False] * 3  # one character before: too short
     assert flagged(["白纸坊", "市", "医院"]) == [True, True, False]  # one word before the suffix
     assert flagged(["报道", "财金", "队"]) == [False, True, True]  # several tokens: the first a single character
-
-
-def _tokens(words: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(code points, token starts, token ends, token hashes) of a segmented text."""
-    cps = np.array([ord(c) for c in "".join(words)], dtype=np.uint32)
-    ends = np.cumsum([len(w) for w in words])
-    return cps, ends - np.array([len(w) for w in words]), ends, hash_words(words)
 
 
 def test_a_known_names_administrative_suffix_is_part_of_it() -> None:
@@ -360,11 +355,7 @@ def test_the_same_templates_reprinted_still_merge(template: str) -> None:
 
 def test_a_word_after_a_learned_field_marker_is_a_name() -> None:
     words = ["申请人", "嘉禾", "顺", "于", "申请人", "2024", "申请人", "，"]
-    text = "".join(words)
-    cps = np.array([ord(c) for c in text], dtype=np.uint32)
-    ends = np.cumsum([len(w) for w in words])
-    starts = ends - np.array([len(w) for w in words])
-    hashes = hash_words(words)
+    cps, starts, _, hashes = _tokens(words)
     flags, fills = np.zeros(len(words), dtype=np.bool_), np.zeros(len(words), dtype=np.uint64)
     markers = np.sort(hash_words(["申请人"]))
     kent.marker_names(cps, starts, np.array([0, len(words)]), hashes, flags, fills, markers,
@@ -429,10 +420,7 @@ def test_a_name_that_only_shares_a_fill_byte_is_not_carried() -> None:
 
 def test_letter_sets_tell_a_name_written_otherwise_from_another_name() -> None:
     def letters(words: list[str], pairs: bool = False) -> list[int]:
-        text = "".join(words)
-        cps = np.array([ord(ch) for ch in text], dtype=np.uint32)
-        ends = np.cumsum([len(w) for w in words])
-        starts = ends - np.array([len(w) for w in words])
+        cps, starts, ends, _ = _tokens(words)
         flags = np.ones(len(words), dtype=np.bool_)
         return [int(v) for v in kent.letter_sets(cps, starts, ends, flags, pairs, zh_place_suffixes())]
 
