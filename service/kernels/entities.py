@@ -263,6 +263,16 @@ def _name_at(theirs, ctx, fill_byte, mine, present_fill):
     return np.uint64(0)
 
 
+@njit(nogil=True, cache=True, inline="always")
+def has_presence(entries, present_fill):
+    """Whether ``entries`` carry names' presence entries (a record made before they were is
+    compared by fill bytes alone)."""
+    for t in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
+        if (entries[t] & np.uint64(0xFFFF)) == present_fill:
+            return True
+    return False
+
+
 @njit(nogil=True, cache=True)
 def carried_name(owner, other, fill, present_fill):
     """Whether ``other`` carries the name of ``owner`` whose entries have ``fill``: owner's presence
@@ -308,13 +318,7 @@ def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, break
     presence entries (v6 records)."""
     pf = np.uint64(present_fill)
     fb = np.uint64(fill_byte)
-    has_mine = False
-    has_theirs = False
-    for t in range(mine.shape[0]):
-        has_mine |= (mine[t] & np.uint64(0xFFFF)) == pf
-    for t in range(theirs.shape[0]):
-        has_theirs |= (theirs[t] & np.uint64(0xFFFF)) == pf
-    if not (has_mine and has_theirs):
+    if not (has_presence(mine, pf) and has_presence(theirs, pf)):
         return -1, -1
     n = left.shape[0]
     for t1 in range(2, n):

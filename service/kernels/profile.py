@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from neardup.kernels.entities import carried_name
+from neardup.kernels.entities import carried_name, has_presence
 from neardup.kernels.hashing import hash_span
 from neardup.kernels.simhash import popcount64
 
@@ -958,16 +958,6 @@ def _has_fill(entries, fill):
 
 
 @njit(nogil=True, cache=True)
-def _has_presence(entries):
-    """Whether ``entries`` carry names' presence entries (a record made before they were is
-    compared by fill bytes alone)."""
-    for t in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
-        if (entries[t] & np.uint64(0xFFFF)) == np.uint64(NAME_PRESENT_FILL):
-            return True
-    return False
-
-
-@njit(nogil=True, cache=True)
 def _carries(owner, other, fill, presence):
     """Whether ``other`` carries the name of ``owner`` whose entries have ``fill``: owner's presence
     entries with that fill byte on top of their context are all in ``other`` too (32 bits of the
@@ -1010,7 +1000,8 @@ def _partial_rename(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb
     (成都 ... 成都市一环路 / 成都 ... 文锦渡一环路; told by both contexts of the mention, and only
     where both texts have presence entries: by fill bytes alone, as older records are compared, a
     name carried is a typo). The caller has seen that every fill of the context is a name's."""
-    presence = _has_presence(mine) and _has_presence(theirs)  # once, not at every pair of fills
+    pf = np.uint64(NAME_PRESENT_FILL)
+    presence = has_presence(mine, pf) and has_presence(theirs, pf)  # once, not at every pair of fills
     for s in range(i0, i1):
         x = mine[left_mine[s]] & np.uint64(0xFFFF)
         for t in range(j0, j1):
