@@ -125,7 +125,7 @@ class IndexSettings(_Section):
         1500, ge=0, description="a text longer than this asks the store under no sentence key: it is nobody's excerpt "
         "(it still files them, for the excerpts of it to come)")
     excerpt_window: int = Field(
-        2, ge=1, le=8, description="a document is filed (and asks) under the smallest sentence hash of every this many "
+        1, ge=1, le=8, description="a document is filed (and asks) under the smallest sentence hash of every this many "
         "in a row (1: every sentence); a larger window's picks are among a smaller one's")
     excerpt_sentence_chars: int = Field(
         20, ge=6, description="a sentence this long or longer can file an excerpt key (shorter ones are boilerplate)")

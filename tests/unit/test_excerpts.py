@@ -78,9 +78,9 @@ def test_a_run_of_whole_sentences_shares_a_key_with_its_article(seed: int) -> No
 
 @pytest.mark.parametrize("seed", range(3))
 def test_two_whole_sentences_share_a_key_with_the_article_at_the_default_window(seed: int) -> None:
-    """An article and its excerpt, both keyed at ``index.excerpt_window`` (2), meet on any two whole
-    sentences in a row, cut sentences at the excerpt's edges or not; an article filed at a window
-    of three is found too (the smallest of three in a row is the smallest of two)."""
+    """An article and its excerpt, both keyed at ``index.excerpt_window`` (1: every sentence), meet
+    on any two whole sentences in a row, cut sentences at the excerpt's edges or not; an article
+    filed at a window of three is found too (the smallest of three in a row is one of them)."""
     window = Settings().index.excerpt_window
     rng = np.random.default_rng(seed)
     for _ in range(200):
