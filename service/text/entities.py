@@ -14,8 +14,10 @@ their first ``EN_FILL_LETTERS`` letters.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -75,21 +77,81 @@ def is_dictionary_name(word: str, tag: str) -> bool:
     return tag in NOUN_TAGS and word[-1] in BODY_SUFFIXES
 
 
+DIVISIONS = Path(__file__).resolve().parent / "data" / "divisions.tsv"
+# the peoples an autonomous division names (恩施土家族苗族自治州), and 各 (各族自治)
+PEOPLES = frozenset({
+    "蒙古", "回", "藏", "维吾尔", "苗", "彝", "壮", "布依", "朝鲜", "满", "侗", "瑶", "白", "土家", "哈尼", "哈萨克",
+    "傣", "黎", "傈僳", "佤", "畲", "拉祜", "水", "东乡", "纳西", "景颇", "柯尔克孜", "土", "达斡尔", "仫佬", "羌",
+    "布朗", "撒拉", "毛南", "仡佬", "锡伯", "阿昌", "普米", "塔吉克", "怒", "乌孜别克", "俄罗斯", "鄂温克", "德昂",
+    "保安", "裕固", "京", "塔塔尔", "独龙", "鄂伦春", "赫哲", "门巴", "珞巴", "基诺", "高山", "各",
+})
+# the suffixes a division's short form drops (和田地区 and 和田, 恩施土家族苗族自治州 and 恩施)
+DIVISION_SUFFIX = re.compile(
+    "(?:(?:" + "|".join(sorted(PEOPLES, key=lambda p: (-len(p), p))) + ")族?)*自治(?:区|州|县|旗)$"
+    "|特别行政区$|地区$|林区$|[省市县区旗州盟]$")
+PLAIN_SUFFIX = re.compile("自治(?:区|州|县|旗)$")
+# prefecture short forms that are mostly ordinary words (sunshine, unseal, silver, guests)
+COMMON_PREFECTURES = frozenset({"日照", "开封", "白银", "来宾"})
+# a county's short form is a name when the dictionary sees it rarely, as a noun or a name
+# (河间, 从江, 吴兴); many are words too (比如县, 公安县, 通道县, 和平区, 前进区)
+COUNTY_SHORT_MAX_FREQ = 300
+COUNTY_SHORT_TAGS = NOUN_TAGS | NAME_TAGS | {"nrt", "ns"}
+
+
+def division_short(name: str) -> str:
+    """A division's name without its administrative suffix (and the peoples of an autonomous
+    one), or the name itself when that would leave fewer than two characters (义县)."""
+    for pattern in (DIVISION_SUFFIX, PLAIN_SUFFIX):  # 内蒙古自治区: 蒙古 is a people, 内 no place
+        short = pattern.sub("", name, count=1)
+        if len(short) >= 2:
+            return short
+    return name
+
+
+def division_names(dictionary: dict[str, tuple[int, str]]) -> dict[str, str]:
+    """Name -> canonical name of China's administrative divisions (:data:`DIVISIONS`): every full
+    name, the short form of every province and prefecture (but :data:`COMMON_PREFECTURES`), and
+    that of a county the dictionary (word -> (count, tag)) counts fewer than
+    :data:`COUNTY_SHORT_MAX_FREQ` times as a noun or a name, or not at all."""
+    out: dict[str, str] = {}
+    for line in DIVISIONS.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        level, name = line.split("\t")
+        short = division_short(name)
+        out[name] = short
+        if short == name or (level == "prefecture" and short in COMMON_PREFECTURES):
+            continue
+        count, tag = dictionary.get(short, (0, ""))
+        if level != "county" or not count or (count < COUNTY_SHORT_MAX_FREQ and tag in COUNTY_SHORT_TAGS):
+            out.setdefault(short, short)
+    return out
+
+
 @lru_cache(maxsize=1)
 def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """The dictionary's names as a lookup table (:func:`neardup.kernels.entities.build_name_table`):
-    token hash -> the canonical name's hash."""
+    """The dictionary's names and China's administrative divisions (:func:`division_names`) as a
+    lookup table (:func:`neardup.kernels.entities.build_name_table`): token hash -> the canonical
+    name's hash."""
     path = jieba_dict_path()
 
     def build() -> dict[str, npt.NDArray[np.generic]]:
         words = []
+        dictionary: dict[str, tuple[int, str]] = {}
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 parts = line.split()
-                if len(parts) == 3 and is_dictionary_name(parts[0], parts[2]):
+                if len(parts) != 3:
+                    continue
+                dictionary[parts[0]] = (int(parts[1]), parts[2])
+                if is_dictionary_name(parts[0], parts[2]):
                     words.append(parts[0])
+        canonical = {w: canonical_name(w) for w in words}
+        for name, short in division_names(dictionary).items():
+            canonical.setdefault(name, short)
+        words = list(canonical)
         names = hash_words(words)
-        canon = hash_words([canonical_name(w) for w in words])
+        canon = hash_words([canonical[w] for w in words])
         order = np.argsort(names, kind="stable")
         names, canon = names[order], canon[order]
         keep = np.ones(len(names), dtype=np.bool_)
@@ -97,8 +159,9 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         return {"names": names[keep], "canonical": canon[keep]}
 
     stat = path.stat()
-    rules = repr((sorted(NAME_TAGS), sorted(NOUN_TAGS), BODY_SUFFIXES,
-                  sorted(MIN_NAME_CHARS.items())))
+    rules = repr((sorted(NAME_TAGS), sorted(NOUN_TAGS), BODY_SUFFIXES, sorted(MIN_NAME_CHARS.items()),
+                  DIVISION_SUFFIX.pattern, sorted(COMMON_PREFECTURES), COUNTY_SHORT_MAX_FREQ,
+                  sorted(COUNTY_SHORT_TAGS), DIVISIONS.stat().st_size))
     tags = hashlib.sha1(rules.encode()).hexdigest()[:12]  # a changed rule is another table
     arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}-3", build)
     return kent.build_name_table(arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64))

@@ -21,6 +21,8 @@ from neardup.rules.differences import _written_alike, furniture_spans
 from neardup.text.entities import (
     EN_NOT_NAMES,
     RARE_WORD,
+    division_names,
+    division_short,
     en_names,
     is_dictionary_name,
     zh_body_tables,
@@ -381,6 +383,46 @@ def test_a_village_notice_about_another_village_is_unique() -> None:
             "村民代表评议、乡镇审核，{p}共有十二户农户符合补助条件，现将名单予以公示，公示期七天。")
     status, _, kind = decide_pair(body.format(p="喻家湾村"), body.format(p="前元庄村"))
     assert status is Status.UNIQUE and kind == "entity"
+
+
+COUNTY_NEWS = ("记者从{p}林业和草原局获悉，今年以来，{p}坚持生态优先、绿色发展，全年共完成人工造林三万二千亩，"
+               "退化林修复一万五千亩，森林覆盖率比上年提高零点八个百分点。下一步，{p}将继续推进国土绿化行动，"
+               "加强森林防火和有害生物防治，巩固生态建设成果，努力让群众共享绿色发展红利。")
+
+
+@pytest.mark.parametrize(("first", "second"), [("和田", "吴兴"), ("河间", "从江"), ("酒泉", "宿迁"), ("集安", "信宜")])
+def test_a_report_about_another_county_is_unique(first: str, second: str) -> None:
+    """Places the dictionary tags as a person or an ordinary word (和田 nz, 吴兴 nr, 河间 n) are
+    names by the table of administrative divisions: the same report about another county is
+    another document (merged as a reprint before the table)."""
+    status, _, kind = decide_pair(COUNTY_NEWS.format(p=first), COUNTY_NEWS.format(p=second))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_the_county_report_reprinted_with_its_full_name_still_merges() -> None:
+    """A reprint that writes the county's full name (和田地区 for 和田) names the same place."""
+    first = COUNTY_NEWS.format(p="和田")
+    second = first.replace("记者从和田", "记者从和田地区", 1) + "（来源：当地融媒体中心）"
+    status, original, _ = decide_pair(first, second)
+    assert status is Status.DUPLICATE and original == "first"
+
+
+@pytest.mark.parametrize(("full", "short"), [
+    ("北京市", "北京"), ("和田地区", "和田"), ("恩施土家族苗族自治州", "恩施"), ("内蒙古自治区", "内蒙古"),
+    ("双江拉祜族佤族布朗族傣族自治县", "双江"), ("香港特别行政区", "香港"), ("阿拉善盟", "阿拉善"), ("义县", "义县"),
+])
+def test_a_divisions_short_form_drops_its_suffix_and_peoples(full: str, short: str) -> None:
+    assert division_short(full) == short
+
+
+def test_county_short_forms_that_are_ordinary_words_are_no_names() -> None:
+    """比如县, 公安县 and 和平区 are divisions, but 比如 (for example), 公安 (police) and 和平
+    (peace) alone are words; their full names stay names. Rare short forms (河间) are names."""
+    dictionary = {"比如": (5621, "v"), "公安": (2800, "n"), "和平": (7998, "nz"), "河间": (225, "n")}
+    names = division_names(dictionary)
+    assert {"比如县", "公安县", "和平区", "河间市", "河间"} <= set(names)
+    assert not {"比如", "公安", "和平"} & set(names)
+    assert names["河间市"] == "河间"
 
 
 def test_a_name_that_only_shares_a_fill_byte_is_not_carried() -> None:
