@@ -293,6 +293,7 @@ class Profile:
     remade: Callable[[int], Profile] | None = field(default=None, repr=False)
     _as: dict[int, Profile] = field(default_factory=dict, repr=False)
     _without_furniture: Profile | None = field(default=None, repr=False)  # made once, on the first near pair
+    _without_cut_word: Profile | None = field(default=None, repr=False)  # made once, on the first near pair
     # (contexts, starts, ends) of the sentence entries in text order, made once
     _sentences: tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = field(default=None,
                                                                                                repr=False)
@@ -378,6 +379,22 @@ class Profile:
         drop = inside & self.figure_mask()
         return self.keep(~drop) if drop.any() else self
 
+    def without_cut_word(self) -> Profile:
+        """The profile less the polarity words and figures of a last word the text was cut in or
+        after (:func:`cut_word_span`): a page cut at "will" or "1" may have dropped the "not" or
+        the "200" that follows. Made once a profile."""
+        if self._without_cut_word is None:
+            self._without_cut_word = self._cut_word_dropped()
+        return self._without_cut_word
+
+    def _cut_word_dropped(self) -> Profile:
+        span = cut_word_span(self.text)
+        if span is None or len(self.entries) == 0:
+            return self
+        at = np.asarray(self.positions, dtype=np.int64)
+        drop = (at >= span[0]) & (at < span[1]) & ~self.sentence_mask()
+        return self.keep(~drop) if drop.any() else self
+
     def critical_against(self, theirs: npt.NDArray[np.uint64], version: int = PROFILE_VERSION,
                          jaccard: float = 0.0, their_length: int | None = None) -> CriticalDifference | None:
         """The first shared context whose fills were replaced (each side has one the other lacks).
@@ -387,9 +404,14 @@ class Profile:
         ``jaccard``: the pair's; at :data:`BODY_MATCH_JACCARD` or more the two texts share their
         body, so a figure in a short header sentence is the reprint's furniture and not compared.
         ``their_length``: the other text's length in characters, when known (a sentence this text
-        added is told from one it rewrote around a new name by it)."""
+        added is told from one it rewrote around a new name by it; a shorter text's last word may
+        have been cut, :meth:`without_cut_word`)."""
         if jaccard >= BODY_MATCH_JACCARD:
             return self.compared_at(jaccard).critical_against(theirs, version, their_length=their_length)
+        if their_length is not None and len(self.text) < their_length:  # a shorter text may be a cut copy
+            cut = self.without_cut_word()
+            if cut is not self:
+                return cut.critical_against(theirs, version, their_length=their_length)
         scheme = comparable(version)
         if scheme != comparable(self.version):
             if self.remade is None:
@@ -564,6 +586,19 @@ def furniture_spans(text: str) -> list[tuple[int, int]]:
     if first is not None and first.end() < len(text):
         return [(0, first.end())]
     return []
+
+
+# a text that ends in a word or number written in ASCII, no sentence mark or closing quote after it
+CUT_WORD = re.compile(r"[0-9A-Za-z'’%.．]*[0-9A-Za-z%]\s*$")
+
+
+def cut_word_span(text: str) -> tuple[int, int] | None:
+    """The span of the last word of a text cut inside a sentence (it ends with a letter or a
+    digit: "... nights will", "... 受理1"), or None. English puts its negator after an auxiliary
+    (will not, were not) and a number's digits run on: the word before a cut cannot be judged.
+    A Chinese negator comes before its verb, so a cut after a Chinese word loses none."""
+    m = CUT_WORD.search(text)
+    return (m.start(), m.end()) if m else None
 
 
 def difference_kind(mine: int, other: int) -> str:

@@ -15,7 +15,7 @@ from neardup import Deduplicator, Status
 from neardup.config import Settings
 from neardup.decision import Rule
 from neardup.kernels import excerpt as kexc
-from neardup.rules.differences import profiler
+from neardup.rules.differences import cut_word_span, profiler
 from neardup.rules.policy import excerpt_share
 from neardup.sketch.index import EXCERPT_LEAD, excerpt_keys
 
@@ -145,6 +145,39 @@ def test_an_excerpt_with_a_flipped_negation_stays_unique() -> None:
     assert flipped != passage
     status, _, kind = decided(text, flipped)
     assert status is Status.UNIQUE and kind == "polarity"
+
+
+COUNCIL = ("The city council met on Tuesday to discuss the new transport plan for the northern districts. "
+           "Officials said the first bus lines would open in the spring, with trams to follow two years later. "
+           "The plan, which has been debated for almost a decade, includes new cycle lanes along the river. "
+           "Residents of the old town asked whether the works would close the market square during the summer. "
+           "The mayor said the square will not be closed, and that traders would be told of any changes in advance. "
+           "Funding comes from the regional budget and a loan from the national development bank. "
+           "The council is expected to vote on the final version of the plan next month.")
+
+
+def test_a_passage_cut_right_after_an_auxiliary_is_a_duplicate() -> None:
+    """A page cut at "will" (the article goes on "will not") cannot say which it meant: the last
+    word of a shorter text cut inside a sentence is not compared (it was a polarity difference)."""
+    cut = COUNCIL.index("will not") + len("will")
+    status, _, kind = decided(COUNCIL, COUNCIL[COUNCIL.index("ich has been debated") : cut])
+    assert status is Status.DUPLICATE, kind
+
+
+def test_a_passage_that_negates_before_its_cut_stays_unique() -> None:
+    """The cut word alone is left out: a negation earlier in the passage still counts."""
+    cut = COUNCIL.index("will not") + len("will")
+    passage = COUNCIL[COUNCIL.index("ich has been debated") : cut].replace("would close", "would not close")
+    status, _, kind = decided(COUNCIL, passage)
+    assert status is Status.UNIQUE and kind == "polarity"
+
+
+@pytest.mark.parametrize(("text", "span"), [
+    ("nights will ", (7, 12)), ("we were", (3, 7)), ("受理1", (2, 3)), ("from 4.1", (5, 8)),
+    ("ends here.", None), ("受理1200件", None), ('said "yes"', None),
+])
+def test_the_cut_word_is_a_last_ascii_word_with_no_mark_after_it(text: str, span: tuple[int, int] | None) -> None:
+    assert cut_word_span(text) == span
 
 
 def test_a_page_that_mixes_two_articles_is_no_excerpt_of_either() -> None:
