@@ -406,19 +406,9 @@ class Profile:
         ``their_length``: the other text's length in characters, when known (a sentence this text
         added is told from one it rewrote around a new name by it; a shorter text's last word may
         have been cut, :meth:`without_cut_word`)."""
-        if jaccard >= BODY_MATCH_JACCARD:
-            return self.compared_at(jaccard).critical_against(theirs, version, their_length=their_length)
-        if their_length is not None and len(self.text) < their_length:  # a shorter text may be a cut copy
-            cut = self.without_cut_word()
-            if cut is not self:
-                return cut.critical_against(theirs, version, their_length=their_length)
-        scheme = comparable(version)
-        if scheme != comparable(self.version):
-            if self.remade is None:
-                raise ValueError(f"a v{self.version} profile cannot be compared with a v{version} record")
-            if scheme not in self._as:
-                self._as[scheme] = self.remade(scheme)
-            return self._as[scheme].critical_against(theirs, version, their_length=their_length)
+        mine = self._compared_as(version, jaccard, their_length)
+        if mine is not self:
+            return mine.critical_against(theirs, version, their_length=their_length)
         if len(self.entries) == 0 or len(theirs) == 0:
             return None
         i = int(replaced_context(self.entries, theirs))
@@ -428,6 +418,29 @@ class Profile:
             words = np.flatnonzero(~self.sentence_mask())
             j = int(replaced_context(self.entries[words], theirs)) if len(words) else -1
             i = int(words[j]) if j >= 0 else i
+        return self._replaced_at(i, theirs)
+
+    def _compared_as(self, version: int, jaccard: float, their_length: int | None) -> Profile:
+        """The profile that compares for this pair, one step at a time (each is compared again):
+        without the header's figures when the bodies match, without a cut last word when this
+        text is the shorter, made the way records of ``version`` were; else this one."""
+        if jaccard >= BODY_MATCH_JACCARD:
+            return self.compared_at(jaccard)
+        if their_length is not None and len(self.text) < their_length:  # a shorter text may be a cut copy
+            cut = self.without_cut_word()
+            if cut is not self:
+                return cut
+        scheme = comparable(version)
+        if scheme == comparable(self.version):
+            return self
+        if self.remade is None:
+            raise ValueError(f"a v{self.version} profile cannot be compared with a v{version} record")
+        if scheme not in self._as:
+            self._as[scheme] = self.remade(scheme)
+        return self._as[scheme]
+
+    def _replaced_at(self, i: int, theirs: npt.NDArray[np.uint64]) -> CriticalDifference:
+        """The critical difference of entry ``i``, whose context ``theirs`` fills otherwise."""
         mine = int(self.entries[i])
         ctx = mine >> 16
         lo, hi = np.searchsorted(theirs, [ctx << 16, (ctx << 16) | 0xFFFF], side="left")
