@@ -424,7 +424,7 @@ class Profile:
         """The profile that compares for this pair, one step at a time (each is compared again):
         without the header's figures when the bodies match, without a cut last word when this
         text is the shorter, made the way records of ``version`` were; else this one."""
-        if jaccard >= BODY_MATCH_JACCARD:
+        if jaccard >= BODY_MATCH_JACCARD and self.compared_at(jaccard) is not self:
             return self.compared_at(jaccard)
         if their_length is not None and len(self.text) < their_length:  # a shorter text may be a cut copy
             cut = self.without_cut_word()
