@@ -303,6 +303,31 @@ def _letters_of(owner, fill, present_fill):
     return out
 
 
+# words of a slot's two contexts together; a side of one word only when it is a content word
+# (在/近日/于 ... 稀树 ... 召开。: 召开 alone after it)
+SLOT_CONTEXT_TOKENS = 4
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _sentence_tokens(breaks, t, step):
+    """How many tokens of token ``t``'s sentence stand before it (``step`` -1) or after it (1),
+    up to three."""
+    n = breaks.shape[0]
+    count = 0
+    j = t
+    while count < 3:
+        if step < 0:
+            if breaks[j] or j == 0:
+                break
+            j -= 1
+        else:
+            j += 1
+            if j >= n or breaks[j]:
+                break
+        count += 1
+    return count
+
+
 @njit(nogil=True, cache=True)
 def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, breaks, max_tokens, fill_byte,
                    present_fill):
@@ -314,26 +339,31 @@ def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, break
     context before t1 and its right context after t2 (``left``, ``right``: :func:`slot_contexts`
     of mine's tokens), the name not carried by ``mine`` and not written alike (half its letters
     or more shared, ``letters``: every token's letter set). The same notice about another person
-    whose name no dictionary knows (何/炼成 for 江泽民). (t1, t2), or (-1, -1). Both sides need
-    presence entries (v6 records)."""
+    whose name no dictionary knows (何/炼成 for 江泽民). (t1, t2), or (-1, -1). A record needs
+    presence entries (v6 records): ``theirs`` a record's, which without them says nothing of its
+    names; ``mine`` the deciding text's own, which without them has none."""
     pf = np.uint64(present_fill)
     fb = np.uint64(fill_byte)
-    if not (has_presence(mine, pf) and has_presence(theirs, pf)):
+    if not has_presence(theirs, pf):  # mine is the deciding text's own profile: no names is none
         return -1, -1
     n = left.shape[0]
-    for t1 in range(2, n):
-        if not words[t1] or breaks[t1] or breaks[t1 - 1]:
+    for t1 in range(1, n):
+        if not words[t1] or breaks[t1]:
+            continue
+        before = _sentence_tokens(breaks, t1, -1)
+        if before < 2 and not words[t1 - 1]:
             continue
         f1 = _name_at(theirs, left[t1], fb, mine, pf)
         if f1 == 0:
             continue
         span = letters[t1]
-        for t2 in range(t1 if rare[t1] else t1 + 1, min(n - 2, t1 + max_tokens)):
+        for t2 in range(t1 if rare[t1] else t1 + 1, min(n - 1, t1 + max_tokens)):
             if t2 > t1:
                 if not words[t2] or breaks[t2] or not glued[t2]:
                     break
                 span |= letters[t2]
-            if breaks[t2 + 1] or breaks[t2 + 2]:
+            after = _sentence_tokens(breaks, t2, 1)
+            if after == 0 or before + after < SLOT_CONTEXT_TOKENS or (after < 2 and not words[t2 + 1]):
                 continue
             f2 = _name_at(theirs, right[t2], fb, mine, pf)
             if f2 == 0:

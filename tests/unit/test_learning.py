@@ -147,7 +147,7 @@ async def test_thresholds_from_the_store_are_validated_out_of_fold() -> None:
 
 TEMPLATE = ("经审查，申请人{n}于2024年3月提交的食品经营许可申请材料齐全，符合法定形式，本局决定准予许可。"
             "请申请人{n}自收到本通知之日起三十日内到政务服务中心窗口领取许可证，逾期未领取的视为放弃。特此通知。")
-SHOPS = ["福瑞达", "恒昌隆", "德润祥", "华信达", "鑫源泰", "瑞丰和", "永盛兴", "裕丰祥"]  # no dictionary names, no place
+SHOPS = ["福瑞达", "恒昌隆", "德润祥", "华信达", "鑫源泰", "瑞丰和", "永盛兴", "裕丰祥"]  # neither names nor places
 
 
 async def test_reviewers_teach_a_templates_name_field() -> None:

@@ -425,6 +425,18 @@ def test_county_short_forms_that_are_ordinary_words_are_no_names() -> None:
     assert names["河间市"] == "河间"
 
 
+MEETING = ("本届全国职业教育工作交流大会于近日在{p}召开。本次会议上，来自各地的职业院校代表围绕产教融合、校企合作和人才"
+           "培养模式等议题进行了深入交流，与会代表一致认为，职业教育要紧密对接产业需求，不断提高人才培养质量。")
+
+
+def test_a_rare_word_at_a_sentences_end_in_a_text_of_no_names_is_another_name() -> None:
+    """稀树 where the other text has 广州, one content word (召开) before the sentence's end: the
+    slot's two contexts hold four words. The deciding text names nobody else: no presence entries
+    of its own is no name of its own, not an old record."""
+    status, _, kind = decide_pair(MEETING.format(p="广州"), MEETING.format(p="稀树"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
 def test_a_name_that_only_shares_a_fill_byte_is_not_carried() -> None:
     """Whether the other text still carries a replaced name is asked of 32 bits of it: a text with
     many names has one whose 8-bit fill matches the replacement's by chance."""
@@ -635,9 +647,11 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     alike = letters.copy()
     alike[3] = 0xF00000
     assert slot(mine, theirs_name(13, 24), alike, words, glued) == (-1, -1)
-    # a record without presence entries says nothing of the names mine lacks
+    # a record without presence entries says nothing of its names; the deciding text's own
+    # profile without them has none (its other name is found all the same)
     bare = np.zeros(0, dtype=np.uint64)
-    assert slot(bare, theirs_name(13, 24), letters, words, glued) == (-1, -1)
+    assert slot(mine, theirs_name(13, 24)[:-1], letters, words, glued) == (-1, -1)
+    assert slot(bare, theirs_name(13, 24), letters, words, glued) == (3, 4)
 
 
 def test_a_rare_word_where_the_other_text_has_a_name_is_another_name() -> None:
