@@ -114,7 +114,8 @@ def _warm_off_the_default_path() -> None:
     image.phash_batch(np.zeros((1, 32, 32), dtype=np.uint8), image.dct_basis())
     image.phash_structure_batch(np.zeros((1, 32, 32), dtype=np.uint8), image.dct_basis())
     image.dhash_batch(np.zeros((1, 8, 9), dtype=np.uint8))
-    image.view_phash_batch(np.zeros((1, 64, 64)), np.zeros((1, 8, 64)), np.zeros((1, 8, 64)))
+    image.view_phash_batch(np.zeros((1, 64, 64)), np.zeros((1, 8, 64)), np.zeros(1, dtype=np.int64),
+                           np.zeros((1, 64, 8)))
     tokens = np.ones(2, dtype=np.uint64)  # two one-character tokens, the first a marker
     entities.marker_names(np.array([0x4E00, 0x4E01], dtype=np.uint32), np.array([0, 1]), np.array([0, 2]), tokens,
                           np.zeros(2, dtype=np.bool_), np.zeros(2, dtype=np.uint64), tokens[:1],

@@ -144,34 +144,40 @@ def dhash_batch(pixels):
 
 
 @njit(nogil=True, cache=True)
-def view_phash_batch(bases, rows, columns):
+def view_phash_batch(bases, rows, row_of, columns):
     """64-bit pHash-like hash of each view of each image: ``bases`` (n, S, S) float64 images,
-    ``rows`` and ``columns`` (views, 8, S) the products of the DCT basis with each view's
-    resampling down and across. A view's 8x8 low frequencies are ``rows[v] B columns[v]^T``; a
-    bit per coefficient above their median, packed as :func:`phash_batch` packs. Plain loops in a
-    fixed order, so the same bits on every machine, and no BLAS thread pool."""
+    ``rows`` (r, 8, S) the distinct products of the DCT basis with a view's resampling down
+    (``row_of[v]``: view v's), ``columns`` (views, S, 8) those across, transposed. A view's 8x8
+    low frequencies are ``rows[row_of[v]] B columns[v]``; the first product is made once for the
+    views that share it (a crop of the left edge resamples no row). A bit per coefficient above
+    their median, packed as :func:`phash_batch` packs. Plain loops in a fixed order, so the same
+    bits on every machine, and no BLAS thread pool."""
     n = bases.shape[0]
-    views = rows.shape[0]
+    views = columns.shape[0]
+    distinct = rows.shape[0]
     side = bases.shape[1]
     out = np.zeros((n, views), dtype=np.uint64)
     middle = HASH_SIDE * HASH_SIDE // 2
-    across = np.zeros((HASH_SIDE, side), dtype=np.float64)
+    across = np.zeros((distinct, HASH_SIDE, side), dtype=np.float64)
     low = np.zeros(HASH_SIDE * HASH_SIDE, dtype=np.float64)
     for d in range(n):
-        for v in range(views):
-            for k in range(HASH_SIDE):  # rows[v] B: each row of the basis down the image's columns
+        for u in range(distinct):
+            for k in range(HASH_SIDE):  # rows[u] B: each row of the basis down the image's columns
                 for j in range(side):
-                    across[k, j] = 0.0
+                    across[u, k, j] = 0.0
                 for i in range(side):
-                    r = rows[v, k, i]
+                    r = rows[u, k, i]
                     for j in range(side):
-                        across[k, j] += r * bases[d, i, j]
-            for k in range(HASH_SIDE):  # then across each row
+                        across[u, k, j] += r * bases[d, i, j]
+        for v in range(views):
+            u = row_of[v]
+            for k in range(HASH_SIDE):  # then across each row, eight sums at once (each in j order)
                 for m in range(HASH_SIDE):
-                    acc = 0.0
-                    for j in range(side):
-                        acc += across[k, j] * columns[v, m, j]
-                    low[k * HASH_SIDE + m] = acc
+                    low[k * HASH_SIDE + m] = 0.0
+                for j in range(side):
+                    a = across[u, k, j]
+                    for m in range(HASH_SIDE):
+                        low[k * HASH_SIDE + m] += a * columns[v, j, m]
             ordered = np.sort(low)
             median = (ordered[middle - 1] + ordered[middle]) / 2.0
             h = np.uint64(0)
