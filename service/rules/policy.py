@@ -228,7 +228,7 @@ def _excerpts(case: WindowCase, sims: PairSimilarities, codes: npt.NDArray[np.in
         i, c = int(sims.left[p]), int(sims.right[p])
         if i not in mine:
             mine[i] = case.profiles[i].sentence_contexts()
-        if len(mine[i]) < EXCERPT_SHARED:
+        if not mine[i]:  # one whole sentence may do (below): a lead cut inside its second
             continue
         if c not in theirs:
             theirs[c] = sentence_contexts_of(sketches[c].profile)

@@ -172,6 +172,14 @@ def test_a_passage_that_negates_before_its_cut_stays_unique() -> None:
     assert status is Status.UNIQUE and kind == "polarity"
 
 
+def test_a_lead_of_one_whole_sentence_cut_inside_the_next_is_a_duplicate() -> None:
+    """A lead of one sentence and the first words of the next (a short English lead): one whole
+    sentence shared, and a containment that says the text is a part, make an excerpt."""
+    lead = COUNCIL[: COUNCIL.index("Officials said") + len("Officials sa")]
+    status, rule, _ = decided(COUNCIL, lead)
+    assert status is Status.DUPLICATE and rule is Rule.EXCERPT
+
+
 @pytest.mark.parametrize(("text", "span"), [
     ("nights will ", (7, 12)), ("we were", (3, 7)), ("受理1", (2, 3)), ("from 4.1", (5, 8)),
     ("ends here.", None), ("受理1200件", None), ('said "yes"', None),
