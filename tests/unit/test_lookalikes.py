@@ -425,6 +425,21 @@ def test_county_short_forms_that_are_ordinary_words_are_no_names() -> None:
     assert names["河间市"] == "河间"
 
 
+DISCIPLINE = ("关于给予{x}党内严重警告处分的决定。经查，{x}违反中央八项规定精神，违规收受礼品礼金，造成不良影响。"
+              "经研究，决定给予{x}党内严重警告处分。")
+COMMENDATION = ("表彰决定。在全市抗洪抢险工作中，{x}同志冲锋在前，不怕牺牲，表现突出。"
+                "为弘扬先进，市委决定授予{x}同志优秀共产党员称号，号召全市广大党员向其学习。")
+
+
+@pytest.mark.parametrize(("template", "first", "second"),
+                         [(DISCIPLINE, "郎振华", "柏晓燕"), (COMMENDATION, "奚斌", "邹秀兰")])
+def test_a_notice_about_someone_of_a_rarer_surname_is_unique(template: str, first: str, second: str) -> None:
+    """郎 and 奚 are surnames the People's Daily corpus gives people and jieba tags nr when alone:
+    郎/振华 and 奚/斌 are people, so the notice about another person stays apart (merged before)."""
+    status, _, kind = decide_pair(template.format(x=first), template.format(x=second))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
 MEETING = ("本届全国职业教育工作交流大会于近日在{p}召开。本次会议上，来自各地的职业院校代表围绕产教融合、校企合作和人才"
            "培养模式等议题进行了深入交流，与会代表一致认为，职业教育要紧密对接产业需求，不断提高人才培养质量。")
 
