@@ -65,7 +65,7 @@ def build_prefix_table(word_cps, word_offsets, freqs):
         for i in range(a, b):
             h ^= np.uint64(word_cps[i])
             h *= FNV_PRIME
-            key = _nonzero(fmix64(h ^ np.uint64(i - a + 1)))
+            key = _prefix_key(h, i - a + 1)
             s = np.int64(key & mask)
             while table[s, 0] != 0 and table[s, 0] != key:
                 s = np.int64((np.uint64(s) + np.uint64(1)) & mask)
@@ -130,13 +130,20 @@ def single_char_table(table):
         h = FNV_OFFSET
         h ^= np.uint64(cp)
         h *= FNV_PRIME
-        single[cp] = _lookup(table, _nonzero(fmix64(h ^ np.uint64(1))))
+        single[cp] = _lookup(table, _prefix_key(h, 1))
     return single
 
 
 @njit(nogil=True, cache=True, inline="always")
 def _nonzero(key):
     return key if key != 0 else np.uint64(1)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _prefix_key(h, length):
+    """The table key of a prefix of ``length`` characters whose running FNV hash is ``h``: the one
+    definition the table is built and probed by."""
+    return _nonzero(fmix64(h ^ np.uint64(length)))
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -171,7 +178,7 @@ def _cut_block(cps, lo, hi, table, single, logs, bloom, longest, log_total, star
             if i == k and cp < 0x10000:
                 f = single[cp]
             else:
-                key = _nonzero(fmix64(h ^ np.uint64(i - k + 1)))
+                key = _prefix_key(h, i - k + 1)
                 f = _lookup(table, key) if _maybe_prefix(bloom, key) else np.int64(-1)
             if f < 0:
                 break
@@ -246,7 +253,6 @@ def segment_batch(cps, offsets, table, single, logs, bloom, longest, log_total):
     return starts[:w], ends[:w], doc_off
 
 
-
 @njit(nogil=True, cache=True)
 def word_codes(cps, starts, ends, table):
     """Each token's value in a coded table (``coded_tables``: the index of its log probability),
@@ -257,5 +263,5 @@ def word_codes(cps, starts, ends, table):
         for i in range(starts[t], ends[t]):
             h ^= np.uint64(cps[i])
             h *= FNV_PRIME
-        out[t] = max(_lookup(table, _nonzero(fmix64(h ^ np.uint64(ends[t] - starts[t])))), 0)
+        out[t] = max(_lookup(table, _prefix_key(h, ends[t] - starts[t])), 0)
     return out

@@ -44,7 +44,6 @@ class Segmenter:
             cps, offsets, self.table, self.single, self.logs, self.bloom, self.longest, self.log_total)
         return out
 
-
     def frequencies(self, cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64],
                     ends: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         """Each token's frequency in the dictionary (0: no word of it)."""
