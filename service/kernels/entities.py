@@ -335,7 +335,8 @@ def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, break
     read as a name: tokens t1..t2, two to ``max_tokens`` of them written together (``glued``: no
     punctuation before the token; ``words``: ideographs only and no name of mine; one dictionary
     word there is a synonym, 我国 for 中国, not a name, unless the dictionary rarely sees it:
-    ``rare``, 稀树 for 墨西哥) with at least two tokens of their sentence each side, the name's left
+    ``rare``, 稀树 for 墨西哥) with :data:`SLOT_CONTEXT_TOKENS` tokens of their sentence around
+    them, one each side at least (a side of one only when it is a word), the name's left
     context before t1 and its right context after t2 (``left``, ``right``: :func:`slot_contexts`
     of mine's tokens), the name not carried by ``mine`` and not written alike (half its letters
     or more shared, ``letters``: every token's letter set). The same notice about another person

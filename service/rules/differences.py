@@ -369,14 +369,18 @@ class Profile:
         return self._without_furniture
 
     def _furniture_dropped(self) -> Profile:
-        spans = furniture_spans(self.text)
+        return self._dropped_in(furniture_spans(self.text), self.figure_mask)
+
+    def _dropped_in(self, spans: Sequence[tuple[int, int]], which: Callable[[], npt.NDArray[np.bool_]]) -> Profile:
+        """The profile less the entries of ``which`` kind (a mask, asked only when needed) that
+        stand in one of ``spans``; this one when there are none."""
         if not spans or len(self.entries) == 0:
             return self
         at = np.asarray(self.positions, dtype=np.int64)
         inside = np.zeros(len(at), dtype=np.bool_)
         for a, b in spans:
             inside |= (at >= a) & (at < b)
-        drop = inside & self.figure_mask()
+        drop = inside & which()
         return self.keep(~drop) if drop.any() else self
 
     def without_cut_word(self) -> Profile:
@@ -389,11 +393,7 @@ class Profile:
 
     def _cut_word_dropped(self) -> Profile:
         span = cut_word_span(self.text)
-        if span is None or len(self.entries) == 0:
-            return self
-        at = np.asarray(self.positions, dtype=np.int64)
-        drop = (at >= span[0]) & (at < span[1]) & ~self.sentence_mask()
-        return self.keep(~drop) if drop.any() else self
+        return self._dropped_in([span] if span else [], lambda: ~self.sentence_mask())
 
     def critical_against(self, theirs: npt.NDArray[np.uint64], version: int = PROFILE_VERSION,
                          jaccard: float = 0.0, their_length: int | None = None) -> CriticalDifference | None:
@@ -424,8 +424,9 @@ class Profile:
         """The profile that compares for this pair, one step at a time (each is compared again):
         without the header's figures when the bodies match, without a cut last word when this
         text is the shorter, made the way records of ``version`` were; else this one."""
-        if jaccard >= BODY_MATCH_JACCARD and self.compared_at(jaccard) is not self:
-            return self.compared_at(jaccard)
+        body = self.compared_at(jaccard)
+        if body is not self:
+            return body
         if their_length is not None and len(self.text) < their_length:  # a shorter text may be a cut copy
             cut = self.without_cut_word()
             if cut is not self:

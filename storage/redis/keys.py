@@ -64,7 +64,7 @@ spread over 6 live buckets, a store that size fills its keys with about 11 entri
 store migrate`` re-files other layouts and widths, not another shard count). A lookup scans its
 bucket keys' listpacks, so fewer members a key also make lookups cheaper (1.6 us at 8, 3.5 us at
 78: bench/redis_lookup.py), and each bucket a lookup reads adds a ZRANGE (about 1.3 us at 8
-members; 7 buckets cost 3.2-4.4x one, 2026-12-05): the price of whole-key expiry, and why the
+members; 7 buckets cost 3.2-4.4x one, docs/measurements.md): the price of whole-key expiry, and why the
 width is not smaller.
 """
 
