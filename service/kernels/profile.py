@@ -86,6 +86,7 @@ LETTER_N = 78
 APOSTROPHE = 39
 DOT = 46
 PERCENT = 37
+COMMA = 44
 
 # English contractions spelled out (differences.EN_CONTRACTIONS), as offsets into CONST_CPS
 CONST_CPS = np.array([ord(c) for c in "cannotwillshall"], dtype=np.uint32)
@@ -203,7 +204,7 @@ def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf):
         buf[0] = HASH
         w = 1
         for i in range(fs, fe):
-            if cps[i] != SPACE:  # 28.90 % fills as 28.90%
+            if cps[i] != SPACE and cps[i] != COMMA:  # 28.90 % fills as 28.90%, 1,200 as 1200
                 w = _put_utf8(buf, w, cps[i])
         fig = murmur3_32(buf, w, FIGURE_SEED)
     elif kind == ANCHOR_SENTENCE:
@@ -312,10 +313,11 @@ def build_edge_table(parents, cps, children):
 # ---------------------------------------------------------------------------------------------
 
 @njit(nogil=True, cache=True)
-def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spaced_percent):
+def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spaced_percent, grouped):
     """(end, node kind, class-sign code) of the token at ``p``: the longest lexicon term, else a
     figure (ASCII digits with an optional decimal part and %, or two or more Chinese numerals),
-    kind 0; end -1 when nothing starts at ``p`` (the reference's regex alternatives, in order)."""
+    kind 0; end -1 when nothing starts at ``p`` (the reference's regex alternatives, in order).
+    ``grouped`` (v7): digits in thousands groups are one figure (1,200,000)."""
     c = ctab[cps[p]]
     if c & TERM:
         node = 0
@@ -338,6 +340,8 @@ def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spac
         q = p + 1
         while q < hi and ctab[cps[q]] & DIGIT:
             q += 1
+        if grouped and q - p <= 3:
+            q = _digit_groups(cps, q, hi, ctab)
         if q + 1 < hi and cps[q] == DOT and ctab[cps[q + 1]] & DIGIT:
             q += 2
             while q < hi and ctab[cps[q]] & DIGIT:
@@ -354,6 +358,16 @@ def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spac
         if q - p >= 2:
             return q, np.int64(0), np.int64(-1)
     return np.int64(-1), np.int64(0), np.int64(-1)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _digit_groups(cps, q, hi, ctab):
+    """End of the thousands groups (a comma and three digits, no fourth) from ``q``, or ``q``: a
+    separator does not split a figure (1,200 and 980 trade places as 1200 and 980 do)."""
+    while (q + 4 <= hi and cps[q] == COMMA and ctab[cps[q + 1]] & DIGIT and ctab[cps[q + 2]] & DIGIT
+           and ctab[cps[q + 3]] & DIGIT and (q + 4 == hi or not ctab[cps[q + 4]] & DIGIT)):
+        q += 4
+    return q
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -402,10 +416,10 @@ def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum)
 @njit(nogil=True, cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
-                fig_a, fig_b, pos, counted, sents, min_sentence):
+                fig_a, fig_b, pos, counted, sents, min_sentence, grouped):
     """Frame (word characters, each anchor as one mark), anchors and sentences of the Chinese text
     ``cps[lo:hi]``: (anchor count, frame length, sentence count). ``counted``: negators in a row
-    add up (v4); else the first of two stands alone (v1-v3)."""
+    add up (v4); else the first of two stands alone (v1-v3). ``grouped``: thousands groups (v7)."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
@@ -418,7 +432,8 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
     while p < hi:
         c = ctab[cps[p]]
         if c & (TERM | DIGIT | NUMERAL):
-            end, kind, code = _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted)
+            end, kind, code = _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
+                                          grouped)
         else:
             end = -1
         if end < 0:
@@ -498,13 +513,20 @@ def _zh_sentence(frame, a, b, buf):
 # ---------------------------------------------------------------------------------------------
 
 @njit(nogil=True, cache=True)
-def _en_word_end(cps, p, hi, ctab):
+def _en_word_end(cps, p, hi, ctab, grouped):
     """End of the word at ``p``: ``[a-z0-9]+(?:'[a-z]+)?(?:\\.[0-9]+[a-z]*)?%?``. A decimal keeps
     its unit as a whole number does (57.2m as 110m, 2.7bn): two figures that trade places then
-    take their contexts along alike ($110m (£57.2m) / $57.2m (£110m))."""
+    take their contexts along alike ($110m (£57.2m) / $57.2m (£110m)). ``grouped`` (v7): one to
+    three digits and thousands groups are one word with what follows them (1,200m as 1200m)."""
     q = p + 1
     while q < hi and ctab[cps[q]] & AZ09:
         q += 1
+    if grouped and q - p <= 3 and _all_digits(cps, p, q, ctab):
+        g = _digit_groups(cps, q, hi, ctab)
+        if g > q:
+            q = g
+            while q < hi and ctab[cps[q]] & AZ09:
+                q += 1
     if q + 1 < hi and cps[q] == APOSTROPHE and ctab[cps[q + 1]] & AZ:
         q += 2
         while q < hi and ctab[cps[q]] & AZ:
@@ -518,6 +540,15 @@ def _en_word_end(cps, p, hi, ctab):
     if q < hi and cps[q] == PERCENT:
         q += 1
     return q
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _all_digits(cps, a, b, ctab):
+    """Whether ``cps[a:b]`` are all digits."""
+    for i in range(a, b):  # noqa: SIM110 (numba compiles loops, not generators)
+        if not ctab[cps[i]] & DIGIT:
+            return False
+    return True
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -572,13 +603,15 @@ def _negative_prefix(cps, a, b):
 
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
-                u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence, affixes):
+                u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence, affixes,
+                grouped):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
     ``affixes`` (v5): a word with a negative prefix (:func:`_negative_prefix`) is its stem in the
     frame and one more negator of its sentence, so unlikely / likely is a sentence's negation; a
-    stem that is a polarity word is that word negated (disapproved: not approved).
+    stem that is a polarity word is that word negated (disapproved: not approved). ``grouped``:
+    thousands groups are part of a figure (v7, :func:`_en_word_end`).
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -601,7 +634,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
             p += 1
             continue
         s = p
-        e = _en_word_end(cps, p, hi, ctab)
+        e = _en_word_end(cps, p, hi, ctab, grouped)
         p = e
         first, second = _split_contraction(cps, s, e)
         for part in range(2):
@@ -753,7 +786,7 @@ def _resized(a, used, cap):
 @njit(nogil=True, cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
-                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes):
+                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes, grouped):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -761,7 +794,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     gives two entries, its left and its right context (profile v3); else one over both (v1, v2).
     ``counted``: Chinese negators in a row add up, and each sentence of at least ``min_zh``
     letters (``min_en`` words) gets an entry (v4). ``affixes``: negative prefixes of English words
-    count as negators of their sentence (v5, :func:`_en_anchors`). The class-free marks and fills
+    count as negators of their sentence (v5, :func:`_en_anchors`). ``grouped``: a thousands
+    separator is part of its figure (v7: 1,200 is one figure, filled as 1200). The class-free marks and fills
     of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
@@ -803,11 +837,11 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             n, length, ns = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
                                         word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
                                         frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted, sents,
-                                        min_zh_sentence)
+                                        min_zh_sentence, grouped)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
-                                        fig_a, fig_b, pos, sents, min_en_sentence, affixes)
+                                        fig_a, fig_b, pos, sents, min_en_sentence, affixes, grouped)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR

@@ -93,11 +93,12 @@ from neardup.text.entities import NAME_FILL_BYTE, NameEntries, NameSlots
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 6
+PROFILE_VERSION = 7
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
 NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisations)
+GROUPED_SINCE = 7  # ... and read a figure's thousands groups as part of it (1,200 is one figure)
 NAME_FILL = "@"  # a name's fill: "@" + the name
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
 POLARITY_WORD = "<polar>"  # ... in a v4 English frame
@@ -122,6 +123,9 @@ SENTENCE_FILL = "S"
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 NON_ALNUM = re.compile(r"[\W_]+")
 EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+[a-z]*)?%?")
+# v7: one to three digits with thousands groups are one word, with what follows them (1,200m)
+GROUPED_DIGITS = r"[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])"
+EN_WORD_V7 = re.compile(rf"(?:{GROUPED_DIGITS}[a-z0-9]*|[a-z0-9]+)(?:'[a-z]+)?(?:\.[0-9]+[a-z]*)?%?")
 DO_SUPPORT = frozenset({"do", "does", "did"})  # left out of a sentence's frame before a negator
 EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": ["will", "not"],
                    "shan't": ["shall", "not"]}
@@ -192,12 +196,19 @@ class CriticalDifference:
 
 @lru_cache(maxsize=65536)
 def comparable(version: int) -> int:
-    """The scheme a record version's entries are made by: v1 and v2 share one (same contexts,
-    other bytes); v3, v4 and v5 each have their own; v6 is v5's with names' entries added, which
-    a v5 record lacks and so never pairs."""
+    """The scheme a record version's entries are made by, as the version a text is profiled at to
+    be compared with such a record: v1 and v2 share one (same contexts, other bytes); v3 and v4
+    each have their own; v5 and v6 share v6's (v6 adds the entries of names, which a v5 record
+    lacks and so never pairs); v7 has its own (a figure's thousands groups are part of it)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
-    return AFFIX_SINCE if version >= NAMES_SINCE else version
+    return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
+
+
+def figure_text(written: str) -> str:
+    """A figure as its fill spells it: without spaces and thousands separators (28.90 % is 28.90%,
+    1,200 is 1200; only v7 reads a separator into a figure)."""
+    return written.replace(" ", "").replace(",", "")
 
 
 def class_free(fill: str) -> str:
@@ -265,7 +276,7 @@ class KernelFills(Sequence[str]):
         if kind == kprof.ANCHOR_CLASS:
             return "N " * int(self._negs[i]) + self._names[int(self._codes[i])]
         if kind == kprof.ANCHOR_FIGURE:
-            figure = self._text[int(self._fig_a[i]) : int(self._fig_b[i])].replace(" ", "")
+            figure = figure_text(self._text[int(self._fig_a[i]) : int(self._fig_b[i])])
             return ("N " if self._negs[i] else "") + "#" + figure
         if kind == kprof.ANCHOR_SENTENCE:
             return SENTENCE_FILL + str(int(self._negs[i]))
@@ -795,6 +806,8 @@ class AnchorProfiler:
         terms = f"(?=[{starts}])(?:" + "|".join(map(re.escape, zh_terms))
         # v4: a space before the % sign belongs to the figure (28.90&nbsp;% of a crawled page)
         self.zh_re = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?(?: ?%)?|[{ZH_NUMERALS}]{{2,}})")
+        self.zh_re_v7 = re.compile(terms + rf"|{GROUPED_DIGITS}(?:\.[0-9]+)?(?: ?%)?|[0-9]+(?:\.[0-9]+)?(?: ?%)?"
+                                   rf"|[{ZH_NUMERALS}]{{2,}})")
         self.zh_re_v3 = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}})")
         classes = sorted({cls for cls, _ in lex.polarity.values()})
         self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
@@ -877,7 +890,7 @@ class AnchorProfiler:
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
-            version >= AFFIX_SINCE)
+            version >= AFFIX_SINCE, version >= GROUPED_SINCE)
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
@@ -889,16 +902,24 @@ class AnchorProfiler:
         for d, text in enumerate(texts):
             a, b = bounds[d], bounds[d + 1]
             fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text)
+            slot = slots[d] if slots is not None and version >= NAMES_SINCE else None
             out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
-                               self.context_bits, version, self._remade(text, langs[d], version),
-                               name_slots=slots[d] if slots is not None and version >= NAMES_SINCE else None))
+                               self.context_bits, version, self._remade(text, langs[d], version, names, d, slot),
+                               name_slots=slot))
         return out
 
-    def _remade(self, text: str, lang: str, version: int) -> Callable[[int], Profile] | None:
-        """How to make ``text``'s profile of an older version (compared with records of it)."""
+    def _remade(self, text: str, lang: str, version: int, names: NameEntries | None, d: int,
+                slots: NameSlots | None) -> Callable[[int], Profile] | None:
+        """How to make ``text``'s profile of an older version (compared with records of it), with
+        its names (document ``d``'s of ``names``) where that version has them."""
         if version <= codec.VERSIONS[0]:
             return None
-        return lambda older: self.profile_batch([text], [lang], version=older)[0]
+
+        def remade(older: int) -> Profile:
+            own = names.document(d) if names is not None else None
+            return self.profile_batch([text], [lang], version=older, names=own, slots=[slots])[0]
+
+        return remade
 
     # ----------------------------------------------------------------------------- the reference
     def _zh(self, text: str, version: int = PROFILE_VERSION) -> tuple[str, list[tuple[int, str, int]], Sentences]:
@@ -913,7 +934,7 @@ class AnchorProfiler:
         run = 0  # negators in a row ending there (v4 counts them)
         counted = version >= CLASS_FREE_SINCE
         polarity = self.polarity
-        zh_re = self.zh_re if counted else self.zh_re_v3
+        zh_re = self.zh_re_v7 if version >= GROUPED_SINCE else self.zh_re if counted else self.zh_re_v3
 
         def gap(a: int, b: int) -> int:
             """Frame length after the text between tokens, closing a sentence at each end mark."""
@@ -948,7 +969,7 @@ class AnchorProfiler:
                 pieces.append(self._mark(hit[0], version))
             else:
                 if not (counted and _article_number(text, m.start(), m.end())):
-                    anchors.append((length, ("N " if neg else "") + "#" + tok.replace(" ", ""), m.start()))
+                    anchors.append((length, ("N " if neg else "") + "#" + figure_text(tok), m.start()))
                 pieces.append(FIGURE_MARK)
             length += 1
         length = gap(pos, len(text))
@@ -961,7 +982,7 @@ class AnchorProfiler:
         negator follows: "do not like" negates "like"), which sentence frames leave out."""
         reader = _EnReader(self, version)
         pos = 0
-        for m in EN_WORD.finditer(text):
+        for m in (EN_WORD_V7 if version >= GROUPED_SINCE else EN_WORD).finditer(text):
             for end in SENTENCE_END.finditer(text, pos, m.start()):
                 reader.sentences.close(len(reader.units), end.end())
             pos = m.end()
@@ -1042,7 +1063,7 @@ class _EnReader:
             self.anchors.append((len(self.units), neg + hit[0] + hit[1], at))
             self.units.append(self.profiler._class_word(hit[0], self.version))
         elif w[0].isdigit():
-            self.anchors.append((len(self.units), neg + "#" + w, at))
+            self.anchors.append((len(self.units), neg + "#" + figure_text(w), at))
             self.units.append("#")
         else:
             if self.pending_neg:

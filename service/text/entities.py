@@ -261,6 +261,11 @@ class NameEntries:
         empty = np.zeros(0, dtype=np.int64)
         return NameEntries(np.zeros(0, dtype=np.uint64), empty, empty, np.zeros(n + 1, dtype=np.int64))
 
+    def document(self, d: int) -> NameEntries:
+        """Document ``d``'s entries alone, as a window of one."""
+        a, b = int(self.doc_off[d]), int(self.doc_off[d + 1])
+        return NameEntries(self.entries[a:b], self.starts[a:b], self.ends[a:b], np.array([0, b - a], dtype=np.int64))
+
 
 # an editor's line (责任编辑:吴霞) is a reprint's furniture; a reporter or an author is left a name,
 # as a story under another's byline may be another story

@@ -119,6 +119,37 @@ async def test_a_record_stored_with_an_older_profile_still_vetoes_a_flip(version
     assert out[1].status == "duplicate" and out[1].duplicate_of == "granted"
 
 
+async def test_records_of_profile_v6_keep_their_names_and_reprints() -> None:
+    """A store written with profile v6 (a thousands separator split its figure in two) is read by
+    a v7 engine through the text's own v6 profile, names included: the notice about another
+    company stays unique against the v6 record, and the reprints of both stored texts merge."""
+    company = ("根据有关规定，经审查，深圳市华为技术有限公司提交的设立登记申请材料齐全，符合法定形式，"
+               "本局决定准予登记。请深圳市华为技术有限公司自收到本通知之日起三十日内领取营业执照，逾期未领取的，视为放弃。特此通知。")
+    counts = ("某区2023年共受理群众信访事项1,200件，办结980件，办结率较上年有所提高，群众满意度持续上升，"
+              "相关工作得到上级部门肯定，区委区政府对此给予充分肯定并要求继续做好相关工作。")
+    store = MemoryFingerprintStore()
+    settings = load_settings(worker_id="test", store_url="memory://")
+    old = await Engine.open(settings, store=store)
+    made = old.profiler
+
+    class V6:
+        def profile_batch(self, texts: Any, langs: Any, names: Any = None, slots: Any = None) -> Any:
+            return made.profile_batch(texts, langs, version=6, names=names, slots=slots)
+
+    old.profiler = V6()  # type: ignore[assignment]
+    await old.decide([Document(id="company", text=company), Document(id="counts", text=counts)])
+    stored = await store.fetch([doc_ref("company"), doc_ref("counts")])
+    assert {r.profile[:3] for r in stored.values()} == {b"NP\x06"}
+    new = await Engine.open(settings, store=store)
+    out = await new.decide([Document(id="other", text=company.replace("华为技术", "中兴通讯")),
+                            Document(id="reprint", text="来源：某某网\n" + company),
+                            Document(id="counts-again", text="转载：" + counts)])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "entity" and out[0].evidence.critical.against == "company"
+    assert out[1].status == "duplicate" and out[1].duplicate_of == "company"
+    assert out[2].status == "duplicate" and out[2].duplicate_of == "counts"
+
+
 def test_the_candidates_under_most_keys_are_kept_when_there_are_too_many() -> None:
     """Past ``index.max_candidates`` the refs found under the most index keys are re-checked: a
     flood of one-key candidates must not push out the one that shares most of the bands."""

@@ -65,11 +65,24 @@ def test_swapped_counts_are_unique() -> None:
     assert status is Status.UNIQUE and kind == "figure"
 
 
-@pytest.mark.xfail(strict=True, reason="a thousands separator splits a figure (1,200 reads as 1 and 200); "
-                   "the fix changes the figure anchors and needs profile v7")
 def test_swapped_counts_written_with_a_thousands_separator_are_unique() -> None:
     status, _, kind = decide_pair(PETITIONS.format(a="1,200", b=980), PETITIONS.format(a=980, b="1,200"))
     assert status is Status.UNIQUE and kind == "figure"
+
+
+@pytest.mark.parametrize("a,b", [("1,200", "980"), ("12,500", "1,250"), ("1,200,000", "980,000")])
+def test_swapped_english_amounts_with_thousands_separators_are_unique(a: str, b: str) -> None:
+    text = ("The council said it had approved {a} new homes this year and rejected {b} applications, "
+            "the planning committee reported on Tuesday after a review of the housing programme.")
+    status, _, kind = decide_pair(text.format(a=a, b=b), text.format(a=b, b=a))
+    assert status is Status.UNIQUE and kind == "figure"
+
+
+def test_a_figure_written_with_or_without_its_separator_is_the_same_figure() -> None:
+    """A reprint that writes 1200 where the original wrote 1,200 (or drops a separator's comma in
+    a list: 1,2345 stays two figures) is a reprint."""
+    status, original, _ = decide_pair(PETITIONS.format(a="1,200", b="980"), PETITIONS.format(a="1200", b="980"))
+    assert status is Status.DUPLICATE and original == "first"
 
 
 def test_the_evidence_names_the_difference_in_words() -> None:
