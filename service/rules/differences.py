@@ -490,8 +490,8 @@ class Profile:
         polarity word, another name, in the same context) with it, so the other has that sentence
         written otherwise; at most one other sentence is missing, this text has no more sentences
         than the other, and the two lengths differ by less than half the named sentences (they
-        were rewritten around the name: not added, cut off or edited all over). A byline's name
-        is furniture."""
+        were rewritten around the name: not added, cut off or edited all over). A byline's or a
+        source website's name is furniture (:func:`_furniture_name`)."""
         if len(theirs) == 0:
             return None
         new = self._names_theirs_lack(theirs)
@@ -517,12 +517,19 @@ class Profile:
             if (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
                     and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))
                     and all(anchors[(positions >= starts[k]) & (positions < ends[k])].any() for k in named)
-                    and not any(BYLINE_BEFORE.search(self.text[max(0, p - 28) : p]) for p in where.tolist())):
+                    and not any(_furniture_name(self.text, p, e) for p, e in zip(where.tolist(), self._name_ends(rows),
+                                                                                  strict=True))):
                 pos = int(where[0])
                 return CriticalDifference("entity", self.text[max(0, pos - 12) : pos + 16].strip(),
                                           self.fills[int(rows[0])], start=max(0, pos - 12),
                                           end=min(len(self.text), pos + 16))
         return None
+
+    def _name_ends(self, rows: npt.NDArray[np.int64]) -> list[int]:
+        """Where the names of entries ``rows`` end in the text."""
+        if isinstance(self.fills, KernelFills):
+            return self.fills.span_ends[rows].tolist()
+        return [int(self.positions[r]) + len(self.fills[r]) - len(NAME_FILL) for r in rows.tolist()]
 
     def _names_theirs_lack(self, theirs: npt.NDArray[np.uint64]) -> list[int]:
         """The fill bytes of this text's names the other neither carries nor writes alike (none
@@ -530,8 +537,10 @@ class Profile:
         lacking = _present_lacking(self.entries, theirs)
         if not len(lacking):
             return []
-        their_present = theirs[(theirs & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
-        return _names_not_alike(lacking, their_present) if len(their_present) else []
+        if not (theirs & np.uint64(0xFFFF) == np.uint64(kprof.NAME_PRESENT_FILL)).any():
+            return []
+        # a name both texts carry is not the other's spelling of a new one: only theirs that this one lacks
+        return _names_not_alike(lacking, _present_lacking(theirs, self.entries))
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
@@ -543,6 +552,12 @@ class Profile:
             if int(self.entries[j]) >> 16 != ctx:
                 return self.fills[j]
         return ""
+
+
+def _furniture_name(text: str, start: int, end: int) -> bool:
+    """Whether the name at ``text[start:end]`` is a byline's (:data:`BYLINE_BEFORE`) or a source
+    website's (:data:`SITE_AFTER`): the page's, not the story's."""
+    return bool(BYLINE_BEFORE.search(text[max(0, start - 28) : start]) or SITE_AFTER.match(text, end))
 
 
 def _sentence_like(entries: npt.NDArray[np.uint64]) -> int:
@@ -597,9 +612,12 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
 
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
-# a name right after one of these is a byline's (来源:中国政府网 作者:赵磊, by jane smith): furniture
+# a name right after one of these is a byline's (来源:中国政府网 作者:赵磊, by jane smith, source:
+# associated press): furniture
 BYLINE_BEFORE = re.compile(r"(?:(?:来源|作者|记者|编辑|通讯员|摄影|供稿)[^.!?;。！？；]{0,12}"
-                           r"|(?:^|[.!?;]\s?)by [^.!?;]{0,24})$")
+                           r"|(?:^|[.!?;\n]\s?)(?:by|source|credit|photo):? [^.!?;\n]{0,24})$")
+# ... and a name right before this is a website's, the page's source (中国政府网, 新华网; not 网络, 网友)
+SITE_AFTER = re.compile(r"网(?![络友民页点格球])")
 BODY_MATCH_JACCARD = 0.9  # two texts this similar share their body: header and footer figures are furniture
 
 

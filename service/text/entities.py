@@ -54,6 +54,8 @@ EN_NOT_NAMES = frozenset({
     # days and months are when, not who or where: a reprint may name the day it is printed
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+    # a page's own buttons and banners, which a crawl leaves inside sentences (a better Click here fight)
+    "click", "share", "print", "advertisement",
 })
 SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
 

@@ -405,6 +405,40 @@ def test_a_village_notice_about_another_village_is_unique() -> None:
     assert status is Status.UNIQUE and kind == "entity"
 
 
+COUNTIES = ("到一九四三年底，各地都建立了县区党政机构和游击队，连同腹心区的浮山、翼城、沁水、{x}共9个县，"
+            "工作都全面开展起来，基本上控制与稳定了整个岳南区的局面。此后，根据地的生产运动蓬勃开展，群众生活得到明显改善。")
+
+
+def _letters(name: str) -> int:
+    cps = np.array([ord(c) for c in name], dtype=np.uint32)
+    return int(kent.letter_sets(cps, np.array([0]), np.array([len(name)]), np.array([True]), False,
+                                zh_place_suffixes())[0])
+
+
+def test_a_new_name_is_not_written_alike_with_a_name_both_texts_carry() -> None:
+    """伊萨尔 where the other text has 士敏 (no name to it) is a new name, although 岳南 shares more
+    than half of its letters by the letter sets' collisions: 岳南 stands in both texts, so it is
+    no other spelling of 伊萨尔 (this pair merged when every name of the other text was asked)."""
+    assert _written_alike(_letters("伊萨尔"), _letters("岳南"))
+    status, _, kind = decide_pair(COUNTIES.format(x="士敏"), COUNTIES.format(x="伊萨尔"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+@pytest.mark.parametrize("furniture", ["【字体：大 中 小】 2012-04-02 20:44 中国政府网\n", "来源：新华网\n"])
+def test_a_source_websites_name_in_a_reprints_header_is_furniture(furniture: str) -> None:
+    status, original, _ = decide_pair(COUNTY_NEWS.format(p="和田县"), furniture + COUNTY_NEWS.format(p="和田县"))
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def test_a_source_line_and_a_pages_buttons_are_no_names() -> None:
+    story = ("Moya won the final in straight sets on Sunday, and the home crowd of 27,000 cheered as he lifted "
+             "the trophy. Roddick battled hard and had chances in the second set. \"I think we put up a better "
+             "fight here than last year,\" the captain said after the match in the late afternoon.")
+    for edited in ("Source: Associated Press\n" + story, story.replace("a better fight", "a better Click here fight")):
+        status, original, _ = decide_pair(story, edited)
+        assert status is Status.DUPLICATE and original == "first", edited[:40]
+
+
 COUNTY_NEWS = ("记者从{p}林业和草原局获悉，今年以来，{p}坚持生态优先、绿色发展，全年共完成人工造林三万二千亩，"
                "退化林修复一万五千亩，森林覆盖率比上年提高零点八个百分点。下一步，{p}将继续推进国土绿化行动，"
                "加强森林防火和有害生物防治，巩固生态建设成果，努力让群众共享绿色发展红利。")
