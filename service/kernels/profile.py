@@ -87,6 +87,10 @@ APOSTROPHE = 39
 DOT = 46
 PERCENT = 37
 COMMA = 44
+# Chinese numerals and their values (differences.ZH_NUMERALS, differences.numeral_value)
+NUMERAL_CPS = np.array([ord(c) for c in "零〇一二两三四五六七八九十百千万亿"], dtype=np.uint32)
+NUMERAL_VALUES = np.array([0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 100, 1000, 10**4, 10**8], dtype=np.int64)
+NUMERAL_LIMIT = 10**17  # a value past this keeps its characters as its fill
 
 # English contractions spelled out (differences.EN_CONTRACTIONS), as offsets into CONST_CPS
 CONST_CPS = np.array([ord(c) for c in "cannotwillshall"], dtype=np.uint32)
@@ -179,10 +183,72 @@ def _grow(buf, need):
 # fills
 # ---------------------------------------------------------------------------------------------
 
+@njit(nogil=True, cache=True, inline="always")
+def _put_digits(buf, w, value):
+    """Write ``value`` (>= 0) in ASCII digits at ``buf[w:]``; the new write position."""
+    n = 1
+    rest = value // 10
+    while rest > 0:
+        n += 1
+        rest //= 10
+    for i in range(n - 1, -1, -1):
+        buf[w + i] = DIGIT_0 + value % 10
+        value //= 10
+    return w + n
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _numeral(cp):
+    """The value of the Chinese numeral ``cp`` (a unit: 10, 100, ...), -1 when it is none."""
+    for i in range(NUMERAL_CPS.shape[0]):
+        if NUMERAL_CPS[i] == cp:
+            return NUMERAL_VALUES[i]
+    return -1
+
+
 @njit(nogil=True, cache=True)
-def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf):
+def numeral_value(cps, a, b):
+    """The value of the Chinese numerals ``cps[a:b]``: digit by digit without units (二〇二三 is
+    2023), else by their units (一千二百 is 1200, 十一 is 11, 三亿五千万 is 350000000); -1 past
+    :data:`NUMERAL_LIMIT` or when a character is no numeral (the reference: differences.numeral_value)."""
+    units = False
+    for i in range(a, b):
+        d = _numeral(cps[i])
+        if d < 0:
+            return np.int64(-1)
+        units = units or d >= 10
+    total = np.int64(0)
+    section = np.int64(0)
+    number = np.int64(0)
+    for i in range(a, b):
+        d = _numeral(cps[i])
+        if not units:
+            number = number * 10 + d
+        elif d < 10:
+            number = d
+        elif d < 10**4:  # 十, 百, 千: 十二 is 12
+            section += (number if number > 0 else 1) * d
+            number = 0
+        elif d == 10**4:
+            total += (section + number) * d
+            section = 0
+            number = 0
+        else:  # 亿 multiplies what came before it, 万 included
+            if total + section + number > NUMERAL_LIMIT // d:
+                return np.int64(-1)
+            total = (total + section + number) * d
+            section = 0
+            number = 0
+        if total > NUMERAL_LIMIT or number > NUMERAL_LIMIT:
+            return np.int64(-1)
+    return total + section + number
+
+
+@njit(nogil=True, cache=True)
+def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf, values):
     """(16-bit fill hash, scratch buffer): 8 bits of the polarity part, 8 of the figure part, as
-    differences.fill_hash splits the fill string ("N " x negs + class-sign, "N #" / "#" + figure, "N")."""
+    differences.fill_hash splits the fill string ("N " x negs + class-sign, "N #" / "#" + figure, "N").
+    ``values`` (v7): a figure of Chinese numerals fills as its value in digits (二〇二三 as 2023)."""
     if kind == ANCHOR_CLASS:
         a = cs_off[code]
         b = cs_off[code + 1]
@@ -200,12 +266,16 @@ def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf):
     elif kind == ANCHOR_FIGURE:
         buf[0] = LETTER_N
         pol = murmur3_32(buf, 1 if negs else 0, POLARITY_SEED)
-        buf = _grow(buf, 1 + 4 * (fe - fs))
+        buf = _grow(buf, 24 + 4 * (fe - fs))
         buf[0] = HASH
         w = 1
-        for i in range(fs, fe):
-            if cps[i] != SPACE and cps[i] != COMMA:  # 28.90 % fills as 28.90%, 1,200 as 1200
-                w = _put_utf8(buf, w, cps[i])
+        value = numeral_value(cps, fs, fe) if values and _numeral(cps[fs]) >= 0 else np.int64(-1)
+        if value >= 0:
+            w = _put_digits(buf, w, value)
+        else:
+            for i in range(fs, fe):
+                if cps[i] != SPACE and cps[i] != COMMA:  # 28.90 % fills as 28.90%, 1,200 as 1200
+                    w = _put_utf8(buf, w, cps[i])
         fig = murmur3_32(buf, w, FIGURE_SEED)
     elif kind == ANCHOR_SENTENCE:
         buf[0] = LETTER_S
@@ -795,7 +865,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     ``counted``: Chinese negators in a row add up, and each sentence of at least ``min_zh``
     letters (``min_en`` words) gets an entry (v4). ``affixes``: negative prefixes of English words
     count as negators of their sentence (v5, :func:`_en_anchors`). ``grouped``: a thousands
-    separator is part of its figure (v7: 1,200 is one figure, filled as 1200). The class-free marks and fills
+    separator is part of its figure and Chinese numerals fill as their value (v7: 1,200 is one
+    figure, filled as 1200; 一千二百 fills as 1200). The class-free marks and fills
     of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
@@ -845,7 +916,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR
-            fill, buf = _fill_hash(kinds[j], codes[j], negs[j], cps, fig_a[j], fig_b[j], cs_bytes, cs_off, buf)
+            fill, buf = _fill_hash(kinds[j], codes[j], negs[j], cps, fig_a[j], fig_b[j], cs_bytes, cs_off, buf,
+                                   grouped)
             split = one_sided and kinds[j] == ANCHOR_CLASS
             for side in (LEFT_SIDE, RIGHT_SIDE) if split else (BOTH_SIDES, -1):
                 if side < 0:
@@ -867,7 +939,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             pos[j] = sents[t, 3]
             fig_a[j] = sents[t, 3]  # a sentence's span, in its text: the excerpt keys read its length
             fig_b[j] = sents[t, 4]
-            fill, buf = _fill_hash(ANCHOR_SENTENCE, -1, negs[j], cps, 0, 0, cs_bytes, cs_off, buf)
+            fill, buf = _fill_hash(ANCHOR_SENTENCE, -1, negs[j], cps, 0, 0, cs_bytes, cs_off, buf, False)
             if is_zh[d]:
                 ctx, buf = _zh_sentence(frame, sents[t, 0], sents[t, 1], buf)
             else:

@@ -98,7 +98,7 @@ ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity context
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
 NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisations)
-GROUPED_SINCE = 7  # ... and read a figure's thousands groups as part of it (1,200 is one figure)
+GROUPED_SINCE = 7  # ... and read figures as values: thousands groups (1,200), Chinese numerals (一千二百)
 NAME_FILL = "@"  # a name's fill: "@" + the name
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
 POLARITY_WORD = "<polar>"  # ... in a v4 English frame
@@ -205,10 +205,40 @@ def comparable(version: int) -> int:
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
 
 
-def figure_text(written: str) -> str:
+NUMERAL_VALUES = dict(zip(ZH_NUMERALS, kprof.NUMERAL_VALUES.tolist(), strict=True))
+
+
+def numeral_value(text: str) -> int | None:
+    """The value of a figure of Chinese numerals (二〇二三 is 2023, 一千二百 is 1200), None when it
+    is out of range or not all numerals: the reference of ``kernels.profile.numeral_value``."""
+    values = [NUMERAL_VALUES.get(c, -1) for c in text]
+    if not values or min(values) < 0:
+        return None
+    units = max(values) >= 10
+    total = section = number = 0
+    for d in values:
+        if not units:
+            number = number * 10 + d
+        elif d < 10:
+            number = d
+        elif d < 10**4:
+            section += (number or 1) * d
+            number = 0
+        elif d == 10**4:
+            total, section, number = total + (section + number) * d, 0, 0
+        else:
+            total, section, number = (total + section + number) * d, 0, 0
+        if max(total, number) > kprof.NUMERAL_LIMIT:
+            return None
+    return total + section + number
+
+
+def figure_text(written: str, values: bool = False) -> str:
     """A figure as its fill spells it: without spaces and thousands separators (28.90 % is 28.90%,
-    1,200 is 1200; only v7 reads a separator into a figure)."""
-    return written.replace(" ", "").replace(",", "")
+    1,200 is 1200; only v7 reads a separator into a figure); with ``values`` (v7), Chinese
+    numerals as their value in digits (二〇二三 is 2023: a reprint may write a date either way)."""
+    value = numeral_value(written) if values and written[:1] in NUMERAL_VALUES else None
+    return str(value) if value is not None else written.replace(" ", "").replace(",", "")
 
 
 def class_free(fill: str) -> str:
@@ -238,14 +268,17 @@ def _context_hash(context: str) -> int:
 class KernelFills(Sequence[str]):
     """The fill strings of a kernel-made profile, built only when read (evidence needs one or two)."""
 
-    __slots__ = ("_codes", "_fig_a", "_fig_b", "_kinds", "_names", "_negs", "_text")
+    __slots__ = ("_codes", "_fig_a", "_fig_b", "_kinds", "_names", "_negs", "_text", "_values")
 
     def __init__(self, kinds: npt.NDArray[np.int8], codes: npt.NDArray[np.int32], negs: npt.NDArray[np.int32],
-                 fig_a: npt.NDArray[np.int64], fig_b: npt.NDArray[np.int64], names: Sequence[str], text: str) -> None:
-        """Fills of entries described by anchor kind, class-sign code, negations and figure span."""
+                 fig_a: npt.NDArray[np.int64], fig_b: npt.NDArray[np.int64], names: Sequence[str], text: str,
+                 values: bool = False) -> None:
+        """Fills of entries described by anchor kind, class-sign code, negations and figure span
+        (``values``: Chinese numerals as their value, :func:`figure_text`)."""
         self._kinds, self._codes, self._negs, self._fig_a, self._fig_b = kinds, codes, negs, fig_a, fig_b
         self._names = names
         self._text = text
+        self._values = values
 
     def __len__(self) -> int:
         """Entries."""
@@ -276,7 +309,7 @@ class KernelFills(Sequence[str]):
         if kind == kprof.ANCHOR_CLASS:
             return "N " * int(self._negs[i]) + self._names[int(self._codes[i])]
         if kind == kprof.ANCHOR_FIGURE:
-            figure = figure_text(self._text[int(self._fig_a[i]) : int(self._fig_b[i])])
+            figure = figure_text(self._text[int(self._fig_a[i]) : int(self._fig_b[i])], self._values)
             return ("N " if self._negs[i] else "") + "#" + figure
         if kind == kprof.ANCHOR_SENTENCE:
             return SENTENCE_FILL + str(int(self._negs[i]))
@@ -919,7 +952,8 @@ class AnchorProfiler:
         out = []
         for d, text in enumerate(texts):
             a, b = bounds[d], bounds[d + 1]
-            fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text)
+            fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text,
+                                version >= GROUPED_SINCE)
             slot = slots[d] if slots is not None and version >= NAMES_SINCE else None
             out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
                                self.context_bits, version, self._remade(text, langs[d], version, names, d, slot),
@@ -987,7 +1021,8 @@ class AnchorProfiler:
                 pieces.append(self._mark(hit[0], version))
             else:
                 if not (counted and _article_number(text, m.start(), m.end())):
-                    anchors.append((length, ("N " if neg else "") + "#" + figure_text(tok), m.start()))
+                    anchors.append((length, ("N " if neg else "") + "#" + figure_text(tok, version >= GROUPED_SINCE),
+                                    m.start()))
                 pieces.append(FIGURE_MARK)
             length += 1
         length = gap(pos, len(text))

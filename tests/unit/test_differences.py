@@ -17,14 +17,18 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from neardup.kernels import profile as kprof
 from neardup.rules.differences import (
     EN_WORD,
     PROFILE_VERSION,
     V1_HEAD,
+    ZH_NUMERALS,
     CriticalDifference,
     decode_profile,
+    numeral_value,
     profile_version,
     profiler,
 )
@@ -558,7 +562,8 @@ def _mutated(rng: random.Random, text: str, terms: list[str]) -> str:
         piece = rng.choice([rng.choice(terms), rng.choice(terms) + rng.choice(terms), str(rng.randint(0, 10**6)),
                             f"{rng.random() * 100:.1f}%", "一二三", "。", " ", "\ue000", "😀", "n't", " not ",
                             ". ", "！", ";", "第十八条", "第3章", "12 %", " %", " do not ", " don't ", " did ",
-                            "1,200", "12,345,678.5%", "1,2345", "1234,567", "3,500m", ",000"])
+                            "1,200", "12,345,678.5%", "1,2345", "1234,567", "3,500m", ",000", "二〇二三",
+                            "一千二百", "三亿五千万", "十一", "一一", "两万零五", "九" * 25])
         out.insert(rng.randint(0, len(out)), piece)
     return "".join(out)
 
@@ -580,3 +585,22 @@ def test_the_kernel_profiles_as_the_reference(dev_docs: list[dict[str, str]]) ->
         assert got.entries.tolist() == want.entries.tolist(), text[:80]
         assert list(got.fills) == list(want.fills) and list(got.positions) == list(want.positions), text[:80]
         assert got.encode() == want.encode()
+
+
+@pytest.mark.parametrize(("numerals", "value"), [
+    ("二〇二三", 2023), ("一九九八", 1998), ("一千二百", 1200), ("九百八十", 980), ("十一", 11), ("一百一十", 110),
+    ("二百零五", 205), ("两万", 20000), ("一万二千三百四十五", 12345), ("三亿五千万", 350000000),
+    ("一亿二千万", 120000000), ("零零七", 7), ("九" * 25, None), ("一二三a", None)])
+def test_chinese_numerals_read_as_their_value(numerals: str, value: int | None) -> None:
+    """The kernel and the reference read a figure of Chinese numerals alike: digit by digit
+    without units (a year), by its units otherwise; too long a run keeps its characters."""
+    assert numeral_value(numerals) == value
+    cps = np.array([ord(c) for c in numerals], dtype=np.uint32)
+    assert kprof.numeral_value(cps, 0, len(cps)) == (-1 if value is None else value)
+    rng = random.Random(5)
+    for _ in range(300):
+        text = "".join(rng.choice(ZH_NUMERALS) for _ in range(rng.randint(1, 8)))
+        cps = np.array([ord(c) for c in text], dtype=np.uint32)
+        want = numeral_value(text)
+        assert kprof.numeral_value(cps, 0, len(cps)) == (-1 if want is None else want), text
+

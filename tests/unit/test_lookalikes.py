@@ -85,6 +85,24 @@ def test_a_figure_written_with_or_without_its_separator_is_the_same_figure() -> 
     assert status is Status.DUPLICATE and original == "first"
 
 
+@pytest.mark.parametrize(("first", "second"), [
+    # a date or a count written in Chinese numerals in one copy and in digits in the other
+    (("2023", "1200", "980"), ("二〇二三", "1200", "980")),
+    (("2023", "1200", "980"), ("2023", "一千二百", "九百八十")),
+    (("2023", "1200", "980"), ("２０２３", "１２００", "９８０"))])
+def test_figures_written_in_chinese_numerals_or_full_width_are_the_same(first: tuple[str, ...],
+                                                                        second: tuple[str, ...]) -> None:
+    text = ("某区{}年共受理群众信访事项{}件，办结{}件，办结率较上年有所提高，群众满意度持续上升，"
+            "相关工作得到上级部门肯定。")
+    status, original, _ = decide_pair(text.format(*first), text.format(*second))
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def test_figures_that_traded_places_in_chinese_numerals_are_unique() -> None:
+    status, _, kind = decide_pair(PETITIONS.format(a="1200", b="980"), PETITIONS.format(a="九百八十", b="一千二百"))
+    assert status is Status.UNIQUE and kind == "figure"
+
+
 def test_the_evidence_names_the_difference_in_words() -> None:
     with Deduplicator() as dedup:
         dedup.decide({"id": "a", "text": PETITIONS.format(a=1200, b=980)})
