@@ -519,9 +519,10 @@ class Profile:
     def _new_name(self, theirs: npt.NDArray[np.uint64], their_length: int | None) -> CriticalDifference | None:
         """The entity difference of a name of this text that the other text never names, where
         the other has some words it does not read as a name (刘/业/定 for 施行): every sentence of
-        this text that names it is missing from the other, yet shares an anchor (a figure, a
-        polarity word, another name, in the same context) with it, so the other has that sentence
-        written otherwise; at most one other sentence is missing, this text has no more sentences
+        this text that names it is missing from the other, and all of them but one (a headline
+        naming only it), one at least, share an anchor (a figure, a polarity word, another name, in
+        the same context) with it, so the other has them written otherwise; at most one other
+        sentence is missing, this text has no more sentences
         than the other, and the two lengths differ by less than half the named sentences (they
         were rewritten around the name: not added, cut off or edited all over). A byline's or a
         source website's name is furniture (:func:`_furniture_name`)."""
@@ -547,9 +548,10 @@ class Profile:
             if not len(at) or (at < 0).any() or not (where < ends[at]).all():
                 continue  # a mention outside the sentences with entries: too short to judge
             named = sorted(set(at.tolist()))
+            anchored = sum(bool(anchors[(positions >= starts[k]) & (positions < ends[k])].any()) for k in named)
             if (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
                     and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))
-                    and all(anchors[(positions >= starts[k]) & (positions < ends[k])].any() for k in named)
+                    and anchored >= max(1, len(named) - 1)
                     and not any(_furniture_name(self.text, p, e) for p, e in zip(where.tolist(), self._name_ends(rows),
                                                                                   strict=True))):
                 pos = int(where[0])

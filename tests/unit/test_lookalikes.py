@@ -457,6 +457,21 @@ def test_a_source_line_and_a_pages_buttons_are_no_names() -> None:
         assert status is Status.DUPLICATE and original == "first", edited[:40]
 
 
+PENALTY = ("关于对{x}安全生产违法行为的处罚公告。经查，{x}未按规定对从业人员进行安全生产教育和培训，"
+           "违反了《中华人民共和国安全生产法》的规定。根据相关规定，责令其限期改正，并处以罚款。")
+
+
+@pytest.mark.parametrize(("first", "second"), [("正泰制药股份有限公司", "海南省同创机械有限公司"),
+                                               ("力拓化工有限公司", "浙江省明辉农业开发股份有限公司")])
+def test_a_name_in_a_headline_with_nothing_else_to_anchor_it_is_another_name(first: str, second: str) -> None:
+    """The company is named in the headline (no figure, polarity word or other name beside it) and
+    in the body (beside 中华人民共和国): one named sentence without an anchor is allowed when the
+    others have one. Both merged when every named sentence needed its own anchor."""
+    for a, b in ((first, second), (second, first)):
+        status, _, kind = decide_pair(PENALTY.format(x=a), PENALTY.format(x=b))
+        assert status is Status.UNIQUE and kind == "entity", (a, b)
+
+
 COUNTY_NEWS = ("记者从{p}林业和草原局获悉，今年以来，{p}坚持生态优先、绿色发展，全年共完成人工造林三万二千亩，"
                "退化林修复一万五千亩，森林覆盖率比上年提高零点八个百分点。下一步，{p}将继续推进国土绿化行动，"
                "加强森林防火和有害生物防治，巩固生态建设成果，努力让群众共享绿色发展红利。")
