@@ -541,7 +541,10 @@ class Profile:
         fills = self.entries & np.uint64(0xFFFF)
         # anchors (figures, polarity words, names; not sentences, not presence entries) the other text has too
         anchors = ~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL)) & np.isin(self.entries, theirs)
+        carried = _carried_bytes(self.entries, theirs)
         for byte in new:
+            if byte in carried:  # a name the other carries shares the byte: which mentions are the new name's is not known
+                continue
             rows = np.flatnonzero(fills == np.uint64((kprof.NAME_FILL_BYTE << 8) | byte))
             where = positions[rows]
             at = np.searchsorted(starts, where, side="right") - 1
@@ -598,6 +601,12 @@ def _furniture_name(text: str, start: int, end: int) -> bool:
 def _sentence_like(entries: npt.NDArray[np.uint64]) -> int:
     """How many entries have a sentence's fill (sentences and polarity words alike)."""
     return int(_SENTENCE_FILL_TABLE[(entries & np.uint64(0xFFFF)).astype(np.int64)].sum())
+
+
+def _carried_bytes(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> set[int]:
+    """The fill bytes of ``owner``'s names (presence entries) that ``other`` carries too."""
+    present = owner[(owner & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
+    return {(v >> 40) & 0xFF for v in present[np.isin(present, other)].tolist()}
 
 
 def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
