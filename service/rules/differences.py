@@ -543,7 +543,7 @@ class Profile:
         anchors = ~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL)) & np.isin(self.entries, theirs)
         carried = _carried_bytes(self.entries, theirs)
         for byte in new:
-            if byte in carried:  # a name the other carries shares the byte: which mentions are the new name's is not known
+            if byte in carried:  # a carried name shares the byte: which mentions are the new name's is not known
                 continue
             rows = np.flatnonzero(fills == np.uint64((kprof.NAME_FILL_BYTE << 8) | byte))
             where = positions[rows]
