@@ -14,13 +14,7 @@ a fingerprint store by URL. ``neardup.engine.Engine`` is the async engine undern
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = version("neardup")
-except PackageNotFoundError:  # a checkout that was never installed
-    __version__ = "0+unknown"
 
 _EXPORTS = {
     "Deduplicator": "neardup.api",
@@ -40,8 +34,21 @@ if TYPE_CHECKING:
     from neardup.storage import open_store
 
 
+def _version() -> str:
+    # importlib.metadata costs about 50 ms of every start: read only when asked
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("neardup")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
-    """Import a public name on first use."""
+    """Import a public name on first use (and read ``__version__`` then)."""
+    if name == "__version__":
+        globals()[name] = _version()
+        return globals()[name]
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'neardup' has no attribute {name!r}")

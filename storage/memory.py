@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from neardup.storage.base import (
     Candidates,
@@ -104,12 +105,10 @@ class MemoryFingerprintStore:
             if not buckets:
                 out.append({})  # most rows of a stream of new documents: no Counter to build
                 continue
-            found: Counter[bytes] = Counter()
-            for bucket in buckets:
-                if all_live:
-                    found.update(bucket.keys())
-                else:
-                    found.update(ref for ref, exp in bucket.items() if exp > now)
+            # one count over all the row's buckets (a dict iterates its refs): Counter.update per
+            # bucket paid its type checks once a bucket
+            found = (Counter(chain.from_iterable(buckets)) if all_live
+                     else Counter(ref for bucket in buckets for ref, exp in bucket.items() if exp > now))
             out.append(found)  # a Counter is a dict[bytes, int]: no copy
         return out
 

@@ -188,6 +188,14 @@ def require_store_extra(settings: Settings) -> None:
 
 
 # --------------------------------------------------------------------------- the group
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: read from the installed metadata only when asked (importlib.metadata is
+    about 50 ms of every start)."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"neardup {_version()}")
+        ctx.exit()
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -199,7 +207,8 @@ def _version() -> str:
 
 @click.group(cls=LazyGroup, lazy_subcommands=LAZY_COMMANDS,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})  # fmt: skip
-@click.version_option(version=_version(), prog_name="neardup", message="%(prog)s %(version)s")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging, and the traceback of a failure.")
 def cli(verbose: bool) -> None:
     """Streaming near-duplicate detection for crawled text."""
