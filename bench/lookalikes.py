@@ -82,15 +82,43 @@ def pku_names(archive: Path) -> dict[str, str]:
     return {w: k for w, k in names.items() if len(w) >= 2}
 
 
+def dictionary_names(names: dict[str, str]) -> dict[str, str]:
+    """``names`` less the words jieba's dictionary holds as something else than a name (施行 v,
+    许可 v, 方向 n: PKU tags them as names inside longer names of its own sentences)."""
+    import jieba
+
+    tags: dict[str, str] = {}
+    with open(Path(jieba.__file__).parent / "dict.txt", encoding="utf-8") as fh:
+        for line in fh:
+            word, _, tag = line.split()
+            tags[word] = tag
+    return {w: k for w, k in names.items() if tags.get(w, "nr")[:2] in ("nr", "ns", "nt", "nz")}
+
+
+def token_bounds(text: str) -> set[int]:
+    """The offsets where jieba's tokens of ``text`` start or end."""
+    import jieba
+
+    bounds = {0}
+    at = 0
+    for token in jieba.cut(text, HMM=False):
+        at += len(token)
+        bounds.add(at)
+    return bounds
+
+
 def zh_entity_swap(text: str, names: dict[str, str], by_kind: dict[str, list[str]],
-                   rng: random.Random) -> str | None:
-    """``text`` with one of its names (longest first at each position) replaced everywhere."""
+                   rng: random.Random, whole_tokens: bool = False) -> str | None:
+    """``text`` with one of its names (longest first at each position) replaced everywhere
+    (``whole_tokens``: only a name that starts and ends where jieba's tokens do, not 周公 of
+    下周公布)."""
     longest = max(map(len, names))
+    bounds = token_bounds(text) if whole_tokens else None
     found: Counter[str] = Counter()
     i = 0
     while i < len(text):
         for n in range(min(longest, len(text) - i), 1, -1):
-            if text[i : i + n] in names:
+            if text[i : i + n] in names and (bounds is None or (i in bounds and i + n in bounds)):
                 found[text[i : i + n]] += 1
                 i += n
                 break
@@ -138,9 +166,10 @@ def load(paths: list[Path]) -> list[dict[str, str]]:
     return docs
 
 
-def build(docs: list[dict[str, str]], names: dict[str, str], seed: int, per_kind: int
+def build(docs: list[dict[str, str]], names: dict[str, str], seed: int, per_kind: int, real_names: bool = False
           ) -> tuple[list[dict[str, str]], list[Pair]]:
-    """(originals + look-alikes, (original, look-alike, kind) pairs)."""
+    """(originals + look-alikes, (original, look-alike, kind) pairs). ``real_names``: Chinese names
+    only where jieba reads the text's word as a whole token and does not hold it as another word."""
     rng = random.Random(seed)
     by_kind: dict[str, list[str]] = defaultdict(list)
     for w, k in sorted(names.items()):
@@ -156,7 +185,7 @@ def build(docs: list[dict[str, str]], names: dict[str, str], seed: int, per_kind
         if len(made[kind]) >= per_kind:
             continue
         if kind == "entity_zh":
-            variant = zh_entity_swap(d["text"], names, by_kind, rng)
+            variant = zh_entity_swap(d["text"], names, by_kind, rng, whole_tokens=real_names)
         elif kind == "entity_en":
             variant = en_entity_swap(d["text"], en_pool, rng)
         else:
@@ -185,15 +214,20 @@ def main() -> None:
     ap.add_argument("--per-kind", type=int, default=300)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--write-pairs", type=Path, help="also write the pairs (for eval or inspection)")
+    ap.add_argument("--real-names", action="store_true",
+                    help="Chinese names only as whole jieba tokens that its dictionary does not hold as other words")
     args = ap.parse_args()
     paths = args.docs or [DATASETS / "docs.jsonl", OTHER / "other.jsonl"]
-    docs, pairs = build(load(paths), pku_names(args.pku), args.seed, args.per_kind)
+    names = pku_names(args.pku)
+    docs, pairs = build(load(paths), dictionary_names(names) if args.real_names else names, args.seed,
+                        args.per_kind, args.real_names)
     if args.write_pairs:
         with open(args.write_pairs, "w", encoding="utf-8") as fh:
             for a, b, kind in pairs:
                 fh.write(json.dumps({"a": a, "b": b, "label": 0, "kind": kind}, ensure_ascii=False) + "\n")
     duplicate_of = asyncio.run(decide(docs))
-    result: dict[str, Any] = {"bench": "lookalikes", "seed": args.seed, "documents": len(docs),
+    result: dict[str, Any] = {"bench": "lookalikes", "seed": args.seed, "real_names": args.real_names,
+                              "documents": len(docs),
                               "sources": [str(p) for p in paths], **report(duplicate_of, [], pairs)}
     result.pop("recall")
     result.pop("positive_pairs")
