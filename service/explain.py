@@ -30,7 +30,7 @@ from neardup.kernels.hashing import combine, fmix64
 from neardup.kernels.profile import replaced_context
 from neardup.kernels.simhash import HI_SALT, NEG_SALT
 from neardup.media.hashes import DocumentImage, ImageRadii, format_hash, hamming, limits_of, radii_of
-from neardup.rules.differences import CriticalDifference, Profile, is_sentence_fill, polarity_words
+from neardup.rules.differences import CriticalDifference, Profile, is_sentence_fill, polarity_words, shown_term
 from neardup.rules.policy import rule
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter, _zh_token_spans
 from neardup.sketch.similarity import SketchTable, similarities
@@ -268,8 +268,9 @@ def _versus(diff: CriticalDifference, mine: Profile, other: Profile) -> str:
                 if fill == diff.fill and diff.start <= int(at) < diff.end), -1)
     for e, fill, at in zip(other.entries, other.fills, other.positions, strict=True):
         if int(e) >> 16 == ctx and fill != diff.fill:
-            theirs = polarity_words(other.text, int(at)) if diff.kind == "polarity" else fill.lstrip("N ").lstrip("#@")
-            return f"{diff.words or diff.fill.lstrip('N ').lstrip('#@')} vs {theirs}"
+            theirs = (polarity_words(other.text, int(at)) if diff.kind == "polarity"
+                      else shown_term(fill.lstrip("N ").lstrip("#@")))
+            return f"{diff.words or shown_term(diff.fill.lstrip('N ').lstrip('#@'))} vs {theirs}"
     return ""
 
 

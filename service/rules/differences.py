@@ -183,15 +183,23 @@ class CriticalDifference:
         if self.kind == "polarity":
             theirs = POLARITY_OF.get(self.other_fill_hash, "another polarity")
             return f"polarity: {self.words or self.fill} ({describe_polarity(self.fill)}) vs the other text: {theirs}"
-        mine = self.fill.lstrip("N ").lstrip("#@")
+        mine = shown_term(self.fill.lstrip("N ").lstrip("#@"))
         if self.swapped_with:
-            theirs = self.swapped_with.lstrip("N ").lstrip("#@")
+            theirs = shown_term(self.swapped_with.lstrip("N ").lstrip("#@"))
             return f"{'names' if self.kind == 'entity' else 'figures'} swapped: {mine} <-> {theirs}"
         if self.kind == "entity":
             return f"entity: {mine} (the other text names another in its place)"
         if self.kind == "figure":
             return f"figure: {mine} (the other text has another)"
         return self.fill
+
+
+TERM_CHARS = 40  # a figure or name longer than this is shown cut (a 100,000-digit figure is one anchor)
+
+
+def shown_term(term: str) -> str:
+    """``term`` as the evidence shows it: at most :data:`TERM_CHARS` characters."""
+    return term if len(term) <= TERM_CHARS else term[: TERM_CHARS - 3] + "..."
 
 
 @lru_cache(maxsize=65536)

@@ -103,6 +103,17 @@ def test_figures_that_traded_places_in_chinese_numerals_are_unique() -> None:
     assert status is Status.UNIQUE and kind == "figure"
 
 
+def test_a_figure_of_a_hundred_thousand_digits_is_shown_cut_in_the_evidence() -> None:
+    """An attacker's figure (1 then 40,000 thousands groups) is one anchor; the evidence names it
+    in at most 40 characters, not 120,000."""
+    text = "共计1" + ",000" * 40000 + "元，经审查，材料齐全，符合法定形式，本局决定准予登记，特此通知。"
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "a", "text": text})
+        d = dedup.decide({"id": "b", "text": text.replace("共计1", "共计2")})
+    assert d.status is Status.UNIQUE and d.evidence.critical is not None
+    assert d.evidence.critical.term.startswith("figure: 2000") and len(d.evidence.critical.term) < 100
+
+
 def test_the_evidence_names_the_difference_in_words() -> None:
     with Deduplicator() as dedup:
         dedup.decide({"id": "a", "text": PETITIONS.format(a=1200, b=980)})
