@@ -30,7 +30,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from http import HTTPStatus
@@ -480,9 +480,29 @@ class ReviewServer(ThreadingHTTPServer):
     def __init__(self, session: ReviewSession, bind: str, port: int) -> None:
         """Listen on ``bind``:``port`` (IPv6 when ``bind`` has a colon) for ``session``."""
         self.session = session
+        self._busy = 0  # requests being answered (not connections waiting for their next one)
+        self._idle = threading.Condition()
         self.address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
         super().__init__((bind, port), _Handler)
         self.loopback = _is_loopback(bind)
+
+    @contextlib.contextmanager
+    def working(self) -> Iterator[None]:
+        """Count a request as being answered while the body runs."""
+        with self._idle:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._busy -= 1
+                self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no request is being answered (at most ``timeout`` seconds); whether none is.
+        The request threads are daemons: one killed inside a kernel at exit aborts the process."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._busy == 0, timeout)
 
     @property
     def url(self) -> str:
@@ -510,6 +530,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         """The page (``/?page=N``), each pair's explanation (``/api/explain/N``) and where else its
         B appeared (``/api/where-else/N``)."""
+        with self.server.working():
+            self._get()
+
+    def do_POST(self) -> None:
+        """``/api/feedback`` with ``{"item": N, "verdict": "confirm"|"overturn", "note": str|null}``."""
+        with self.server.working():
+            self._post()
+
+    def _get(self) -> None:
         if not self.server.allowed_host(self.headers.get("Host")):
             return self._send(HTTPStatus.FORBIDDEN, "text/plain", "unknown host")
         url = urlsplit(self.path)
@@ -535,8 +564,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(HTTPStatus.NO_CONTENT, "text/plain", "")
         return self._send(HTTPStatus.NOT_FOUND, "text/plain", "not found")
 
-    def do_POST(self) -> None:
-        """``/api/feedback`` with ``{"item": N, "verdict": "confirm"|"overturn", "note": str|null}``."""
+    def _post(self) -> None:
         if not self.server.allowed_host(self.headers.get("Host")):
             return self._error(HTTPStatus.FORBIDDEN, "unknown host")
         if urlsplit(self.path).path != "/api/feedback":
@@ -641,8 +669,12 @@ def serve_review(session: ReviewSession, *, bind: str = "127.0.0.1", port: int =
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
     finally:
+        server.wait_idle(SHUTDOWN_WAIT_SECONDS)
         server.server_close()
         session.sink.close()
+
+
+SHUTDOWN_WAIT_SECONDS = 20.0  # a stop waits this long for the answers under way (an explanation takes seconds)
 
 
 def _stop_on_sigterm(signum: int, frame: Any) -> None:

@@ -188,6 +188,28 @@ def _request(srv: ReviewServer, method: str, path: str, body: bytes | None = Non
         conn.close()
 
 
+def test_a_stop_waits_for_the_answers_under_way(server: ReviewServer) -> None:
+    """The request threads are daemons: a stop (Ctrl-C, SIGTERM) waits for the requests being
+    answered before the process exits, since one killed inside a kernel aborts it."""
+    assert server.wait_idle(0.1)
+    release = threading.Event()
+
+    def slow_answer() -> None:
+        with server.working():
+            release.wait(10)
+
+    worker = threading.Thread(target=slow_answer)
+    worker.start()
+    try:
+        assert not server.wait_idle(0.2)  # an answer under way
+        release.set()
+        assert server.wait_idle(10)
+    finally:
+        release.set()
+        worker.join(10)
+    assert _request(server, "GET", "/", headers={"Host": "127.0.0.1"})[0] == 200 and server.wait_idle(1)
+
+
 def test_feedback_needs_the_token_json_and_a_valid_body(server: ReviewServer, tmp_path: Path) -> None:
     token = server.session.token
     ok = {"Content-Type": "application/json", "X-Review-Token": token}
