@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from neardup.config import load_settings
+from neardup.config import Settings, load_settings
 from neardup.decision import Reason
 from neardup.document import Document, InvalidDocument, parse_document
 from neardup.engine import Engine, decide_all
@@ -93,6 +93,20 @@ async def test_negation_flip_is_not_a_duplicate_and_names_the_difference() -> No
     assert out[2].status == "duplicate" and out[2].duplicate_of == "granted"
 
 
+async def engine_writing_profile(version: int, store: MemoryFingerprintStore, settings: Settings) -> Engine:
+    """An engine on ``store`` whose records carry profiles made as version ``version`` made them
+    (names and slots passed on, as the engine's profiler takes them)."""
+    engine = await Engine.open(settings, store=store)
+    made = engine.profiler
+
+    class Older:
+        def profile_batch(self, texts: Any, langs: Any, names: Any = None, slots: Any = None) -> Any:
+            return made.profile_batch(texts, langs, version=version, names=names, slots=slots)
+
+    engine.profiler = Older()  # type: ignore[assignment]
+    return engine
+
+
 @pytest.mark.parametrize("version", [2, 3])
 async def test_a_record_stored_with_an_older_profile_still_vetoes_a_flip(version: int) -> None:
     """Records written before profile v4 (v2: one context over both sides; v3: classes in the
@@ -100,14 +114,7 @@ async def test_a_record_stored_with_an_older_profile_still_vetoes_a_flip(version
     profile made that version's way."""
     store = MemoryFingerprintStore()
     settings = load_settings(worker_id="test", store_url="memory://")
-    old = await Engine.open(settings, store=store)
-    made = old.profiler
-
-    class Older:
-        def profile_batch(self, texts: Any, langs: Any, names: Any = None, slots: Any = None) -> Any:
-            return made.profile_batch(texts, langs, version=version)
-
-    old.profiler = Older()  # type: ignore[assignment]
+    old = await engine_writing_profile(version, store, settings)
     await old.decide([Document(id="granted", text=NOTICE)])
     stored = await store.fetch([doc_ref("granted")])
     assert next(iter(stored.values())).profile[:3] == b"NP" + bytes([version])
@@ -129,14 +136,7 @@ async def test_records_of_profile_v6_keep_their_names_and_reprints() -> None:
               "相关工作得到上级部门肯定，区委区政府对此给予充分肯定并要求继续做好相关工作。")
     store = MemoryFingerprintStore()
     settings = load_settings(worker_id="test", store_url="memory://")
-    old = await Engine.open(settings, store=store)
-    made = old.profiler
-
-    class V6:
-        def profile_batch(self, texts: Any, langs: Any, names: Any = None, slots: Any = None) -> Any:
-            return made.profile_batch(texts, langs, version=6, names=names, slots=slots)
-
-    old.profiler = V6()  # type: ignore[assignment]
+    old = await engine_writing_profile(6, store, settings)
     await old.decide([Document(id="company", text=company), Document(id="counts", text=counts)])
     stored = await store.fetch([doc_ref("company"), doc_ref("counts")])
     assert {r.profile[:3] for r in stored.values()} == {b"NP\x06"}
