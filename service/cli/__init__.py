@@ -192,17 +192,10 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     """``--version``: read from the installed metadata only when asked (importlib.metadata is
     about 50 ms of every start)."""
     if value and not ctx.resilient_parsing:
-        click.echo(f"neardup {_version()}")
+        import neardup
+
+        click.echo(f"neardup {neardup.__version__}")
         ctx.exit()
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("neardup")
-    except PackageNotFoundError:  # running from a checkout that was never installed
-        return "unknown (not installed)"
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=LAZY_COMMANDS,

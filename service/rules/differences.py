@@ -583,7 +583,7 @@ class Profile:
         lacking = _present_lacking(self.entries, theirs)
         if not len(lacking):
             return []
-        if not (theirs & np.uint64(0xFFFF) == np.uint64(kprof.NAME_PRESENT_FILL)).any():
+        if not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL)):
             return []
         # a name both texts carry is not the other's spelling of a new one: only theirs that this one lacks
         return _names_not_alike(lacking, _present_lacking(theirs, self.entries))
