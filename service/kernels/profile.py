@@ -856,7 +856,8 @@ def _resized(a, used, cap):
 @njit(nogil=True, cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
-                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes, grouped):
+                  cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
+                  figure_values):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -864,9 +865,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     gives two entries, its left and its right context (profile v3); else one over both (v1, v2).
     ``counted``: Chinese negators in a row add up, and each sentence of at least ``min_zh``
     letters (``min_en`` words) gets an entry (v4). ``affixes``: negative prefixes of English words
-    count as negators of their sentence (v5, :func:`_en_anchors`). ``grouped``: a thousands
-    separator is part of its figure and Chinese numerals fill as their value (v7: 1,200 is one
-    figure, filled as 1200; 一千二百 fills as 1200). The class-free marks and fills
+    count as negators of their sentence (v5, :func:`_en_anchors`). ``figure_values``: figures
+    read as values (v7): a thousands separator is part of its figure (1,200 is one figure, filled
+    as 1200) and Chinese numerals fill as their value (一千二百 fills as 1200). The class-free marks and fills
     of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
@@ -908,16 +909,16 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             n, length, ns = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
                                         word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
                                         frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted, sents,
-                                        min_zh_sentence, grouped)
+                                        min_zh_sentence, figure_values)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
-                                        fig_a, fig_b, pos, sents, min_en_sentence, affixes, grouped)
+                                        fig_a, fig_b, pos, sents, min_en_sentence, affixes, figure_values)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR
             fill, buf = _fill_hash(kinds[j], codes[j], negs[j], cps, fig_a[j], fig_b[j], cs_bytes, cs_off, buf,
-                                   grouped)
+                                   figure_values)
             split = one_sided and kinds[j] == ANCHOR_CLASS
             for side in (LEFT_SIDE, RIGHT_SIDE) if split else (BOTH_SIDES, -1):
                 if side < 0:

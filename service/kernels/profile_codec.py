@@ -2,9 +2,9 @@
 
 v3 to v7 are v2's layout with their version byte: v3's entries are one-sided contexts for polarity
 words, v4's also class-free, v5's read English negative prefixes, v6's add names, v7's read
-thousands groups into figures (service/rules/differences.py), so a record is compared with
-entries made its version's way only. A record (all
-integers big-endian, bits most significant first):
+figures as values (thousands groups, Chinese numerals; service/rules/differences.py), so a record
+is compared with entries made its version's way only. A record (all integers big-endian, bits
+most significant first):
 
     b"NP" | version (0x02 to 0x07) | count (LEB128 varint)
     and when count > 0:

@@ -98,7 +98,7 @@ ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity context
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
 NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisations)
-GROUPED_SINCE = 7  # ... and read figures as values: thousands groups (1,200), Chinese numerals (一千二百)
+FIGURE_VALUES_SINCE = 7  # ... and read figures as values: thousands groups (1,200), Chinese numerals (一千二百)
 NAME_FILL = "@"  # a name's fill: "@" + the name
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
 POLARITY_WORD = "<polar>"  # ... in a v4 English frame
@@ -207,7 +207,7 @@ def comparable(version: int) -> int:
     """The scheme a record version's entries are made by, as the version a text is profiled at to
     be compared with such a record: v1 and v2 share one (same contexts, other bytes); v3 and v4
     each have their own; v5 and v6 share v6's (v6 adds the entries of names, which a v5 record
-    lacks and so never pairs); v7 has its own (a figure's thousands groups are part of it)."""
+    lacks and so never pairs); v7 has its own (figures read as values: 1,200 and 一千二百 are 1200)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
@@ -960,7 +960,7 @@ class AnchorProfiler:
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
-            version >= AFFIX_SINCE, version >= GROUPED_SINCE)
+            version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE)
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
@@ -972,7 +972,7 @@ class AnchorProfiler:
         for d, text in enumerate(texts):
             a, b = bounds[d], bounds[d + 1]
             fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text,
-                                version >= GROUPED_SINCE)
+                                version >= FIGURE_VALUES_SINCE)
             slot = slots[d] if slots is not None and version >= NAMES_SINCE else None
             out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
                                self.context_bits, version, self._remade(text, langs[d], version, names, d, slot),
@@ -1005,7 +1005,7 @@ class AnchorProfiler:
         run = 0  # negators in a row ending there (v4 counts them)
         counted = version >= CLASS_FREE_SINCE
         polarity = self.polarity
-        zh_re = self.zh_re_v7 if version >= GROUPED_SINCE else self.zh_re if counted else self.zh_re_v3
+        zh_re = self.zh_re_v7 if version >= FIGURE_VALUES_SINCE else self.zh_re if counted else self.zh_re_v3
 
         def gap(a: int, b: int) -> int:
             """Frame length after the text between tokens, closing a sentence at each end mark."""
@@ -1040,8 +1040,8 @@ class AnchorProfiler:
                 pieces.append(self._mark(hit[0], version))
             else:
                 if not (counted and _article_number(text, m.start(), m.end())):
-                    anchors.append((length, ("N " if neg else "") + "#" + figure_text(tok, version >= GROUPED_SINCE),
-                                    m.start()))
+                    figure = figure_text(tok, version >= FIGURE_VALUES_SINCE)
+                    anchors.append((length, ("N " if neg else "") + "#" + figure, m.start()))
                 pieces.append(FIGURE_MARK)
             length += 1
         length = gap(pos, len(text))
@@ -1054,7 +1054,7 @@ class AnchorProfiler:
         negator follows: "do not like" negates "like"), which sentence frames leave out."""
         reader = _EnReader(self, version)
         pos = 0
-        for m in (EN_WORD_V7 if version >= GROUPED_SINCE else EN_WORD).finditer(text):
+        for m in (EN_WORD_V7 if version >= FIGURE_VALUES_SINCE else EN_WORD).finditer(text):
             for end in SENTENCE_END.finditer(text, pos, m.start()):
                 reader.sentences.close(len(reader.units), end.end())
             pos = m.end()
