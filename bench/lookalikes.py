@@ -85,10 +85,10 @@ def pku_names(archive: Path) -> dict[str, str]:
 def dictionary_names(names: dict[str, str]) -> dict[str, str]:
     """``names`` less the words jieba's dictionary holds as something else than a name (施行 v,
     许可 v, 方向 n: PKU tags them as names inside longer names of its own sentences)."""
-    import jieba
+    from neardup.text.segment import jieba_dict_path
 
     tags: dict[str, str] = {}
-    with open(Path(jieba.__file__).parent / "dict.txt", encoding="utf-8") as fh:
+    with open(jieba_dict_path(), encoding="utf-8") as fh:
         for line in fh:
             word, _, tag = line.split()
             tags[word] = tag
