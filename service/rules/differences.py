@@ -89,7 +89,7 @@ from neardup.kernels import profile as kprof
 from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
 from neardup.text.cache import cached_arrays
-from neardup.text.entities import NAME_FILL_BYTE, NameEntries, NameSlots
+from neardup.text.entities import NAME_FILL_BYTE, NameEntries, NameSlots, canonical_name
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
@@ -532,8 +532,9 @@ class Profile:
         the same context) with it, so the other has them written otherwise; at most one other
         sentence is missing, this text has no more sentences
         than the other, and the two lengths differ by less than half the named sentences (they
-        were rewritten around the name: not added, cut off or edited all over). A byline's or a
-        source website's name is furniture (:func:`_furniture_name`)."""
+        were rewritten around the name: not added, cut off or edited all over). A mention in a
+        byline or a source website's name is furniture (:func:`_furniture_name`) and left out;
+        a name named only there is no difference."""
         if len(theirs) == 0:
             return None
         new = self._names_theirs_lack(theirs)
@@ -546,30 +547,38 @@ class Profile:
         missing = [c not in their_contexts for c in contexts]
         added = 0 if their_length is None else len(self.text) - their_length
         positions = np.asarray(self.positions, dtype=np.int64)
-        fills = self.entries & np.uint64(0xFFFF)
         # anchors (figures, polarity words, names; not sentences, not presence entries) the other text has too
+        fills = self.entries & np.uint64(0xFFFF)
         anchors = ~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL)) & np.isin(self.entries, theirs)
-        carried = _carried_bytes(self.entries, theirs)
-        for byte in new:
-            if byte in carried:  # a carried name shares the byte: which mentions are the new name's is not known
-                continue
-            rows = np.flatnonzero(fills == np.uint64((kprof.NAME_FILL_BYTE << 8) | byte))
+        for present in new:
+            rows = self._mentions(present)
+            if not len(rows):
+                continue  # named only in a byline or as a website
             where = positions[rows]
             at = np.searchsorted(starts, where, side="right") - 1
-            if not len(at) or (at < 0).any() or not (where < ends[at]).all():
+            if (at < 0).any() or not (where < ends[at]).all():
                 continue  # a mention outside the sentences with entries: too short to judge
             named = sorted(set(at.tolist()))
             anchored = sum(bool(anchors[(positions >= starts[k]) & (positions < ends[k])].any()) for k in named)
             if (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
                     and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))
-                    and anchored >= max(1, len(named) - 1)
-                    and not any(_furniture_name(self.text, p, e) for p, e in zip(where.tolist(), self._name_ends(rows),
-                                                                                  strict=True))):
+                    and anchored >= max(1, len(named) - 1)):
                 pos = int(where[0])
                 return CriticalDifference("entity", self.text[max(0, pos - 12) : pos + 16].strip(),
                                           self.fills[int(rows[0])], start=max(0, pos - 12),
                                           end=min(len(self.text), pos + 16))
         return None
+
+    def _mentions(self, present: int) -> npt.NDArray[np.int64]:
+        """The rows of the name entries that mention the name of presence entry ``present``, told
+        by the name itself from another name whose fill shares its byte, bylines and website names
+        left out (:func:`_furniture_name`)."""
+        fills = self.entries & np.uint64(0xFFFF)
+        name = _name_key(self.fills[int(np.searchsorted(self.entries, np.uint64(present)))])
+        rows = np.flatnonzero(fills == np.uint64((kprof.NAME_FILL_BYTE << 8) | ((present >> 40) & 0xFF)))
+        keep = [_name_key(self.fills[r]) == name and not _furniture_name(self.text, int(self.positions[r]), end)
+                for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True)]
+        return rows[np.asarray(keep, dtype=np.bool_)] if len(rows) else rows
 
     def _name_ends(self, rows: npt.NDArray[np.int64]) -> list[int]:
         """Where the names of entries ``rows`` end in the text."""
@@ -578,15 +587,22 @@ class Profile:
         return [int(self.positions[r]) + len(self.fills[r]) - len(NAME_FILL) for r in rows.tolist()]
 
     def _names_theirs_lack(self, theirs: npt.NDArray[np.uint64]) -> list[int]:
-        """The fill bytes of this text's names the other neither carries nor writes alike (none
-        when either side has no presence entries: such a record says nothing of names it lacks)."""
+        """The presence entries of this text's names the other neither carries nor writes alike
+        (none when either side has no presence entries: such a record says nothing of names it lacks)."""
         lacking = _present_lacking(self.entries, theirs)
         if not len(lacking):
             return []
         if not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL)):
             return []
-        # a name both texts carry is not the other's spelling of a new one: only theirs that this one lacks
-        return _names_not_alike(lacking, _present_lacking(theirs, self.entries))
+        # a name both texts carry is not the other's spelling of a new one: only theirs that this one
+        # lacks, and carried names written alike with the same fill byte (Gabri of a page's noise in
+        # Gabri&nbsp;el, which both texts name: one name in 256 shares a byte, few of them letters too)
+        present = self.entries[(self.entries & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
+        carried = present[np.isin(present, theirs)].tolist()
+        return [v for v in _names_not_alike(lacking, _present_lacking(theirs, self.entries))
+                if not any((c >> 40) & 0xFF == (v >> 40) & 0xFF and _written_alike((v >> 16) & 0xFFFFFF,
+                                                                                     (c >> 16) & 0xFFFFFF)
+                           for c in carried)]
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
@@ -603,7 +619,7 @@ class Profile:
 def _furniture_name(text: str, start: int, end: int) -> bool:
     """Whether the name at ``text[start:end]`` is a byline's (:data:`BYLINE_BEFORE`) or a source
     website's (:data:`SITE_AFTER`): the page's, not the story's."""
-    return bool(BYLINE_BEFORE.search(text[max(0, start - 28) : start]) or SITE_AFTER.match(text, end))
+    return bool(BYLINE_BEFORE.search(text[max(0, start - 28) : start]) or SITE_AFTER.match(text, end - 1))
 
 
 def _sentence_like(entries: npt.NDArray[np.uint64]) -> int:
@@ -611,10 +627,9 @@ def _sentence_like(entries: npt.NDArray[np.uint64]) -> int:
     return int(_SENTENCE_FILL_TABLE[(entries & np.uint64(0xFFFF)).astype(np.int64)].sum())
 
 
-def _carried_bytes(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> set[int]:
-    """The fill bytes of ``owner``'s names (presence entries) that ``other`` carries too."""
-    present = owner[(owner & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
-    return {(v >> 40) & 0xFF for v in present[np.isin(present, other)].tolist()}
+def _name_key(fill: str) -> str:
+    """A name entry's fill as the name it reads (北京市 and 北京 one place, case left out)."""
+    return canonical_name(fill.removeprefix(NAME_FILL)).lower()
 
 
 def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
@@ -627,16 +642,11 @@ def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64
 
 
 def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64]) -> list[int]:
-    """The fill bytes of the names (presence entries ``lacking``, which the other text lacks) that
-    the other text does not write alike either (half their letters or more shared with one of
-    its names, ``their_present``)."""
+    """The presence entries ``lacking`` (names the other text lacks) whose names the other text
+    does not write alike either (half their letters or more shared with one of its names,
+    ``their_present``)."""
     their_letters = [(v >> 16) & 0xFFFFFF for v in their_present.tolist()]
-    out = []
-    for v in lacking.tolist():
-        letters = (v >> 16) & 0xFFFFFF
-        if not any(_written_alike(letters, o) for o in their_letters):
-            out.append((v >> 40) & 0xFF)
-    return out
+    return [v for v in lacking.tolist() if not any(_written_alike((v >> 16) & 0xFFFFFF, o) for o in their_letters)]
 
 
 def _written_alike(letters: int, other: int) -> bool:
@@ -664,12 +674,16 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
 
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
-# a name right after one of these is a byline's (来源:中国政府网 作者:赵磊, by jane smith, source:
-# associated press): furniture
-BYLINE_BEFORE = re.compile(r"(?:(?:来源|作者|记者|编辑|通讯员|摄影|供稿)[^.!?;。！？；]{0,12}"
+# a name right after one of these, after the byline's other names (记者 张三、李四) or after the
+# name's own first tokens (作者:赵/磊; not 记者从宜昌市获悉), is a byline's (来源:中国政府网, by jane
+# smith, source: associated press): furniture; a name once the sentence goes on past the byline
+# ((记者衡志诚)今天上午,南宁市) is the story's
+BYLINE_BEFORE = re.compile(r"(?:(?:来源|作者|记者|编辑|通讯员|摄影|供稿)[:：/\s]*"
+                           r"(?:[^\W\d_]{1,4}[,，、/\s]+){0,3}(?![从在到对据])[^\W\d_]{0,3}"
                            r"|(?:^|[.!?;\n]\s?)(?:by|source|credit|photo):? [^.!?;\n]{0,24})$")
-# ... and a name right before this is a website's, the page's source (中国政府网, 新华网; not 网络, 网友)
-SITE_AFTER = re.compile(r"网(?![络友民页点格球])")
+# ... and a name that ends in 网, or right before this, is a website's, the page's source (央视网,
+# 中国政府网, 中国新闻网; not 网络, 网友)
+SITE_AFTER = re.compile(r"[^\W\d_]{0,3}?网(?![络友民页点格球])")  # matched from the name's last character
 BODY_MATCH_JACCARD = 0.9  # two texts this similar share their body: header and footer figures are furniture
 
 

@@ -17,7 +17,8 @@ from neardup.document import Document
 from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import fmix64
-from neardup.rules.differences import _written_alike, furniture_spans
+from neardup.rules.differences import _furniture_name, _written_alike, furniture_spans
+from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
     EN_NOT_NAMES,
     RARE_WORD,
@@ -453,9 +454,67 @@ def test_a_new_name_is_not_written_alike_with_a_name_both_texts_carry() -> None:
     assert status is Status.UNIQUE and kind == "entity"
 
 
-@pytest.mark.parametrize("furniture", ["【字体：大 中 小】 2012-04-02 20:44 中国政府网\n", "来源：新华网\n"])
+@pytest.mark.parametrize("furniture", ["【字体：大 中 小】 2012-04-02 20:44 中国政府网\n", "来源：新华网\n",
+                                       "【字体：大 中 小】 2011-11-24 01:25 中国新闻网\n"
+                                       "来源：中国新闻网 发布时间：01:25\n",
+                                       "【字体：大 中 小】 2018-09-09 03:30 央视网\n"])
 def test_a_source_websites_name_in_a_reprints_header_is_furniture(furniture: str) -> None:
     status, original, _ = decide_pair(COUNTY_NEWS.format(p="和田县"), furniture + COUNTY_NEWS.format(p="和田县"))
+    assert status is Status.DUPLICATE and original == "first"
+
+
+@pytest.mark.parametrize(("text", "name", "furniture"), [
+    ("来源：中国政府网 作者：赵磊", "赵磊", True),
+    ("作者：赵磊", "磊", True),  # 赵/磊: the name's own first token stands between
+    ("本报记者 张三、李四报道", "李四", True),  # the byline's second name
+    ("摄影/王五", "王五", True),
+    ("by jane smith", "jane", True),
+    ("2011-11-24 中国新闻网", "中国", True),  # a website named after the country
+    ("来源：央视网", "央视网", True),
+    ("（记者衡志诚）今天上午，南宁市副市长", "南宁市", False),  # the byline closed: the story goes on
+    ("记者董伟报道：顶着寒风，宜昌市各级领导", "宜昌市", False),
+    ("中国网络安全", "中国", False),
+    ("记者从宜昌市林业局获悉", "宜昌市", False),  # the reporter learned it from the place
+])
+def test_a_byline_or_a_website_is_furniture_and_the_story_after_it_is_not(text: str, name: str,
+                                                                          furniture: bool) -> None:
+    start = text.index(name)
+    assert _furniture_name(text, start, start + len(name)) is furniture
+
+
+RIVERS = ("武平县人民法院积极开展法制宣传教育，先后开展法律知识咨询服务百余次，上法制课28场次。"
+          "今冬，10万返乡民兵正奋战在{x}、得胜河及巢湖大堤冬修现场，完成土方120万立方米。")
+
+
+def _name_bytes(text: str) -> dict[str, int]:
+    """Each name of ``text`` read by the fingerprinter, with the fill byte of its entries."""
+    fps = Fingerprinter(FingerprintConfig()).fingerprint([text])
+    names = fps.names.document(0)
+    return {fps.texts[0][a:b]: (int(e) >> 40) & 0xFF
+            for e, a, b in zip(names.entries.tolist(), names.starts.tolist(), names.ends.tolist(), strict=True)
+            if int(e) & 0xFFFF == kprof.NAME_PRESENT_FILL}
+
+
+@pytest.mark.parametrize("new", ["紫荆山", "菜园坝"])
+def test_a_new_name_sharing_its_fill_byte_with_a_carried_name_is_another_name(new: str) -> None:
+    """紫荆山 where the other text has 沿岸 (no name), and its entries' fill byte is 武平县's, a
+    name both texts carry: the two names' mentions are told apart by the names themselves. The
+    pair merged when a new name sharing a carried name's byte was left alone (one name in 256
+    does, so most long texts had one)."""
+    bytes_of = _name_bytes(RIVERS.format(x=new))
+    assert bytes_of[new] == bytes_of["武平县"]
+    status, _, kind = decide_pair(RIVERS.format(x="沿岸"), RIVERS.format(x=new))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_name_cut_by_a_pages_noise_is_the_name_both_texts_carry() -> None:
+    """Gabri&nbsp;el reads as a name Gabri: its fill byte and most of its letters are those of
+    Gabriel, which both texts name elsewhere, so it is that name, not another one."""
+    story = ("Claude John Gabriel stabbed to death a Gold Coast teenager in 1998 and was receiving treatment for a "
+             "mental illness. However, he absconded from a Queensland mental health facility earlier this year. "
+             "Premier Peter Beattie says the Queensland Government is seeking legal advice about whether it can "
+             "force Gabriel to return. \"I'm very unhappy about how this whole matter has been handled.\"")
+    status, original, _ = decide_pair(story, story.replace("force Gabriel", "force Gabri&nbsp;el"))
     assert status is Status.DUPLICATE and original == "first"
 
 
