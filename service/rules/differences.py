@@ -527,14 +527,15 @@ class Profile:
     def _new_name(self, theirs: npt.NDArray[np.uint64], their_length: int | None) -> CriticalDifference | None:
         """The entity difference of a name of this text that the other text never names, where
         the other has some words it does not read as a name (刘/业/定 for 施行): every sentence of
-        this text that names it is missing from the other, and all of them but one (a headline
-        naming only it), one at least, share an anchor (a figure, a polarity word, another name, in
-        the same context) with it, so the other has them written otherwise; at most one other
-        sentence is missing, this text has no more sentences
-        than the other, and the two lengths differ by less than half the named sentences (they
-        were rewritten around the name: not added, cut off or edited all over). A mention in a
-        byline or a source website's name is furniture (:func:`_furniture_name`) and left out;
-        a name named only there is no difference."""
+        this text that names it is missing from the other, at most one other sentence is missing,
+        this text has no more sentences than the other, and the two lengths differ by less than
+        half the named sentences (they were rewritten around the name: not added, cut off or
+        edited all over); and either the named sentences share an anchor (a figure, a polarity
+        word, another name, in the same context) with the other text, all of them but one (a
+        headline naming only it) and two in three at least, one at least, or they were swapped for
+        as many of the other's around the name alone (:meth:`_swapped_around`). A mention in a
+        byline or a source website's name is furniture (:func:`_furniture_name`) and left out; a
+        name named only there is no difference."""
         if len(theirs) == 0:
             return None
         new = self._names_theirs_lack(theirs)
@@ -548,26 +549,44 @@ class Profile:
         added = 0 if their_length is None else len(self.text) - their_length
         positions = np.asarray(self.positions, dtype=np.int64)
         # anchors (figures, polarity words, names; not sentences, not presence entries) the other text has too
-        fills = self.entries & np.uint64(0xFFFF)
-        anchors = ~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL)) & np.isin(self.entries, theirs)
+        anchors = self._anchor_mask() & np.isin(self.entries, theirs)
         for present in new:
             rows = self._mentions(present)
             if not len(rows):
                 continue  # named only in a byline or as a website
             where = positions[rows]
-            at = np.searchsorted(starts, where, side="right") - 1
-            if (at < 0).any() or not (where < ends[at]).all():
-                continue  # a mention outside the sentences with entries: too short to judge
-            named = sorted(set(at.tolist()))
+            named = _sentences_of(where, starts, ends)
+            if not named or not (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
+                    and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))):
+                continue
             anchored = sum(bool(anchors[(positions >= starts[k]) & (positions < ends[k])].any()) for k in named)
-            if (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
-                    and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))
-                    and anchored >= max(1, len(named) - 1)):
+            mentions = len(set(where.tolist()))
+            if (anchored >= max(1, min(len(named) - 1, -(-2 * len(named) // 3)))
+                    or (sum(missing) == len(named) and abs(added) <= SWAPPED_NAME_CHARS * mentions
+                        and self._swapped_around(present, [(int(starts[k]), int(ends[k])) for k in named], theirs))):
                 pos = int(where[0])
                 return CriticalDifference("entity", self.text[max(0, pos - 12) : pos + 16].strip(),
                                           self.fills[int(rows[0])], start=max(0, pos - 12),
                                           end=min(len(self.text), pos + 16))
         return None
+
+    def _anchor_mask(self) -> npt.NDArray[np.bool_]:
+        """Which entries are anchors: figures, polarity words and names (not sentences, not presence entries)."""
+        return ~self.sentence_mask() & ((self.entries & np.uint64(0xFFFF)) != np.uint64(kprof.NAME_PRESENT_FILL))
+
+    def _swapped_around(self, present: int, sentences: list[tuple[int, int]], theirs: npt.NDArray[np.uint64]
+                        ) -> bool:
+        """Whether this text's ``sentences`` (spans), the only ones the other text lacks, were
+        swapped for as many of the other's around the name of presence entry ``present`` alone:
+        they hold no anchor but the name's (a figure or another name there, not found in the other
+        text, says a sentence was cut, not rewritten: two copies that each dropped another one)."""
+        positions = np.asarray(self.positions, dtype=np.int64)
+        name_fill = np.uint64((kprof.NAME_FILL_BYTE << 8) | ((present >> 40) & 0xFF))
+        anchors = self._anchor_mask() & ((self.entries & np.uint64(0xFFFF)) != name_fill)
+        if any(anchors[(positions >= start) & (positions < end)].any() for start, end in sentences):
+            return False
+        their_sentences = theirs[_SENTENCE_FILL_TABLE[(theirs & np.uint64(0xFFFF)).astype(np.intp)]]
+        return int((~np.isin(their_sentences >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == len(sentences)
 
     def _mentions(self, present: int) -> npt.NDArray[np.int64]:
         """The rows of the name entries that mention the name of presence entry ``present``, told
@@ -627,6 +646,16 @@ def _sentence_like(entries: npt.NDArray[np.uint64]) -> int:
     return int(_SENTENCE_FILL_TABLE[(entries & np.uint64(0xFFFF)).astype(np.int64)].sum())
 
 
+def _sentences_of(where: npt.NDArray[np.int64], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+                  ) -> list[int]:
+    """The sentences (``starts``, ``ends``) that hold the positions ``where``; none when one is
+    outside them all (a mention in a sentence too short for an entry: too short to judge)."""
+    at = np.searchsorted(starts, where, side="right") - 1
+    if (at < 0).any() or not (where < ends[at]).all():
+        return []
+    return sorted(set(at.tolist()))
+
+
 def _name_key(fill: str) -> str:
     """A name entry's fill as the name it reads (北京市 and 北京 one place, case left out)."""
     return canonical_name(fill.removeprefix(NAME_FILL)).lower()
@@ -674,6 +703,7 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
 
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
+SWAPPED_NAME_CHARS = 3  # sentences swapped around a name alone: the lengths differ by at most this a mention
 # a name right after one of these, after the byline's other names (记者 张三、李四) or after the
 # name's own first tokens (作者:赵/磊; not 记者从宜昌市获悉), is a byline's (来源:中国政府网, by jane
 # smith, source: associated press): furniture; a name once the sentence goes on past the byline

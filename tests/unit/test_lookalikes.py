@@ -518,6 +518,47 @@ def test_a_name_cut_by_a_pages_noise_is_the_name_both_texts_carry() -> None:
     assert status is Status.DUPLICATE and original == "first"
 
 
+STAFF = ("一汽集团吉林公司今年以来狠抓产品质量，全年销售汽车三万二千辆，比上年增长百分之十五。公司坚持用户至上，"
+         "在全国建立了二百多个服务站。售后服务人员{p}，为了工作几次推迟婚期。用户称赞他们是贴心人，公司上下形成了"
+         "比学赶超的良好风气。")
+
+
+@pytest.mark.parametrize("other", ["孔令志", "彭楚政"])
+def test_a_person_named_once_in_a_sentence_with_nothing_else_to_anchor_it_is_another_name(other: str) -> None:
+    """The one sentence that names him has no figure or other name: it is the only sentence
+    either text lacks of the other, and the lengths differ by the names' alone, so it was
+    rewritten around the name. Both merged when a named sentence needed an anchor."""
+    status, _, kind = decide_pair(STAFF.format(p="高广宾"), STAFF.format(p=other))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+RIVALS = ("电影讲述了两兄弟反目的故事。自他开始以这个形象示人，便与{p}成为敌人，各走各路。"
+          "导演尔冬升表示拍摄过程非常顺利，演员们都很投入。变成这个形象后，他便要与{p}从兄弟变敌人，关系突变，幸好有这个形象帮他入戏。")
+
+
+@pytest.mark.parametrize("first", ["成龙", "大哥"])
+def test_a_person_named_in_two_sentences_with_nothing_to_anchor_them_is_another_name(first: str) -> None:
+    """Two sentences name 彭楚政, where the other text has 成龙 (which it does not read as a
+    name) or 大哥: both are the only sentences either text lacks, swapped for as many around the
+    name alone. Merged when only one swapped sentence was allowed."""
+    status, _, kind = decide_pair(RIVALS.format(p=first), RIVALS.format(p="彭楚政"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+HOUSING = ("近期武昌区多个楼盘推出优惠，购房者看房热情明显升温。投资需求会否让楼市淡季不淡？{x}而市场需求未见大幅萎缩，"
+           "开发商普遍看好年底行情。有消息称，有关部门将会对楼市优惠政策进行续期。{y}我要评论")
+
+
+def test_two_copies_that_each_dropped_another_sentence_still_merge() -> None:
+    """One copy keeps the sentence naming 新房网研究部, the other the sentence after it, of about
+    the same length: a sentence for a sentence, as a rename would be, but the named one has
+    figures the other text lacks, so it was dropped, not rewritten."""
+    named = "新房网研究部分析人员认为，11月开盘的项目比9月、10月份减少了一大半。"
+    other = "业内人士分析，如果这一说法属实，一些原本正观望的购房者可能会加快买房步伐。"
+    status, original, _ = decide_pair(HOUSING.format(x="", y=other), HOUSING.format(x=named, y=""))
+    assert status is Status.DUPLICATE and original == "first"
+
+
 def test_a_source_line_and_a_pages_buttons_are_no_names() -> None:
     story = ("Moya won the final in straight sets on Sunday, and the home crowd of 27,000 cheered as he lifted "
              "the trophy. Roddick battled hard and had chances in the second set. \"I think we put up a better "
