@@ -383,12 +383,19 @@ def build_edge_table(parents, cps, children):
 # ---------------------------------------------------------------------------------------------
 
 @njit(nogil=True, cache=True)
-def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spaced_percent, grouped):
+def _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spaced_percent, grouped,
+              identifiers):
     """(end, node kind, class-sign code) of the token at ``p``: the longest lexicon term, else a
     figure (ASCII digits with an optional decimal part and %, or two or more Chinese numerals),
     kind 0; end -1 when nothing starts at ``p`` (the reference's regex alternatives, in order).
-    ``grouped`` (v7): digits in thousands groups are one figure (1,200,000)."""
+    ``grouped`` (v7): digits in thousands groups are one figure (1,200,000). ``identifiers`` (v8):
+    first, a whole run of ASCII letters and digits with a digit after a letter is one figure
+    (:func:`_identifier_end`)."""
     c = ctab[cps[p]]
+    if identifiers and c & AZ09:
+        q = _identifier_end(cps, p, lo, hi, ctab)
+        if q > p:
+            return q, np.int64(0), np.int64(-1)
     if c & TERM:
         node = 0
         end = -1
@@ -428,6 +435,35 @@ def _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spac
         if q - p >= 2:
             return q, np.int64(0), np.int64(-1)
     return np.int64(-1), np.int64(0), np.int64(-1)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _identifier_end(cps, p, lo, hi, ctab):
+    """End of the identifier at ``p``, or ``p``: a run of ASCII letters and digits that starts
+    there (none before it), with a digit after a letter (91440300ma5dab1234, x5, mp5901): a
+    credit code, a model or a ticker is one figure, so a letter that differs is a figure that
+    differs (profile v8). A number and its unit (500ma, 3g) stay a figure and letters."""
+    if p > lo and ctab[cps[p - 1]] & AZ09:
+        return p
+    q = p
+    letters = False
+    coded = False
+    while q < hi and ctab[cps[q]] & AZ09:
+        if ctab[cps[q]] & AZ:
+            letters = True
+        elif letters:
+            coded = True
+        q += 1
+    return q if coded else p
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _has_digit(cps, a, b, ctab):
+    """Whether ``cps[a:b]`` holds a digit."""
+    for i in range(a, b):  # noqa: SIM110 (numba compiles loops, not generators)
+        if ctab[cps[i]] & DIGIT:
+            return True
+    return False
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -486,10 +522,11 @@ def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum)
 @njit(nogil=True, cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
-                fig_a, fig_b, pos, counted, sents, min_sentence, grouped):
+                fig_a, fig_b, pos, counted, sents, min_sentence, grouped, identifiers):
     """Frame (word characters, each anchor as one mark), anchors and sentences of the Chinese text
     ``cps[lo:hi]``: (anchor count, frame length, sentence count). ``counted``: negators in a row
-    add up (v4); else the first of two stands alone (v1-v3). ``grouped``: thousands groups (v7)."""
+    add up (v4); else the first of two stands alone (v1-v3). ``grouped``: thousands groups (v7).
+    ``identifiers``: runs of ASCII letters and digits (v8)."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
@@ -501,9 +538,9 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
     p = lo
     while p < hi:
         c = ctab[cps[p]]
-        if c & (TERM | DIGIT | NUMERAL):
-            end, kind, code = _zh_token(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
-                                          grouped)
+        if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):
+            end, kind, code = _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
+                                          grouped, identifiers)
         else:
             end = -1
         if end < 0:
@@ -674,14 +711,15 @@ def _negative_prefix(cps, a, b):
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
                 u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence, affixes,
-                grouped):
+                grouped, identifiers):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
     ``affixes`` (v5): a word with a negative prefix (:func:`_negative_prefix`) is its stem in the
     frame and one more negator of its sentence, so unlikely / likely is a sentence's negation; a
     stem that is a polarity word is that word negated (disapproved: not approved). ``grouped``:
-    thousands groups are part of a figure (v7, :func:`_en_word_end`).
+    thousands groups are part of a figure (v7, :func:`_en_word_end`). ``identifiers`` (v8): a word
+    with a digit anywhere is a figure (x5, aud1.102), not only one that starts with a digit.
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -713,7 +751,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                 break
             if src == 0:
                 w = find_word(cps, a, b, word_keys, word_vals, word_cps, word_off)
-                digit = (ctab[cps[a]] & DIGIT) != 0
+                digit = (ctab[cps[a]] & DIGIT) != 0 or (identifiers and _has_digit(cps, a, b, ctab))
             else:
                 w = find_word(const_cps, a, b, word_keys, word_vals, word_cps, word_off)
                 digit = False
@@ -857,7 +895,7 @@ def _resized(a, used, cap):
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
-                  figure_values):
+                  figure_values, identifiers):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -867,8 +905,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     letters (``min_en`` words) gets an entry (v4). ``affixes``: negative prefixes of English words
     count as negators of their sentence (v5, :func:`_en_anchors`). ``figure_values``: figures
     read as values (v7): a thousands separator is part of its figure (1,200 is one figure, filled
-    as 1200) and Chinese numerals fill as their value (一千二百 fills as 1200). The class-free marks and fills
-    of v4 are in the tables the caller passes."""
+    as 1200) and Chinese numerals fill as their value (一千二百 fills as 1200). ``identifiers``:
+    runs of ASCII letters and digits are figures (v8: a credit code's letter, x5 / x3). The
+    class-free marks and fills of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -909,11 +948,12 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             n, length, ns = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
                                         word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
                                         frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted, sents,
-                                        min_zh_sentence, figure_values)
+                                        min_zh_sentence, figure_values, identifiers)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
-                                        fig_a, fig_b, pos, sents, min_en_sentence, affixes, figure_values)
+                                        fig_a, fig_b, pos, sents, min_en_sentence, affixes, figure_values,
+                                        identifiers)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR

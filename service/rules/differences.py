@@ -93,12 +93,14 @@ from neardup.text.entities import NAME_FILL_BYTE, NameEntries, NameSlots, canoni
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 7
+PROFILE_VERSION = 8
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
 NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisations)
 FIGURE_VALUES_SINCE = 7  # ... and read figures as values: thousands groups (1,200), Chinese numerals (一千二百)
+IDENTIFIERS_SINCE = 8  # ... and read letters followed by digits as one figure (a credit code, x5, aud1.102)
+IDENTIFIER = r"(?<![0-9a-z])(?=[0-9a-z]*[a-z][0-9a-z]*[0-9])[0-9a-z]+(?![0-9a-z])"  # a digit after a letter
 NAME_FILL = "@"  # a name's fill: "@" + the name
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
 POLARITY_WORD = "<polar>"  # ... in a v4 English frame
@@ -207,7 +209,8 @@ def comparable(version: int) -> int:
     """The scheme a record version's entries are made by, as the version a text is profiled at to
     be compared with such a record: v1 and v2 share one (same contexts, other bytes); v3 and v4
     each have their own; v5 and v6 share v6's (v6 adds the entries of names, which a v5 record
-    lacks and so never pairs); v7 has its own (figures read as values: 1,200 and 一千二百 are 1200)."""
+    lacks and so never pairs); v7 has its own (figures read as values: 1,200 and 一千二百 are 1200),
+    and so has v8 (identifiers read as figures: 91440300ma5dab1234, x5)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
@@ -922,6 +925,9 @@ class AnchorProfiler:
         self.zh_re = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?(?: ?%)?|[{ZH_NUMERALS}]{{2,}})")
         self.zh_re_v7 = re.compile(terms + rf"|{GROUPED_DIGITS}(?:\.[0-9]+)?(?: ?%)?|[0-9]+(?:\.[0-9]+)?(?: ?%)?"
                                    rf"|[{ZH_NUMERALS}]{{2,}})")
+        # v8: first, a run of letters and digits with a digit after a letter is one figure (a credit
+        # code, x5; not a number and its unit, 500ma)
+        self.zh_re_v8 = re.compile(IDENTIFIER + "|" + self.zh_re_v7.pattern)
         self.zh_re_v3 = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}})")
         classes = sorted({cls for cls, _ in lex.polarity.values()})
         self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
@@ -1004,7 +1010,7 @@ class AnchorProfiler:
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
-            version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE)
+            version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE)
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
@@ -1049,7 +1055,8 @@ class AnchorProfiler:
         run = 0  # negators in a row ending there (v4 counts them)
         counted = version >= CLASS_FREE_SINCE
         polarity = self.polarity
-        zh_re = self.zh_re_v7 if version >= FIGURE_VALUES_SINCE else self.zh_re if counted else self.zh_re_v3
+        zh_re = (self.zh_re_v8 if version >= IDENTIFIERS_SINCE else self.zh_re_v7 if version >= FIGURE_VALUES_SINCE
+                 else self.zh_re if counted else self.zh_re_v3)
 
         def gap(a: int, b: int) -> int:
             """Frame length after the text between tokens, closing a sentence at each end mark."""
@@ -1178,7 +1185,7 @@ class _EnReader:
         if hit is not None:
             self.anchors.append((len(self.units), neg + hit[0] + hit[1], at))
             self.units.append(self.profiler._class_word(hit[0], self.version))
-        elif w[0].isdigit():
+        elif w[0].isdigit() or (self.version >= IDENTIFIERS_SINCE and any(c.isdigit() for c in w)):
             self.anchors.append((len(self.units), neg + "#" + figure_text(w), at))
             self.units.append("#")
         else:

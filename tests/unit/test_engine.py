@@ -13,8 +13,10 @@ from neardup.config import Settings, load_settings
 from neardup.decision import Reason
 from neardup.document import Document, InvalidDocument, parse_document
 from neardup.engine import Engine, decide_all
+from neardup.rules.differences import decode_profile
 from neardup.storage import doc_ref
 from neardup.storage.memory import MemoryFingerprintStore
+from neardup.text.normalize import normalize_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample.jsonl"
@@ -128,7 +130,7 @@ async def test_a_record_stored_with_an_older_profile_still_vetoes_a_flip(version
 
 async def test_records_of_profile_v6_keep_their_names_and_reprints() -> None:
     """A store written with profile v6 (a thousands separator split its figure in two) is read by
-    a v7 engine through the text's own v6 profile, names included: the notice about another
+    a newer engine through the text's own v6 profile, names included: the notice about another
     company stays unique against the v6 record, and the reprints of both stored texts merge."""
     company = ("根据有关规定，经审查，深圳市华为技术有限公司提交的设立登记申请材料齐全，符合法定形式，"
                "本局决定准予登记。请深圳市华为技术有限公司自收到本通知之日起三十日内领取营业执照，逾期未领取的，视为放弃。特此通知。")
@@ -148,6 +150,34 @@ async def test_records_of_profile_v6_keep_their_names_and_reprints() -> None:
     assert out[0].evidence.critical.kind == "entity" and out[0].evidence.critical.against == "company"
     assert out[1].status == "duplicate" and out[1].duplicate_of == "company"
     assert out[2].status == "duplicate" and out[2].duplicate_of == "counts"
+
+
+CODED = ("关于准予深圳市华为技术有限公司设立登记的通知。深圳市华为技术有限公司（统一社会信用代码：{code}）："
+         "你单位提交的设立登记申请材料齐全，符合法定形式，本局决定准予登记。请自收到本通知之日起三十日内领取营业执照。")
+
+
+async def test_records_of_profile_v7_are_read_the_v7_way() -> None:
+    """A store written with profile v7 (a credit code's letters were words of the frame) is read
+    by a v8 engine through the text's own v7 profile: a reprint merges, a changed figure still
+    splits, and a code that differs in a letter only is no other figure against the v7 record."""
+    store = MemoryFingerprintStore()
+    settings = load_settings(worker_id="test", store_url="memory://")
+    old = await engine_writing_profile(7, store, settings)
+    text = CODED.format(code="91440300MA5DAB1234")
+    await old.decide([Document(id="coded", text=text)])
+    record = next(iter((await store.fetch([doc_ref("coded")])).values()))
+    assert record.profile[:3] == b"NP\x07"
+    new = await Engine.open(settings, store=store)
+    out = await new.decide([Document(id="reprint", text="来源：某某网\n" + text)])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == "coded"
+    out = await new.decide([Document(id="sixty", text=text.replace("三十日", "六十日"))])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == "coded"
+    other, again = new.profiler.profile_batch([normalize_text(CODED.format(code="91440300MA5DCD1234")),
+                                               normalize_text(text)], ["zh", "zh"])
+    assert other.version == 8
+    assert other.critical_against(decode_profile(record.profile), 7) is None
+    assert other.critical_against(again.entries, 8) is not None
 
 
 def test_the_candidates_under_most_keys_are_kept_when_there_are_too_many() -> None:

@@ -518,6 +518,42 @@ def test_a_name_cut_by_a_pages_noise_is_the_name_both_texts_carry() -> None:
     assert status is Status.DUPLICATE and original == "first"
 
 
+CODED = ("关于准予{c}设立登记的通知。{c}（统一社会信用代码：{code}）：你单位提交的设立登记申请材料齐全，"
+         "符合法定形式，本局决定准予登记。请自收到本通知之日起三十日内领取营业执照。特此通知。")
+
+
+@pytest.mark.parametrize(("first", "second"), [("91440300MA5DAB1234", "91440300MA5DCD1234"),
+                                               ("91440300192203821X", "91440300192203822X")])
+def test_credit_codes_that_differ_in_a_letter_or_a_digit_are_other_notices(first: str, second: str) -> None:
+    """A credit code is one figure (profile v8): MA5DAB / MA5DCD differ in letters only, which
+    were words of the frame before, so the two notices merged."""
+    c = "深圳市华为技术有限公司"
+    status, _, kind = decide_pair(CODED.format(c=c, code=first), CODED.format(c=c, code=second))
+    assert status is Status.UNIQUE and kind == "figure"
+
+
+def test_a_credit_code_written_in_full_width_or_lower_case_is_the_same_code() -> None:
+    c = "深圳市华为技术有限公司"
+    text = CODED.format(c=c, code="91440300MA5DAB1234")
+    for other in (text.replace("MA5DAB", "ｍａ５ｄａｂ"), text.replace("MA5DAB", "ma5dab")):
+        status, original, _ = decide_pair(text, other)
+        assert status is Status.DUPLICATE and original == "first"
+
+
+@pytest.mark.parametrize(("story", "a", "b"), [
+    ("Sales of the BMW {a} rose sharply this year, while its sibling, the {b}, sold fewer cars than in 2003 "
+     "across Europe, the company said on Tuesday in its annual report to shareholders in Munich.", "X5", "X3"),
+    ("Suharto has been charged with embezzling 5.775 trillion rupiah (AUD{a} billion) of public funds during "
+     "his time in office, and prosecutors say he took {b} billion more, the court heard on Monday.", "1.102",
+     "0.4"),
+])
+def test_figures_glued_to_letters_that_trade_places_are_other_figures(story: str, a: str, b: str) -> None:
+    """x5 / x3 and aud1.102 are words with digits: figures since profile v8, so a swap of them is
+    a figure difference (both merged when only a word starting with a digit was a figure)."""
+    status, _, kind = decide_pair(story.format(a=a, b=b), story.format(a=b, b=a))
+    assert status is Status.UNIQUE and kind == "figure"
+
+
 STAFF = ("一汽集团吉林公司今年以来狠抓产品质量，全年销售汽车三万二千辆，比上年增长百分之十五。公司坚持用户至上，"
          "在全国建立了二百多个服务站。售后服务人员{p}，为了工作几次推迟婚期。用户称赞他们是贴心人，公司上下形成了"
          "比学赶超的良好风气。")
