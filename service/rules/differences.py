@@ -677,8 +677,12 @@ def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray
     """The presence entries ``lacking`` (names the other text lacks) whose names the other text
     does not write alike either (half their letters or more shared with one of its names,
     ``their_present``)."""
-    their_letters = [(v >> 16) & 0xFFFFFF for v in their_present.tolist()]
-    return [v for v in lacking.tolist() if not any(_written_alike((v >> 16) & 0xFFFFFF, o) for o in their_letters)]
+    theirs = [((v >> 16) & 0xFFFFFF, v >> 40) for v in their_present.tolist()]
+    # the same letters under another fill byte are two names whose letter sets collide (沂蒙 and
+    # 中国, two bits each): a name written another way has other letters too (中国人民银行)
+    return [v for v in lacking.tolist()
+            if not any(_written_alike((v >> 16) & 0xFFFFFF, o) and ((v >> 16) & 0xFFFFFF != o or v >> 40 == b)
+                       for o, b in theirs)]
 
 
 def _written_alike(letters: int, other: int) -> bool:

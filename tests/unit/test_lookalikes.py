@@ -454,6 +454,17 @@ def test_a_new_name_is_not_written_alike_with_a_name_both_texts_carry() -> None:
     assert status is Status.UNIQUE and kind == "entity"
 
 
+def test_two_names_whose_letter_sets_collide_are_not_written_alike() -> None:
+    """沂蒙 and 中国 have the same two bits of 24 (one pair of two-character names in about 280)
+    but other fill bytes: two names, not one written two ways, so 沂蒙 is a new name where the
+    other text has 中国 (merged while equal letter sets alone made them alike)."""
+    assert _letters("沂蒙") == _letters("中国")
+    body = ("法院办理送达事务，应当遵守一个{p}原则和法律的基本原则，不违反社会公共利益。"
+            "2019年以来，各级法院共办理此类事务1200件，未发生差错。")
+    status, _, kind = decide_pair(body.format(p="中国"), body.format(p="沂蒙"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
 @pytest.mark.parametrize("furniture", ["【字体：大 中 小】 2012-04-02 20:44 中国政府网\n", "来源：新华网\n",
                                        "【字体：大 中 小】 2011-11-24 01:25 中国新闻网\n"
                                        "来源：中国新闻网 发布时间：01:25\n",
