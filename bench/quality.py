@@ -1,7 +1,7 @@
 """Quality of the engine on the development set, for any settings, and what it would store.
 
     .venv/bin/python bench/quality.py [--set fingerprint.signature_bits=4] [--set index.lsh_threshold=0.5]
-                                      [--no-simhash-blocks] [--profile-version 2] [--flips-of-variants]
+                                      [--no-simhash-blocks] [--profile-version 7] [--flips-of-variants]
                                       [--json out.json]
 
 Runs the engine (memory store, windows of 1,000 documents in file order, as the batch CLI does)
@@ -15,9 +15,10 @@ bench/store_memory.py, which replays them at scale against Redis.
 ``--set SECTION.NAME=VALUE`` overrides one setting (as NEARDUP_SECTION__NAME would).
 ``--no-simhash-blocks`` is an experiment, not a setting: the engine's index layout files documents
 under their LSH bands only (the SimHash block keys become 0, "no key"), to measure what the blocks
-contribute to recall. ``--profile-version 2|3|4`` is one too: critical-difference profiles made the
-v2 way (one context over both sides of a polarity word) or the v3 way (classes in contexts and
-fills, the first of two negators alone) or the v4 way (English negative prefixes not read) instead of v5.
+contribute to recall. ``--profile-version N`` is one too: critical-difference profiles made the
+way records of an older version were (v2: one context over both sides of a polarity word; v3:
+classes in contexts and fills, the first of two negators alone; v4: English negative prefixes not
+read; v5: no names; v6: figures not read as values; v7: identifiers not read as figures).
 
 ``--flips-of-variants``: a harder test of the negation veto than the set's own flips, which are
 made from originals. For each label-1 pair (a, b) of an edit kind, b' is b with the set's own
@@ -53,6 +54,7 @@ from neardup.config.settings import Settings
 from neardup.document import Document, parse_document
 from neardup.engine import Engine
 from neardup.learning.scoring import score
+from neardup.kernels.profile_codec import VERSIONS
 from neardup.rules.differences import PROFILE_VERSION
 from neardup.sketch.index import IndexLayout
 from neardup.storage import (
@@ -351,7 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-simhash-blocks", action="store_true", help="experiment: index LSH bands only")
     p.add_argument("--docs", type=Path, default=None, help="default: ../shared/datasets/docs.jsonl")
     p.add_argument("--pairs", type=Path, default=None, help="default: ../shared/datasets/pairs.jsonl")
-    p.add_argument("--profile-version", type=int, choices=(2, 3, 4, 5), default=None,
+    p.add_argument("--profile-version", type=int, choices=VERSIONS[:-1], default=None,
                    help="experiment: critical-difference profiles of this record version (default: the engine's)")
     p.add_argument("--flips-of-variants", action="store_true",
                    help="also: the set's negation flip applied to edited variants (module docstring)")
