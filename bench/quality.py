@@ -53,8 +53,8 @@ from neardup.config import load_settings
 from neardup.config.settings import Settings
 from neardup.document import Document, parse_document
 from neardup.engine import Engine
-from neardup.learning.scoring import score
 from neardup.kernels.profile_codec import VERSIONS
+from neardup.learning.scoring import score
 from neardup.rules.differences import PROFILE_VERSION
 from neardup.sketch.index import IndexLayout
 from neardup.storage import (

@@ -554,9 +554,9 @@ def test_a_credit_code_written_in_full_width_or_lower_case_is_the_same_code() ->
 @pytest.mark.parametrize(("story", "a", "b"), [
     ("Sales of the BMW {a} rose sharply this year, while its sibling, the {b}, sold fewer cars than in 2003 "
      "across Europe, the company said on Tuesday in its annual report to shareholders in Munich.", "X5", "X3"),
-    ("Suharto has been charged with embezzling 5.775 trillion rupiah (AUD{a} billion) of public funds during "
-     "his time in office, and prosecutors say he took {b} billion more, the court heard on Monday.", "1.102",
-     "0.4"),
+    ("Suharto has been charged with embezzling public funds worth AUD{a} billion during his time in office, "
+     "and prosecutors say a further AUD{b} billion is held abroad, the court heard on Monday in Jakarta.",
+     "1.102", "0.4"),
 ])
 def test_figures_glued_to_letters_that_trade_places_are_other_figures(story: str, a: str, b: str) -> None:
     """x5 / x3 and aud1.102 are words with digits: figures since profile v8, so a swap of them is
