@@ -551,8 +551,8 @@ class Profile:
         missing = [c not in their_contexts for c in contexts]
         added = 0 if their_length is None else len(self.text) - their_length
         positions = np.asarray(self.positions, dtype=np.int64)
-        # anchors (figures, polarity words, names; not sentences, not presence entries) the other text has too
-        anchors = self._anchor_mask() & np.isin(self.entries, theirs)
+        own = self._anchor_mask()
+        anchors = own & np.isin(self.entries, theirs)  # ... that the other text has too
         for present in new:
             rows = self._mentions(present)
             if not len(rows):
@@ -566,7 +566,8 @@ class Profile:
             mentions = len(set(where.tolist()))
             if (anchored >= max(1, min(len(named) - 1, -(-2 * len(named) // 3)))
                     or (sum(missing) == len(named) and abs(added) <= SWAPPED_NAME_CHARS * mentions
-                        and self._swapped_around(present, [(int(starts[k]), int(ends[k])) for k in named], theirs))):
+                        and self._swapped_around(present, [(int(starts[k]), int(ends[k])) for k in named], own,
+                                                 theirs))):
                 pos = int(where[0])
                 return CriticalDifference("entity", self.text[max(0, pos - 12) : pos + 16].strip(),
                                           self.fills[int(rows[0])], start=max(0, pos - 12),
@@ -577,16 +578,16 @@ class Profile:
         """Which entries are anchors: figures, polarity words and names (not sentences, not presence entries)."""
         return ~self.sentence_mask() & ((self.entries & np.uint64(0xFFFF)) != np.uint64(kprof.NAME_PRESENT_FILL))
 
-    def _swapped_around(self, present: int, sentences: list[tuple[int, int]], theirs: npt.NDArray[np.uint64]
-                        ) -> bool:
+    def _swapped_around(self, present: int, sentences: list[tuple[int, int]], anchors: npt.NDArray[np.bool_],
+                        theirs: npt.NDArray[np.uint64]) -> bool:
         """Whether this text's ``sentences`` (spans), the only ones the other text lacks, were
         swapped for as many of the other's around the name of presence entry ``present`` alone:
-        they hold no anchor but the name's (a figure or another name there, not found in the other
-        text, says a sentence was cut, not rewritten: two copies that each dropped another one)."""
+        they hold no anchor (``anchors``: :meth:`_anchor_mask`) but the name's (a figure or
+        another name there, not found in the other text, says a sentence was cut, not rewritten:
+        two copies that each dropped another one)."""
         positions = np.asarray(self.positions, dtype=np.int64)
-        name_fill = np.uint64((kprof.NAME_FILL_BYTE << 8) | ((present >> 40) & 0xFF))
-        anchors = self._anchor_mask() & ((self.entries & np.uint64(0xFFFF)) != name_fill)
-        if any(anchors[(positions >= start) & (positions < end)].any() for start, end in sentences):
+        others = anchors & ((self.entries & np.uint64(0xFFFF)) != _mention_fill(present))
+        if any(others[(positions >= start) & (positions < end)].any() for start, end in sentences):
             return False
         their_sentences = theirs[_SENTENCE_FILL_TABLE[(theirs & np.uint64(0xFFFF)).astype(np.intp)]]
         return int((~np.isin(their_sentences >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == len(sentences)
@@ -597,7 +598,7 @@ class Profile:
         left out (:func:`_furniture_name`)."""
         fills = self.entries & np.uint64(0xFFFF)
         name = _name_key(self.fills[int(np.searchsorted(self.entries, np.uint64(present)))])
-        rows = np.flatnonzero(fills == np.uint64((kprof.NAME_FILL_BYTE << 8) | ((present >> 40) & 0xFF)))
+        rows = np.flatnonzero(fills == _mention_fill(present))
         keep = [_name_key(self.fills[r]) == name and not _furniture_name(self.text, int(self.positions[r]), end)
                 for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True)]
         return rows[np.asarray(keep, dtype=np.bool_)] if len(rows) else rows
@@ -616,15 +617,8 @@ class Profile:
             return []
         if not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL)):
             return []
-        # a name both texts carry is not the other's spelling of a new one: only theirs that this one
-        # lacks, and carried names written alike with the same fill byte (Gabri of a page's noise in
-        # Gabri&nbsp;el, which both texts name: one name in 256 shares a byte, few of them letters too)
-        present = self.entries[(self.entries & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
-        carried = present[np.isin(present, theirs)].tolist()
-        return [v for v in _names_not_alike(lacking, _present_lacking(theirs, self.entries))
-                if not any((c >> 40) & 0xFF == (v >> 40) & 0xFF and _written_alike((v >> 16) & 0xFFFFFF,
-                                                                                     (c >> 16) & 0xFFFFFF)
-                           for c in carried)]
+        present = _presence(self.entries)
+        return _names_not_alike(lacking, _present_lacking(theirs, self.entries), present[np.isin(present, theirs)])
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
@@ -664,25 +658,53 @@ def _name_key(fill: str) -> str:
     return canonical_name(fill.removeprefix(NAME_FILL)).lower()
 
 
+def _presence(entries: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The presence entries (one a name) among ``entries``."""
+    return entries[(entries & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
+
+
+def _letters(present: int) -> int:
+    """A presence entry's letter set (24 bits)."""
+    return (present >> 16) & 0xFFFFFF
+
+
+def _fill_byte(present: int) -> int:
+    """A presence entry's fill byte: the low byte of its name's mention entries' fill."""
+    return (present >> 40) & 0xFF
+
+
+def _mention_fill(present: int) -> np.uint64:
+    """The 16-bit fill of the mention entries of the name of presence entry ``present``."""
+    return np.uint64((kprof.NAME_FILL_BYTE << 8) | _fill_byte(present))
+
+
 def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """The presence entries (names) of ``owner`` that ``other`` lacks (both sorted)."""
-    present = owner[(owner & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
+    present = _presence(owner)
     if not len(present):
         return present
     at = np.minimum(np.searchsorted(other, present), max(len(other) - 1, 0))
     return present if not len(other) else present[other[at] != present]
 
 
-def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64]) -> list[int]:
-    """The presence entries ``lacking`` (names the other text lacks) whose names the other text
-    does not write alike either (half their letters or more shared with one of its names,
-    ``their_present``)."""
-    theirs = [((v >> 16) & 0xFFFFFF, v >> 40) for v in their_present.tolist()]
-    # the same letters under another fill byte are two names whose letter sets collide (沂蒙 and
-    # 中国, two bits each): a name written another way has other letters too (中国人民银行)
-    return [v for v in lacking.tolist()
-            if not any(_written_alike((v >> 16) & 0xFFFFFF, o) and ((v >> 16) & 0xFFFFFF != o or v >> 40 == b)
-                       for o, b in theirs)]
+def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64],
+                     carried: npt.NDArray[np.uint64]) -> list[int]:
+    """The presence entries ``lacking`` (names the other text lacks) whose names are written alike
+    (half their letters or more shared) neither with a name of the other text this one lacks
+    (``their_present``: a name both texts carry is no other spelling of a new one) nor, under the
+    same fill byte, with a name both carry (``carried``: Gabri of a page's noise in Gabri&nbsp;el;
+    one name in 256 shares a byte, few of them letters too)."""
+    def other_spelling(v: int) -> bool:
+        # the same letters under another fill byte are two names whose letter sets collide (沂蒙
+        # and 中国, two bits each): a name written another way has other letters too (中国人民银行)
+        return any(_written_alike(_letters(v), _letters(o))
+                   and (_letters(v) != _letters(o) or _fill_byte(v) == _fill_byte(o)) for o in their_present.tolist())
+
+    def cut_carried(v: int) -> bool:
+        return any(_fill_byte(c) == _fill_byte(v) and _written_alike(_letters(v), _letters(c))
+                   for c in carried.tolist())
+
+    return [v for v in lacking.tolist() if not other_spelling(v) and not cut_carried(v)]
 
 
 def _written_alike(letters: int, other: int) -> bool:
