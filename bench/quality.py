@@ -37,7 +37,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,7 @@ from neardup.storage import (
     DecisionRecord,
     FingerprintRecord,
     IndexKeys,
+    Recheck,
     StateValue,
     WindowAnswer,
     WindowQuery,
@@ -113,7 +114,7 @@ class CapturingStore:
         return await self.inner.fetch(refs)  # type: ignore[no-any-return]
 
     async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
-                     recheck: Collection[str] = ()) -> CommitAnswer:
+                     recheck: Recheck | None = None) -> CommitAnswer:
         """Keep the claims and records, then commit them to the inner store."""
         self.captured.commits.append((list(claims), list(records)))
         return await self.inner.commit(claims, records, recheck)  # type: ignore[no-any-return]

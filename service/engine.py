@@ -91,6 +91,12 @@ class _Window:
     images: WindowImages
     asked: npt.NDArray[np.uint64]  # what the store is asked for: ``keys`` less a long text's excerpt keys
 
+    def asked_keys(self, r: int) -> frozenset[int]:
+        """The keys row ``r`` was looked up under (its images' filed keys among them): what its
+        race check looks under as it is filed."""
+        text = frozenset(k for k in self.asked[r].tolist() if k)
+        return text | frozenset(self.images.keys_of(r)) if self.docs[r].images else text
+
 
 class Engine:
     """Decides windows of documents against a fingerprint store (see the module docstring)."""
@@ -346,8 +352,9 @@ class Engine:
 
         if not dry_run:
             verdicts, rechecked = await self._commit(w, rows, verdicts, owner_of)
-            # an image candidate was seen too: a race is a document filed since the lookup
-            known = [refs + more for refs, more in zip(seen, image_refs, strict=True)]
+            # a race is a document filed since the lookup: not one the lookup found (over the
+            # cap too) or an image candidate seen
+            known = [[*stored_cands[r], *more] for r, more in zip(rows, image_refs, strict=True)]
             verdicts = await self._resolve_races(w, rows, table, verdicts, known, thresholds, rechecked)
             await self._remember_translations(w, rows, verdicts, embedded, vectors)
         decisions = [
@@ -462,7 +469,9 @@ class Engine:
                 # cluster when it contradicts a member (policy.decide_window, "cluster conflict")
                 w.sketches[r].original = (v.cluster or v.matched) if v.status is Status.DUPLICATE and v.matched else ""
                 records.append(replace(w.records[r], meta=w.sketches[r].meta()))
-        recheck = {w.docs[rows[k]].id for k, v in enumerate(verdicts) if v.status is Status.UNIQUE}
+        # under the keys the lookup asked: a long text is nobody's excerpt, in a race as in order
+        recheck = {w.docs[rows[k]].id: w.asked_keys(rows[k]) for k, v in enumerate(verdicts)
+                   if v.status is Status.UNIQUE}
         answer = await self._store("commit", lambda: self.store.commit(claims, records, recheck))
         owners = answer.owners
         out = list(verdicts)

@@ -38,6 +38,9 @@ _REF_PERSON = b"neardup-doc"
 IndexKeys = npt.NDArray[np.uint64]
 """Index keys of a window: shape (documents, keys per document); 0 marks "no key"."""
 Candidates = dict[bytes, int]
+# the race check of a commit: document id -> the index keys its recheck looks under (those its
+# lookup asked; a long text files its sentence keys for excerpts to come but asks only its LSH keys)
+Recheck = Mapping[str, Collection[int]]
 """A row's candidates: each ref, and how many of the row's index keys it was filed under (the
 engine re-checks the refs found under the most keys first when there are more than it takes)."""
 
@@ -169,7 +172,7 @@ class WindowAnswer:
 @dataclass(frozen=True, slots=True)
 class CommitAnswer:
     """What :meth:`FingerprintStore.commit` did: the owner per claim, in the claims' order, and
-    for each stored record named in its ``recheck``, the candidates under the record's index keys
+    for each stored record named in its ``recheck``, the candidates under the keys it gave
     as they were when it was filed (the race check: what other writers filed since the lookup)."""
 
     owners: list[str]
@@ -224,12 +227,13 @@ class FingerprintStore(Protocol):
         ...
 
     async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
-                     recheck: Collection[str] = ()) -> CommitAnswer:
+                     recheck: Recheck | None = None) -> CommitAnswer:
         """Claim each content hash atomically (the owner per claim comes back: the claimant when
         the hash was free or already its own), then store and file the records of every document
         that holds its claim (a record whose document lost its claim is not stored), each with its
         content type's TTL. For each stored record whose document id is in ``recheck``, the
-        candidates under its index keys are looked up as it is filed, in the same call: on a
+        candidates under the index keys ``recheck`` gives it (of its own: the keys its lookup
+        asked) are looked up as it is filed, in the same call: on a
         shared store another writer's record filed under one of its keys is found either there
         or by that writer's own recheck, whichever is filed second (they may include records of
         this same commit, and the record itself when it was filed before)."""

@@ -46,12 +46,20 @@ import os
 import sqlite3
 import struct
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from neardup.storage.base import Claim, CommitAnswer, DecisionRecord, FingerprintRecord, StateValue, TTLPolicy
+from neardup.storage.base import (
+    Claim,
+    CommitAnswer,
+    DecisionRecord,
+    FingerprintRecord,
+    Recheck,
+    StateValue,
+    TTLPolicy,
+)
 from neardup.storage.errors import StoreCorruptError, StoreError
 from neardup.storage.memory import MemoryFingerprintStore
 
@@ -283,7 +291,7 @@ class FileFingerprintStore(MemoryFingerprintStore):
 
     # -- writes: the memory store's, then committed to the database ----------------------------
     async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
-                     recheck: Collection[str] = ()) -> CommitAnswer:
+                     recheck: Recheck | None = None) -> CommitAnswer:
         """See :meth:`neardup.storage.base.FingerprintStore.commit`; the claims won and the records
         stored are committed with the window's decisions (:meth:`put_decisions`)."""
         answer = await super().commit(claims, records, recheck)

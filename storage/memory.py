@@ -18,6 +18,7 @@ from neardup.storage.base import (
     IndexKeys,
     KeptDocument,
     KeptPage,
+    Recheck,
     StateValue,
     TTLPolicy,
     WindowAnswer,
@@ -93,7 +94,7 @@ class MemoryFingerprintStore:
     def _candidates(self, index_keys: IndexKeys, now: float) -> list[Candidates]:
         return self._candidates_of(index_keys.tolist(), now)
 
-    def _candidates_of(self, rows: Sequence[Sequence[int]], now: float) -> list[Candidates]:
+    def _candidates_of(self, rows: Sequence[Collection[int]], now: float) -> list[Candidates]:
         """Candidates per row of index keys (Python ints; 0, "no key", is never filed)."""
         out: list[Candidates] = []
         get = self._buckets.get
@@ -136,14 +137,15 @@ class MemoryFingerprintStore:
 
     # -- writes ------------------------------------------------------------------------------
     async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
-                     recheck: Collection[str] = ()) -> CommitAnswer:
+                     recheck: Recheck | None = None) -> CommitAnswer:
         """See :meth:`neardup.storage.base.FingerprintStore.commit`."""
         now = self._clock()
         owners = [self._claim(c, now) for c in claims]
         lost = {c.doc_id for c, owner in zip(claims, owners, strict=True) if owner != c.doc_id}
         stored = [r for r in records if r.doc_id not in lost]
-        checked = [r for r in stored if r.doc_id in recheck]
-        found = self._candidates_of([r.index_keys for r in checked], now)
+        asked = recheck or {}
+        checked = [r for r in stored if r.doc_id in asked]
+        found = self._candidates_of([asked[r.doc_id] for r in checked], now)
         self._add(stored, now)
         return CommitAnswer(owners, {r.doc_id: f for r, f in zip(checked, found, strict=True)})
 

@@ -22,7 +22,7 @@ says which documents the cold tier supplied (the evidence's ``tier: cold``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from neardup.storage.base import (
     FingerprintStore,
     IndexKeys,
     KeptPage,
+    Recheck,
     StateValue,
     TTLPolicy,
     WindowAnswer,
@@ -145,7 +146,7 @@ class TieredStore:
 
     # -- writes ----------------------------------------------------------------------------------
     async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
-                     recheck: Collection[str] = ()) -> CommitAnswer:
+                     recheck: Recheck | None = None) -> CommitAnswer:
         """See :meth:`neardup.storage.base.FingerprintStore.commit`: hashes the cold tier holds for
         another document are that document's; the other claims and records go to the warm store."""
         asked = [c.content_hash for c in claims if self.archived_type(c.content_type)]

@@ -70,6 +70,7 @@ from neardup.storage.base import (
     IndexKeys,
     KeptDocument,
     KeptPage,
+    Recheck,
     StateValue,
     TTLPolicy,
     WindowAnswer,
@@ -663,7 +664,7 @@ class RedisFingerprintStore:
         return out
 
     async def commit(self, claims: Sequence[Claim], records: Sequence[FingerprintRecord],
-                     recheck: Collection[str] = ()) -> CommitAnswer:
+                     recheck: Recheck | None = None) -> CommitAnswer:
         """See :meth:`neardup.storage.base.FingerprintStore.commit`."""
         owners: list[str] = []
         if claims:
@@ -685,11 +686,14 @@ class RedisFingerprintStore:
             owners = await self._call("commit", call)
         lost = {c.doc_id for c, o in zip(claims, owners, strict=True) if o != c.doc_id}
         stored = [r for r in records if r.doc_id not in lost]
-        found = await self._write_records(stored, [r.doc_id in recheck for r in stored])
-        return CommitAnswer(owners, {r.doc_id: found[i] for i, r in enumerate(stored) if r.doc_id in recheck})
+        asked = recheck or {}
+        found = await self._write_records(stored, [asked.get(r.doc_id) for r in stored])
+        return CommitAnswer(owners, {r.doc_id: found[i] for i, r in enumerate(stored) if r.doc_id in asked})
 
-    async def _write_records(self, records: Sequence[FingerprintRecord], recheck: Sequence[bool]) -> list[Candidates]:
-        """Store and file ``records``; the candidates found as each record with ``recheck`` was filed."""
+    async def _write_records(self, records: Sequence[FingerprintRecord],
+                             recheck: Sequence[Collection[int] | None]) -> list[Candidates]:
+        """Store and file ``records``; the candidates found as each record with keys to
+        ``recheck`` was filed, under those keys."""
         found: list[Candidates] = [{} for _ in records]
         if not records:
             return found
@@ -718,8 +722,10 @@ class RedisFingerprintStore:
         return found
 
     def _index_entries(self, records: Sequence[FingerprintRecord], refs: Sequence[bytes], ttls: Sequence[int],
-                       recheck: Sequence[bool], now: int) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
-        """(packed entries: shard, bucket end, check, ref, recheck row; the slot of each) of ``records``."""
+                       recheck: Sequence[Collection[int] | None], now: int
+                       ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+        """(packed entries: shard, bucket end, check, ref, recheck row: only under a key its
+        record is rechecked under; the slot of each) of ``records``."""
         doc_rows = np.repeat(np.arange(len(records)), [len(r.index_keys) for r in records])
         flat = np.fromiter((k for r in records for k in r.index_keys), dtype=np.uint64, count=doc_rows.shape[0])
         if not flat.size:
@@ -732,7 +738,10 @@ class RedisFingerprintStore:
         entries["end"] = ends[doc_rows]
         entries["check"] = check << np.uint64(24)
         entries["ref"] = np.array(refs, dtype=f"S{REF_BYTES}")[doc_rows]
-        entries["row"] = np.where(np.asarray(recheck, dtype=np.bool_)[doc_rows], doc_rows, NO_RECHECK)
+        asked = [frozenset(keys) if keys is not None else frozenset() for keys in recheck]
+        checked = np.fromiter((k in asked[d] for d, k in zip(doc_rows.tolist(), flat.tolist(), strict=True)),
+                              dtype=np.bool_, count=flat.shape[0])
+        entries["row"] = np.where(checked, doc_rows, NO_RECHECK)
         raw = entries.view(np.uint8).reshape(-1, 28)
         raw = np.hstack([raw[:, :13], raw[:, 16:]])  # shard, end, the check's 5 bytes, ref, row
         return raw, self.layout.shard_slots()[shard]

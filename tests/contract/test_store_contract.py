@@ -228,7 +228,7 @@ async def test_commit_stores_records_only_of_claims_it_won(backend: Backend) -> 
     assert await claim(s, [(h("taken"), "first", "news")]) == ["first"]
     won, lost = make_record("winner", (k("w"),)), make_record("loser", (k("w"),))
     got = await s.commit([Claim(h("free"), "winner", "news"), Claim(h("taken"), "loser", "news")], [won, lost],
-                         recheck={"winner", "loser"})
+                         recheck={"winner": won.index_keys, "loser": lost.index_keys})
     assert got.owners == ["winner", "first"]
     assert got.rechecked == {"winner": {}}  # the loser's record was not stored, so not rechecked
     assert set(await fetch(s, ["winner", "loser"])) == {"winner"}
@@ -410,10 +410,23 @@ async def test_a_commit_rechecks_what_other_writers_filed_under_its_keys(backend
     assert (await s1.lookup(WindowQuery(index_keys=keys_array([[k("r1"), k("r2")]])))).candidates == [{}]
     await add(s2, [make_record("racer", (k("r1"), k("r2"))), make_record("other", (k("r2"),))])
     mine, quiet = make_record("mine", (k("r1"), k("r2"), k("r3"))), make_record("quiet", (k("q1"),))
-    got = await s1.commit([], [mine, quiet], recheck={"mine"})
+    got = await s1.commit([], [mine, quiet], recheck={"mine": mine.index_keys})
     assert got.owners == []
     assert got.rechecked == {"mine": {doc_ref("racer"): 2, doc_ref("other"): 1}}
     assert await query(s1, [[k("r3")]], ["mine"]) == [{"mine"}]  # and it was filed
+
+
+async def test_a_recheck_looks_only_under_the_keys_it_is_given(backend: Backend) -> None:
+    """A record is filed under all its keys but rechecked under those its commit names (the
+    keys its lookup asked: a long text files sentence keys it never asks under)."""
+    s1 = await backend.open()
+    s2 = await backend.open() if backend.shared else s1
+    await add(s2, [make_record("racer", (k("r1"), k("r2"))), make_record("other", (k("r2"),))])
+    mine = make_record("mine", (k("r1"), k("r2"), k("r3")))
+    got = await s1.commit([], [mine], recheck={"mine": (k("r1"), k("r3"))})
+    assert got.rechecked == {"mine": {doc_ref("racer"): 1}}
+    # filed under the key not rechecked too
+    assert await query(s1, [[k("r2")]], ["mine", "racer", "other"]) == [{"mine", "racer", "other"}]
 
 
 async def test_state_is_a_compare_and_set(backend: Backend) -> None:

@@ -257,6 +257,34 @@ def _two_workers(store: MemoryFingerprintStore) -> tuple[Engine, Engine]:
             Engine(s.model_copy(update={"worker_id": "w2"}), store))
 
 
+class FetchCounted(MemoryFingerprintStore):
+    """Counts the refs fetched."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fetched: list[bytes] = []
+
+    async def fetch(self, refs: Any) -> Any:
+        self.fetched += refs
+        return await super().fetch(refs)
+
+
+async def test_a_candidate_over_the_cap_is_no_race() -> None:
+    """A stored candidate the lookup found but left out over ``index.max_candidates`` comes back
+    in the commit's race check; it was there before the lookup, so it is no race and is not
+    fetched and compared there (before, every one of them was)."""
+    store = FetchCounted()
+    s = load_settings(store_url="memory://")
+    capped = s.model_copy(update={"index": s.index.model_copy(update={"max_candidates": 1})})
+    for k, extra in enumerate(("", "来源：某网\n", "（责任编辑：张三）")):
+        await Engine(capped, store).decide([Document(id=f"copy{k}", text=extra + NOTICE, published_at=float(k))])
+    store.fetched.clear()
+    flipped = Document(id="flip", text=NOTICE.replace("给予批准", "不予批准"), published_at=9.0)
+    (flip,) = await Engine(capped, store).decide([flipped])
+    assert flip.status == "unique"
+    assert len(store.fetched) == 1
+
+
 async def test_two_workers_two_near_duplicates_at_once_exactly_one_unique() -> None:
     w1, w2 = _two_workers(InterleavingStore())
     for k in range(5):
