@@ -105,6 +105,8 @@ class Engine:
         """An engine on an opened ``store``; :meth:`open` builds both from settings."""
         self.settings = settings
         self.store = store
+        # a runtime Protocol check costs microseconds: once, not once a decision
+        self._tiers = store if isinstance(store, TierAware) else None
         self.metrics = metrics or Metrics()
         fp = settings.fingerprint
         self.fingerprinter = Fingerprinter(FingerprintConfig(
@@ -509,7 +511,7 @@ class Engine:
             image=v.image if v.reason is Reason.IMAGE else None,
             shared_image=v.image if v.reason is not Reason.IMAGE else None,
             race=v.race, id_reused=id_reused, model_version=self.model.version, cosine=v.cosine,
-            tier=self.store.tier_of(v.matched) if v.matched and isinstance(self.store, TierAware) else None,
+            tier=self._tiers.tier_of(v.matched) if v.matched and self._tiers is not None else None,
         )
 
     async def _adapt(self, decisions: list[Decision]) -> None:
