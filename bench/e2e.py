@@ -17,5 +17,6 @@ from neardup.cli import main
 if __name__ == "__main__":
     with redis_cluster() as cluster, kafka() as broker:
         code = main(["bench", "e2e", "--broker", broker.url, "--store", cluster.url,
-                     "--broker-version", kafka_description(), *sys.argv[1:]])
+                     "--broker-version", kafka_description(), "--broker-pid", str(broker.proc.pid),
+                     *sys.argv[1:]])
     sys.exit(code)

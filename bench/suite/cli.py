@@ -152,9 +152,12 @@ def store(docs: Path | None, json_path: Path | None, quick: bool, store_url: str
               help="Documents published before the workers start; they drain them (the throughput).")
 @click.option("--latency-seconds", type=float, default=60.0, show_default=True,
               help="How long the crawler publishes at half the measured rate (the latency phase).")
+@click.option("--broker-pid", type=int, default=None, metavar="PID",
+              help="A local broker's process ID: its CPU a document is measured beside Redis' and the workers'.")
 @_profile_option
 def e2e(docs: Path | None, json_path: Path | None, quick: bool, broker_url: str, store_url: str,
-        broker_version: str | None, workers: int, backlog: int, latency_seconds: float, profile: bool) -> None:
+        broker_version: str | None, workers: int, backlog: int, latency_seconds: float, broker_pid: int | None,
+        profile: bool) -> None:
     """Crawler -> Kafka -> `neardup worker` processes -> Redis: docs/s, latency, memory, first window."""
     import neardup.bench.e2e as ee
     from neardup.storage.extras import require_extra
@@ -164,7 +167,8 @@ def e2e(docs: Path | None, json_path: Path | None, quick: bool, broker_url: str,
     out = _paths("e2e", docs, json_path, quick)
     result = ee.run(ee.E2EOptions(broker_url=broker_url, store_url=store_url, broker_version=broker_version,
                                   docs=docs, workers=workers, backlog=backlog, latency_seconds=latency_seconds,
-                                  quick=quick, profile_path=out.with_suffix(".profile.txt") if profile else None))
+                                  quick=quick, profile_path=out.with_suffix(".profile.txt") if profile else None,
+                                  broker_pid=broker_pid))
     _finish(out, result, ee.summary(result))
 
 

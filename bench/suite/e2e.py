@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from neardup.bench.cpu import CpuMeter, CpuSample, per_document
 from neardup.bench.corpus import Corpus, load_chinese_texts
 from neardup.bench.net import free_port
 from neardup.bench.profile import Profile, Recorder
@@ -72,6 +73,7 @@ class E2EOptions:
     latency_seconds: float = 60.0
     quick: bool = False
     profile_path: Path | None = None
+    broker_pid: int | None = None  # a local broker's process: its CPU is measured too
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,17 +368,21 @@ async def output_times(opts: E2EOptions, start: dict[Any, int], wanted: set[str]
 
 
 # ---------------------------------------------------------------------------- phases
-def drain(workers: list[Worker], target: int, profile: tuple[Path, Path] | None) -> tuple[dict[str, Any],
-                                                                                         Profile | str | None]:
-    """Poll the workers' decisions until ``target``; the throughput figures and the profile, if asked."""
+def drain(workers: list[Worker], target: int, profile: tuple[Path, Path] | None, meter: CpuMeter
+          ) -> tuple[dict[str, Any], Profile | str | None]:
+    """Poll the workers' decisions until ``target``; the throughput figures (with each process's
+    CPU a document between 5 % and 95 % of the backlog, ``meter``) and the profile, if asked."""
     series: list[tuple[float, float]] = []
     deadline = time.monotonic() + DRAIN_TIMEOUT_SECONDS
     recorder: Recorder | None = None
+    cpu: list[CpuSample] = []
     while True:
         _check_alive(workers)
         done = decided(workers)
         now = time.monotonic()
         series.append((now, done))
+        if len(cpu) < len(STEADY) and done >= STEADY[len(cpu)] * target:
+            cpu.append(meter.sample(done))
         if profile is not None and recorder is None and done >= STEADY[0] * target:
             recorder = Recorder(workers[0].proc.pid, PROFILE_SECONDS, profile[0],
                                 f"e2e: worker {workers[0].name} ({len(workers)} workers) while draining the backlog")
@@ -388,7 +394,9 @@ def drain(workers: list[Worker], target: int, profile: tuple[Path, Path] | None)
     prof: Profile | str | None = None
     if recorder is not None:
         prof = recorder.finish() or str(recorder.error)
-    return throughput(series, target), prof
+    figures = throughput(series, target)
+    figures["cpu_between_5_and_95_percent"] = per_document(*cpu) if len(cpu) == len(STEADY) else None
+    return figures, prof
 
 
 def _time_at(series: list[tuple[float, float]], count: float) -> float:
@@ -535,7 +543,14 @@ def run(opts: E2EOptions) -> dict[str, Any]:
             result["first_window"] = [{"worker": w.name, "ready_seconds_from_spawn": w.ready_s,
                                        "first_decision_seconds_from_spawn": w.first_decision_s} for w in workers]
             prof_paths = (folder / "pyspy.txt", opts.profile_path) if opts.profile_path else None
-            result["throughput"], prof = drain(workers, backlog, prof_paths)
+            processes = {f"worker {w.name}": w.proc.pid for w in workers}
+            if opts.broker_pid is not None:
+                processes["broker"] = opts.broker_pid
+            meter = CpuMeter(opts.store_url, processes)
+            try:
+                result["throughput"], prof = drain(workers, backlog, prof_paths, meter)
+            finally:
+                meter.close()
             rate = 0.5 * (result["throughput"]["sustained_documents_per_second"] or backlog / 60)
             result["latency_at_half_load"] = asyncio.run(latency(opts, crawler, workers, rate, seconds))
             result["worker_memory"] = [{"worker": w.name, **w.memory()} for w in workers]
@@ -554,12 +569,16 @@ def summary(r: dict[str, Any]) -> str:
     t, lat = r["throughput"], r["latency_at_half_load"]
     first = max((w["first_decision_seconds_from_spawn"] or 0.0) for w in r["first_window"])
     peak = max(w["peak_rss_mib"] for w in r["worker_memory"])
+    cpu = t.get("cpu_between_5_and_95_percent") or {}
     return table(f"e2e: crawler -> Kafka -> {r['workers']} workers -> Redis, backlog of {t['documents']:,}", [
         Row("sustained docs/s (all workers)", number(t["sustained_documents_per_second"]), "5,000"),
         Row("lowest 10 s interval, docs/s", number(t["lowest_10s_interval_documents_per_second"]), "2,500"),
         Row(f"p99 publish -> decision at {number(lat['offered_documents_per_second'])} docs/s, s (exact)",
             number(lat["publish_to_decision_seconds"]["p99"], 2), "2"),
         Row("p99 take -> decision (worker histogram), s", number(lat["decision_latency_from_take_seconds"]["p99"], 2)),
+        Row("CPU a document, Redis (all nodes), us", number(cpu.get("redis_us_per_document")), "120"),
+        Row("CPU a document, workers, us", number(cpu.get("workers_us_per_document")), "300"),
+        Row("CPU a document, broker, us", number(cpu.get("processes_us_per_document", {}).get("broker"))),
         Row("worker peak RSS, MiB", number(peak), "1,024"),
         Row("spawn -> first window decided, s (slowest worker)", number(first, 1), "5"),
         Row("machine otherwise idle", "yes" if r["machine"]["otherwise_idle"] else
