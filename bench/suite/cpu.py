@@ -88,6 +88,7 @@ class CpuMeter:
     _clients: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """One client per Redis node, opened now."""
         if self.store_url is not None:
             for c in _redis_clients(self.store_url):
                 kw = c.connection_pool.connection_kwargs

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neardup.bench.cpu import CpuMeter, CpuSample, per_document
 from neardup.bench.corpus import Corpus, load_chinese_texts
+from neardup.bench.cpu import CpuMeter, CpuSample, per_document
 from neardup.bench.net import free_port
 from neardup.bench.profile import Profile, Recorder
 from neardup.bench.report import MachineLoad, Row, environment, number, percentile, table
