@@ -163,7 +163,7 @@ _CLAIM_LUA = _HEAD + _lua("claim")
 # index entries. An entry with a recheck row is first looked up as the lookup script does (the
 # race check, folded in: the members already under its check, whoever wrote them); the script
 # returns those hits, row u32 + ref (8 B) each. Each timed bucket key written gets EXPIREAT its
-# end + margin: the whole key goes once its entries are dead, so nothing sweeps members.
+# end + margin (NX: once): the whole key goes once its entries are dead, so nothing sweeps members.
 NO_RECHECK = 0xFFFFFFFF
 _WRITE_LUA = _HEAD + _LIVE_HITS + _lua("write", NO_RECHECK=NO_RECHECK)
 

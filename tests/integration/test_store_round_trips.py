@@ -91,3 +91,59 @@ async def test_store_commands_per_window_do_not_grow_with_the_window(redis_clust
     assert large <= small + 2 * masters, (counts[100], counts[400])
     # the work inside the scripts does grow with the window: the count above is not vacuous
     assert counts[400].get("zrange", 0) > 3 * counts[100].get("zrange", 1)
+
+
+def _replica_stats(cluster: RedisCluster) -> dict[str, int]:
+    """Calls per command, summed over the replicas (what the masters' writes cost them)."""
+    total: dict[str, int] = {}
+    for row in cluster.cluster_nodes():
+        if "slave" not in row["flags"] or "fail" in row["flags"]:
+            continue
+        client = redis.Redis(host="127.0.0.1", port=int(row["port"]))
+        try:
+            for name, stat in client.info("commandstats").items():
+                command = name.removeprefix("cmdstat_")
+                total[command] = total.get(command, 0) + int(stat["calls"])
+        finally:
+            client.close()
+    return total
+
+
+async def test_a_bucket_keys_expiry_is_set_once_and_replicated_once(redis_cluster: RedisCluster) -> None:
+    """A bucket key's expiry follows from its name: the write sets it only where the key has
+    none (EXPIREAT NX), so filing more entries into keys that have it replicates no expiry; the
+    keys keep it."""
+    import asyncio
+
+    from neardup.storage import FingerprintRecord, open_store
+
+    prefix = f"ex{uuid.uuid4().hex[:8]}"
+    store = open_store(redis_cluster.url, ttl={"news": 3600}, key_prefix=prefix)
+    await store.open()
+
+    def record(doc_id: str) -> FingerprintRecord:
+        return FingerprintRecord(doc_id=doc_id, content_type="news", published_at=1.7e9,
+                                 content_hash=doc_id.encode().ljust(16, b"-"), simhash=b"\0" * 8,
+                                 signature=b"\0" * 512, profile=b"", shingles=1, length=10,
+                                 index_keys=tuple(range(1000, 1040)))  # fmt: skip
+
+    try:
+        await store.commit([], [record("first")])
+        await asyncio.sleep(0.5)  # replication of the first write has arrived
+        before = _replica_stats(redis_cluster)
+        for k in range(5):
+            await store.commit([], [record(f"again{k}")])
+        await asyncio.sleep(0.5)
+        delta = _delta(before, _replica_stats(redis_cluster))
+    finally:
+        await store.close()
+    assert delta.get("zadd", 0) >= 5 * 40  # the entries were replicated ...
+    assert delta.get("pexpireat", 0) == 0 and delta.get("expireat", 0) == 0  # ... and no expiry again
+    ttls = []
+    for port in redis_cluster.masters():
+        client = redis.Redis(host="127.0.0.1", port=port)
+        try:
+            ttls += [client.ttl(key) for key in client.scan_iter(match=f"{prefix}:{{i*", count=1000)]
+        finally:
+            client.close()
+    assert ttls and all(t > 0 for t in ttls)

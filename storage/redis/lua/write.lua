@@ -20,5 +20,7 @@ for off = 1, #blob, 25 do
   redis.call('ZADD', key, 0, member)
   if ends ~= 0 then touched[key] = ends end
 end
-for key, ends in pairs(touched) do redis.call('EXPIREAT', key, ends + margin) end
+-- NX: a bucket key's expiry follows from its name, so it is set once: a key that has it is
+-- left alone and nothing is replicated for it
+for key, ends in pairs(touched) do redis.call('EXPIREAT', key, ends + margin, 'NX') end
 return table.concat(hits)
