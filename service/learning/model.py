@@ -595,9 +595,11 @@ def _readable_sketches(records: Iterable[Any], fp: Any) -> dict[str, Sketch]:
     sketches: dict[str, Sketch] = {}
     for rec in records:
         try:
-            sketches[rec.doc_id] = Sketch.from_record(rec, fp.seed, fp.num_perm, fp.minhash_family)
+            sketch = Sketch.from_record(rec, fp.seed, fp.num_perm, fp.minhash_family)
         except ValueError:
             continue
+        if sketch.decodes():  # the critical check reads every profile
+            sketches[rec.doc_id] = sketch
     return sketches
 
 

@@ -177,6 +177,7 @@ def decide_window(case: WindowCase, thresholds: Thresholds | Sequence[Thresholds
         pairs = pairs[keep]
     sims = similarities(case.table, pairs[:, 0], pairs[:, 1])
     codes = _codes_per_row(sims, per_row)
+    _drop_undecodable(case, sims, codes)
     _excerpts(case, sims, codes, per_row)
     _count(case, "language", int((~sims.comparable).sum()))
     by_row = _group(pairs[:, 0], case.n)
@@ -192,6 +193,19 @@ def decide_window(case: WindowCase, thresholds: Thresholds | Sequence[Thresholds
             case.table.sketches[i].original = v.cluster or v.matched  # a later row of this window sees its cluster
         verdicts.append(v)
     return verdicts
+
+
+def _drop_undecodable(case: WindowCase, sims: PairSimilarities, codes: npt.NDArray[np.int8]) -> None:
+    """Make incomparable, in place, the pairs whose stored candidate's profile the rules would
+    read (a rule met, or an excerpt's containment) but which does not decode: compared with
+    nothing, as a record of another format. Stored profiles are decoded here, on first need."""
+    need = np.flatnonzero(sims.comparable & ((codes > 0) | (sims.containment >= EXCERPT_MIN_CONTAINMENT)))
+    sketches = case.table.sketches
+    bad = [p for p in need.tolist() if int(sims.right[p]) >= case.n and not sketches[int(sims.right[p])].decodes()]
+    if bad:
+        sims.comparable[bad] = False
+        codes[bad] = 0
+        _count(case, "format", len(bad))
 
 
 def _codes_per_row(sims: PairSimilarities, per_row: Sequence[Thresholds]) -> npt.NDArray[np.int8]:
@@ -389,8 +403,8 @@ def similar_candidates(table: SketchTable, row: int, candidates: Sequence[int], 
     for p in np.argsort(-sims.jaccard, kind="stable").tolist():
         cand = table.sketches[int(right[p])]
         jaccard = float(sims.jaccard[p])
-        if codes[p] and profile.critical_against(cand.profile, cand.profile_version, jaccard=jaccard,
-                                                 their_length=cand.length) is None:
+        if codes[p] and cand.decodes() and profile.critical_against(cand.profile, cand.profile_version,
+                                                                    jaccard=jaccard, their_length=cand.length) is None:
             out.append((int(right[p]), sims.at(p), RULES[int(codes[p])] or Rule.JACCARD))
     return out
 

@@ -63,12 +63,33 @@ class Sketch:
     length: int
     content_hash: bytes
     published_at: float
-    profile: npt.NDArray[np.uint64]  # sorted critical-difference entries
+    # sorted critical-difference entries; None until a stored record's (``profile_data``) is
+    # first asked for: most candidates a lookup proposes are never similar enough to need it
+    profile_entries: npt.NDArray[np.uint64] | None
     marks: tuple[int, ...] = ()  # version marks (neardup.rules.versions)
     original: str = ""  # the document this one duplicates, once decided ("" for an original)
     profile_version: int = PROFILE_VERSION  # of the record ``profile`` came from (what its contexts cover)
     images: tuple[int, ...] = ()  # the pHash of each usable image (the record's ``images``)
     image_structure: tuple[int, ...] = ()  # the record's ``image_structure`` (a byte an image, () not known)
+    profile_data: bytes = b""  # the stored profile, while ``profile_entries`` is None
+
+    @property
+    def profile(self) -> npt.NDArray[np.uint64]:
+        """The sorted critical-difference entries, decoded on first use; ValueError when the
+        stored profile does not decode (:meth:`decodes` tells first)."""
+        if self.profile_entries is None:
+            self.profile_entries = decode_profile(self.profile_data)
+            self.profile_data = b""
+        return self.profile_entries
+
+    def decodes(self) -> bool:
+        """Whether the profile is, or decodes to, entries (a record whose stored profile does
+        not decode is compared with nothing, as one of another format)."""
+        try:
+            self.profile  # noqa: B018 (decoded for its error)
+        except ValueError:
+            return False
+        return True
 
     def meta(self) -> bytes:
         """The record's ``meta`` bytes (format v1): the original's id and the version marks."""
@@ -81,10 +102,12 @@ class Sketch:
         sig, kind, _size, rec_seed, bits, rec_family = decode_signature(rec.signature)
         if rec_seed != seed or sig.shape[0] != num_perm or rec_family != family:
             raise ValueError("signature of another MinHash family")
+        if not profile_version(rec.profile):
+            raise ValueError("a record without a critical-difference profile")
         original, marks = decode_meta(rec.meta)
         return cls(rec.doc_id, sig, bits, kind, decode_simhash(rec.simhash), rec.shingles, rec.length,
-                   rec.content_hash, rec.published_at, decode_profile(rec.profile), marks, original,
-                   profile_version(rec.profile), rec.images, rec.image_structure)
+                   rec.content_hash, rec.published_at, None, marks, original, profile_version(rec.profile),
+                   rec.images, rec.image_structure, profile_data=rec.profile)
 
 
 @dataclass(slots=True)

@@ -309,7 +309,8 @@ async def test_a_copy_matching_two_versions_equally_joins_the_one_more_copies_ca
     w = eng._prepare(docs, time.time())
     t, o, r, f = w.sketches
     r.original = "original"
-    f = replace(o, doc_id="a-flip", profile=f.profile, content_hash=f.content_hash)  # as similar as the original
+    # as similar as the original
+    f = replace(o, doc_id="a-flip", profile_entries=f.profile, content_hash=f.content_hash)
     assert w.profiles[3].critical_against(o.profile) is not None  # the flip contradicts the original
     case = WindowCase(SketchTable.of([t, o, r, f], 128, 1), 1, w.profiles[:1],
                       np.array([[0, 1], [0, 2], [0, 3]], dtype=np.int64), [None])
@@ -330,7 +331,7 @@ async def test_a_document_never_joins_the_cluster_of_one_it_contradicts() -> Non
     w = eng._prepare(docs, time.time())
     o, f, c = w.sketches
     assert w.profiles[0].critical_against(f.profile) is not None  # the flip contradicts the original
-    copy = replace(o, doc_id="copy", profile=c.profile, content_hash=c.content_hash, original="flip")
+    copy = replace(o, doc_id="copy", profile_entries=c.profile, content_hash=c.content_hash, original="flip")
     case = WindowCase(SketchTable.of([o, copy, f], 128, 1), 1, w.profiles[:1],
                       np.array([[0, 1], [0, 2]], dtype=np.int64), [None])
     (v,) = decide_window(case, T)  # the copy is as similar as the original itself; the flip less

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +284,52 @@ async def test_a_candidate_over_the_cap_is_no_race() -> None:
     (flip,) = await Engine(capped, store).decide([flipped])
     assert flip.status == "unique"
     assert len(store.fetched) == 1
+
+
+def _regulation() -> str:
+    """A long regulation of the bundled sample (2,543 characters)."""
+    return next(d.text for d in sample_docs() if d.id == "dev01939")
+
+
+async def test_a_stored_profile_is_decoded_only_when_a_rule_needs_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stored candidate that shares two sentences with a short notice (found under a sentence
+    key) but is not similar to it is fetched, and its critical-difference profile never decoded:
+    most candidates a lookup proposes are not near enough for the rules to read it."""
+    import neardup.sketch.similarity as similarity
+
+    decoded: list[bytes] = []
+    real = similarity.decode_profile
+
+    def counted(data: bytes, bits: int | None = None) -> Any:
+        decoded.append(data)
+        return real(data, bits)
+
+    store = FetchCounted()
+    s = load_settings(store_url="memory://")
+    text = _regulation()
+    await Engine(s, store).decide([Document(id="regulation", text=text)])
+    start = text.index("第一条")
+    two = text[start : text.index("。", text.index("第二条")) + 1]  # two lead sentences share a key
+    monkeypatch.setattr(similarity, "decode_profile", counted)
+    other = next(d.text for d in sample_docs() if d.id == "dev04004")  # another regulation, 975 characters
+    (out,) = await Engine(s, store).decide([Document(id="notice", text=two + other)])
+    assert doc_ref("regulation") in store.fetched
+    assert out.status == "unique" and decoded == []
+
+
+async def test_a_stored_profile_that_does_not_decode_is_compared_with_nothing() -> None:
+    """A record whose profile bytes are damaged after their header is not compared (counted as
+    a record of another format), and the window is decided all the same."""
+    store = MemoryFingerprintStore()
+    s = load_settings(store_url="memory://")
+    await Engine(s, store).decide([Document(id="a", text=NOTICE)])
+    held = store._records[doc_ref("a")]
+    damaged = held.record.profile[:3] + b"\xff" * (len(held.record.profile) - 3)
+    store._records[doc_ref("a")] = replace(held, record=replace(held.record, profile=damaged))
+    eng = Engine(s, store)
+    (out,) = await eng.decide([Document(id="b", text="来源：某网\n" + NOTICE)])
+    assert out.status == "unique"
+    assert eng.metrics.recheck_rejections.labels("format")._value.get() == 1
 
 
 async def test_two_workers_two_near_duplicates_at_once_exactly_one_unique() -> None:
