@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,8 +90,9 @@ def _run_as() -> str | None:
     return "nobody" if os.geteuid() == 0 else None
 
 
-def start_postgres(folder: Path) -> PostgresServer:
-    """``initdb`` a cluster under ``folder`` and start it on a free port; waits until it accepts logins."""
+def start_postgres(folder: Path, settings: Mapping[str, str] | None = None) -> PostgresServer:
+    """``initdb`` a cluster under ``folder`` and start it on a free port; waits until it accepts
+    logins. ``settings``: more server settings (``shared_buffers``: ``1GB``), as ``-c`` options."""
     binaries = postgres_bin()
     user = _run_as()
     data, pwfile, log = folder / "data", folder / "pw", folder / "postgres.log"
@@ -113,7 +115,8 @@ def start_postgres(folder: Path) -> PostgresServer:
         proc = subprocess.Popen(
             [str(binaries / "postgres"), "-D", str(data), "-p", str(port), "-c", f"listen_addresses={HOST}",
              "-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "synchronous_commit=off",
-             "-c", "full_page_writes=off", "-c", "max_connections=50"],
+             "-c", "full_page_writes=off", "-c", "max_connections=50",
+             *[x for k, v in (settings or {}).items() for x in ("-c", f"{k}={v}")]],
             user=user, stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True)
     server = PostgresServer(port, password, proc, data)
     _wait_ready(server, log)
