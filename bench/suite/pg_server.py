@@ -93,9 +93,8 @@ def _run_as() -> str | None:
 def start_postgres(folder: Path, settings: Mapping[str, str] | None = None) -> PostgresServer:
     """``initdb`` a cluster under ``folder`` and start it on a free port; waits until it accepts
     logins. ``settings``: more server settings (``shared_buffers``: ``1GB``), as ``-c`` options."""
-    binaries = postgres_bin()
     user = _run_as()
-    data, pwfile, log = folder / "data", folder / "pw", folder / "postgres.log"
+    data, pwfile = folder / "data", folder / "pw"
     password = secrets.token_urlsafe(18)
     pwfile.write_text(password + "\n")
     if user is not None:
@@ -104,20 +103,31 @@ def start_postgres(folder: Path, settings: Mapping[str, str] | None = None) -> P
             os.chown(path, entry.pw_uid, entry.pw_gid)
     pwfile.chmod(0o600)
     init = subprocess.run(
-        [str(binaries / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "--auth=scram-sha-256",
+        [str(postgres_bin() / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}", "--auth=scram-sha-256",
          "--encoding=UTF8", "--locale=C", "--no-sync"],
         user=user, capture_output=True, text=True, timeout=120, cwd=folder, check=False)
     if init.returncode != 0:
         raise RuntimeError(f"initdb failed: {init.stdout[-2000:]}{init.stderr[-2000:]}")
     pwfile.unlink()
-    port = free_port()
-    with open(log, "wb") as out:
+    return _serve(folder, data, free_port(), password, settings)
+
+
+def restart_postgres(server: PostgresServer, folder: Path, settings: Mapping[str, str] | None = None
+                     ) -> PostgresServer:
+    """Stop ``server`` and start it again on the same data, port and password with ``settings``."""
+    server.stop()
+    return _serve(folder, server.data, server.port, server.password, settings)
+
+
+def _serve(folder: Path, data: Path, port: int, password: str, settings: Mapping[str, str] | None) -> PostgresServer:
+    log = folder / "postgres.log"
+    with open(log, "ab") as out:
         proc = subprocess.Popen(
-            [str(binaries / "postgres"), "-D", str(data), "-p", str(port), "-c", f"listen_addresses={HOST}",
+            [str(postgres_bin() / "postgres"), "-D", str(data), "-p", str(port), "-c", f"listen_addresses={HOST}",
              "-c", "unix_socket_directories=", "-c", "fsync=off", "-c", "synchronous_commit=off",
              "-c", "full_page_writes=off", "-c", "max_connections=50",
              *[x for k, v in (settings or {}).items() for x in ("-c", f"{k}={v}")]],
-            user=user, stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True)
+            user=_run_as(), stdout=out, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True)
     server = PostgresServer(port, password, proc, data)
     _wait_ready(server, log)
     return server
