@@ -234,6 +234,16 @@ def _unusable(rejected: tuple[ImageReject, ...]) -> str:
 SUBTITLE_SNIFF_LINES = 6  # subtitles show a WEBVTT header or a cue timing within their first lines
 
 
+def _first_lines(text: str, n: int, probe: int = 2048) -> str:
+    """The first ``n`` lines of ``text`` joined by newlines, without splitting the whole text
+    (every document is sniffed for subtitles): a prefix that holds more than ``n`` lines holds
+    the first ``n`` whole."""
+    lines = text[:probe].splitlines()
+    if len(lines) <= n and len(text) > probe:
+        lines = text.splitlines()
+    return "\n".join(lines[:n])
+
+
 def _spoken_if_subtitles(text: str, fmt: Any) -> str:
     """The spoken text of SRT or WebVTT subtitles (field ``format``: 'srt' or 'vtt', or 'text' to
     take the text as it is; without it, subtitles are recognised by their first lines), else
@@ -243,8 +253,7 @@ def _spoken_if_subtitles(text: str, fmt: Any) -> str:
     if fmt == "text":
         return text
     if fmt is None:
-        head = "\n".join(text.lstrip("\ufeff \t\r\n").splitlines()[:SUBTITLE_SNIFF_LINES])
-        fmt = detect_format(head)
+        fmt = detect_format(_first_lines(text.lstrip("\ufeff \t\r\n"), SUBTITLE_SNIFF_LINES))
         if fmt is None:
             return text
     try:

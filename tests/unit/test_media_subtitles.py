@@ -184,3 +184,19 @@ def test_text_without_a_timing_line_is_refused(text: str) -> None:
 def test_an_unknown_format_is_refused() -> None:
     with pytest.raises(SubtitleError, match="'ass'"):
         subtitle_text(SRT, "ass")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_sniffed_head_is_the_first_lines_of_the_whole_text(seed: int) -> None:
+    """Every document is sniffed for subtitles by its first lines, read from a prefix: they are
+    the whole text's first lines, whatever line breaks (\\r\\n, \\r, \\u2028) fall where the prefix ends."""
+    import random
+
+    from neardup.document import _first_lines
+
+    rng = random.Random(seed)
+    pieces = ["a", "bb", "字", "00:00:01,000 --> 00:00:02,000", "\n", "\r\n", "\r", "\u2028", "\x0b", " "]
+    text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+    for probe in (1, 2, 3, 5, 8, 13, 2048):
+        for n in (1, 2, 6):
+            assert _first_lines(text, n, probe) == "\n".join(text.splitlines()[:n]), (text, n, probe)
