@@ -104,7 +104,7 @@ T = TypeVar("T")
 
 GENERATION_MARKERS = 64
 
-_HIT = np.dtype([("row", ">u4"), ("ref", f"S{REF_BYTES}")])
+_HIT = np.dtype([("row", ">u4"), ("ref", f"V{REF_BYTES}")])  # V: all bytes, trailing zeros too
 
 # Errors that mean "the cluster is moving or a node is away", not "the request is wrong".
 RETRYABLE: tuple[type[BaseException], ...] = (
@@ -202,7 +202,6 @@ def _count_hits(blob: bytes, found: list[Candidates]) -> None:
     """Add a script's hits (row u32 + ref 8 B each, ``_LIVE_HITS``) to the candidates of their rows."""
     hits = np.frombuffer(blob, dtype=_HIT)
     for row, ref in zip(hits["row"].tolist(), hits["ref"].tolist(), strict=True):
-        ref = ref.ljust(REF_BYTES, b"\0")  # S8 drops trailing zero bytes
         found[row][ref] = found[row].get(ref, 0) + 1
 
 

@@ -159,3 +159,17 @@ def test_the_lua_scripts_are_files_with_every_placeholder_filled() -> None:
                  store._MIGRATE_LUA):
         assert b"$" not in body and b"redis.call" in body
     assert str(store.NO_RECHECK).encode() in store._WRITE_LUA
+
+
+def test_a_scripts_hits_keep_every_byte_of_their_refs() -> None:
+    """A ref (8 bytes of blake2b) may end in zero bytes: a hit comes back with all eight."""
+    import struct
+
+    from neardup.storage.redis.store import _count_hits
+
+    refs = [b"ab\0\0\0\0\0\0", b"\0" * 8, bytes(range(1, 9))]
+    hits = ((0, refs[0]), (1, refs[1]), (1, refs[2]), (1, refs[1]))
+    blob = b"".join(struct.pack(">I", row) + ref for row, ref in hits)
+    found: list[dict[bytes, int]] = [{}, {}]
+    _count_hits(blob, found)
+    assert found == [{refs[0]: 1}, {refs[1]: 2, refs[2]: 1}]
