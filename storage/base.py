@@ -38,11 +38,11 @@ _REF_PERSON = b"neardup-doc"
 IndexKeys = npt.NDArray[np.uint64]
 """Index keys of a window: shape (documents, keys per document); 0 marks "no key"."""
 Candidates = dict[bytes, int]
-# the race check of a commit: document id -> the index keys its recheck looks under (those its
-# lookup asked; a long text files its sentence keys for excerpts to come but asks only its LSH keys)
-Recheck = Mapping[str, Collection[int]]
 """A row's candidates: each ref, and how many of the row's index keys it was filed under (the
 engine re-checks the refs found under the most keys first when there are more than it takes)."""
+Recheck = Mapping[str, Collection[int]]
+"""The race check of a commit: document id -> the index keys its recheck looks under (those its
+lookup asked: a long text files its sentence keys for excerpts to come but asks only its LSH keys)."""
 
 
 def doc_ref(doc_id: str) -> bytes:

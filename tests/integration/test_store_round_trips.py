@@ -32,10 +32,10 @@ CONNECTION = {"replconf", "psync", "sync",
 IN_SCRIPTS = {"get", "set", "zrange", "zadd", "zrem", "expireat"}
 
 
-def _stats(cluster: RedisCluster) -> dict[str, int]:
-    """Calls per command, summed over the masters."""
+def _calls(ports: list[int]) -> dict[str, int]:
+    """Calls per command, summed over the nodes on ``ports``."""
     total: dict[str, int] = {}
-    for port in cluster.masters():
+    for port in ports:
         client = redis.Redis(host="127.0.0.1", port=port)
         try:
             for name, stat in client.info("commandstats").items():
@@ -44,6 +44,11 @@ def _stats(cluster: RedisCluster) -> dict[str, int]:
         finally:
             client.close()
     return total
+
+
+def _stats(cluster: RedisCluster) -> dict[str, int]:
+    """Calls per command, summed over the masters."""
+    return _calls(cluster.masters())
 
 
 def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -95,18 +100,8 @@ async def test_store_commands_per_window_do_not_grow_with_the_window(redis_clust
 
 def _replica_stats(cluster: RedisCluster) -> dict[str, int]:
     """Calls per command, summed over the replicas (what the masters' writes cost them)."""
-    total: dict[str, int] = {}
-    for row in cluster.cluster_nodes():
-        if "slave" not in row["flags"] or "fail" in row["flags"]:
-            continue
-        client = redis.Redis(host="127.0.0.1", port=int(row["port"]))
-        try:
-            for name, stat in client.info("commandstats").items():
-                command = name.removeprefix("cmdstat_")
-                total[command] = total.get(command, 0) + int(stat["calls"])
-        finally:
-            client.close()
-    return total
+    return _calls([int(row["port"]) for row in cluster.cluster_nodes()
+                   if "slave" in row["flags"] and "fail" not in row["flags"]])
 
 
 async def test_a_bucket_keys_expiry_is_set_once_and_replicated_once(redis_cluster: RedisCluster) -> None:
