@@ -55,8 +55,8 @@ def _redis_clients(store_url: str) -> list[Any]:
         finally:
             seed.close()
         text = nodes.decode() if isinstance(nodes, bytes) else str(nodes)
-        addrs = [line.split()[1].split("@")[0] for line in text.splitlines() if line.strip()]
-        hosts = [a.rsplit(":", 1) for a in addrs if "fail" not in a]
+        rows = [line.split() for line in text.splitlines() if line.strip()]  # id addr flags ...
+        hosts = [r[1].split("@")[0].rsplit(":", 1) for r in rows if "fail" not in r[2]]
         return [redis.Redis(host=h or host, port=int(p), username=username, password=password) for h, p in hosts]
     raise ConnectionError(f"no node of {seeds} answered CLUSTER NODES")
 
