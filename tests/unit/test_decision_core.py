@@ -19,6 +19,7 @@ from neardup.rules.thresholds import STATE_NAME, AdaptiveThresholds
 from neardup.sketch.similarity import Similarity, SketchTable
 from neardup.storage import StateValue, WindowQuery
 from neardup.storage.memory import MemoryFingerprintStore
+from tests.fixtures.stores import FetchRecording
 from tests.unit.test_engine import NOTICE
 
 T = Thresholds.from_settings(load_settings().thresholds)
@@ -216,22 +217,15 @@ def test_hot_tier_evicts_by_count_and_age() -> None:
 
 
 async def test_hot_tier_saves_the_fetch_of_recent_candidates() -> None:
-    class FetchCounting(MemoryFingerprintStore):
-        fetched = 0
-
-        async def fetch(self, refs):  # type: ignore[no-untyped-def]
-            FetchCounting.fetched += len(refs)
-            return await super().fetch(refs)
-
-    store = FetchCounting()
+    store = FetchRecording()
     eng = await _engine(store)
     await eng.decide([Document(id="a", text=NOTICE)])
     out = await eng.decide([Document(id="b", text="来源：某网\n" + NOTICE)])
     assert out[0].duplicate_of == "a"
-    assert FetchCounting.fetched == 0 and eng.hot.hits >= 1
+    assert len(store.fetched) == 0 and eng.hot.hits >= 1
     cold = await _engine(store, worker="cold")  # a new process: the record comes from the store
     out = await cold.decide([Document(id="c", text="转载：\n" + NOTICE)])
-    assert out[0].duplicate_of == "a" and FetchCounting.fetched >= 1
+    assert out[0].duplicate_of == "a" and len(store.fetched) >= 1
 
 
 def _sketch():  # type: ignore[no-untyped-def]

@@ -18,6 +18,7 @@ from neardup.rules.differences import decode_profile
 from neardup.storage import doc_ref
 from neardup.storage.memory import MemoryFingerprintStore
 from neardup.text.normalize import normalize_text
+from tests.fixtures.stores import FetchRecording
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample.jsonl"
@@ -258,23 +259,11 @@ def _two_workers(store: MemoryFingerprintStore) -> tuple[Engine, Engine]:
             Engine(s.model_copy(update={"worker_id": "w2"}), store))
 
 
-class FetchCounted(MemoryFingerprintStore):
-    """Counts the refs fetched."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fetched: list[bytes] = []
-
-    async def fetch(self, refs: Any) -> Any:
-        self.fetched += refs
-        return await super().fetch(refs)
-
-
 async def test_a_candidate_over_the_cap_is_no_race() -> None:
     """A stored candidate the lookup found but left out over ``index.max_candidates`` comes back
     in the commit's race check; it was there before the lookup, so it is no race and is not
     fetched and compared there (before, every one of them was)."""
-    store = FetchCounted()
+    store = FetchRecording()
     s = load_settings(store_url="memory://")
     capped = s.model_copy(update={"index": s.index.model_copy(update={"max_candidates": 1})})
     for k, extra in enumerate(("", "来源：某网\n", "（责任编辑：张三）")):
@@ -304,7 +293,7 @@ async def test_a_stored_profile_is_decoded_only_when_a_rule_needs_it(monkeypatch
         decoded.append(data)
         return real(data, bits)
 
-    store = FetchCounted()
+    store = FetchRecording()
     s = load_settings(store_url="memory://")
     text = _regulation()
     await Engine(s, store).decide([Document(id="regulation", text=text)])
