@@ -507,15 +507,18 @@ def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, link
 
 
 @njit(nogil=True, cache=True)
-def byline_names(tok_off, tok_hashes, flags, markers, span):
+def byline_names(starts, ends, tok_off, tok_hashes, flags, markers, span):
     """Unflag, in place, names in the ``span`` tokens after an editor marker (``markers``: sorted
-    token hashes of 责任编辑, 校对 ...): the editor a reprint names is its own furniture, not
-    what the notice is about."""
+    token hashes of 责任编辑, 校对 ...), written together (吴/霞 after 责任编辑:): the editor a
+    reprint names is its own furniture, not what the notice is about. What follows a break (作者:
+    飘雪 [河南行情]) is the page's text again."""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b):
             if _in_sorted(markers, tok_hashes[i]):
                 for j in range(i + 1, min(b, i + 1 + span)):
+                    if j > i + 1 and starts[j] != ends[j - 1]:
+                        break
                     flags[j] = False
 
 

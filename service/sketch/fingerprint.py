@@ -409,7 +409,7 @@ class Fingerprinter:
             kent.titled_names(*spans, *zh_title_tables(), stops, self.classes)
             for markers, docs in self._marker_groups(types):
                 kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, self.classes)
-            kent.byline_names(tok_off, tok_hashes, flags, byline_markers(), BYLINE_TOKENS)
+            kent.byline_names(starts, ends, tok_off, tok_hashes, flags, byline_markers(), BYLINE_TOKENS)
         elif tokenizer is Tokenizer.WORDS:
             flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)

@@ -269,9 +269,10 @@ class NameEntries:
         return NameEntries(self.entries[a:b], self.starts[a:b], self.ends[a:b], np.array([0, b - a], dtype=np.int64))
 
 
-# an editor's line (责任编辑:吴霞) is a reprint's furniture; a reporter or an author is left a name,
-# as a story under another's byline may be another story
-BYLINE_MARKERS = ("责任编辑", "编辑", "责编", "校对", "审核", "审校")
+# an editor's line (责任编辑:吴霞) is a reprint's furniture, and so are the author and the source
+# of a page's header line (来源:环球网 作者:陈静), which each site fills with its own; a reporter
+# (记者) is left a name, as a story under another's byline may be another story
+BYLINE_MARKERS = ("责任编辑", "编辑", "责编", "校对", "审核", "审校", "作者", "来源")
 BYLINE_TOKENS = 3  # tokens after a marker that are the byline's names (吴/霞, 通讯员 张 三)
 
 

@@ -939,3 +939,34 @@ def test_clock_times_of_the_story_are_figures_and_a_pages_times_furniture() -> N
     assert mask_timestamps_batch([text]) == [masked]
     status, _, kind = decide_pair(STORY.format(a="6:30am", b="8:15am"), STORY.format(a="8:15am", b="6:30am"))
     assert status is Status.UNIQUE and kind == "figure"
+
+
+CAMERA = ("每秒八张、高清摄像 佳能单反7D最新价格（中关村在线数码影像行情报道）佳能EOS-7D是一款拥有1800万像素成像能力，"
+          "每秒钟8张连拍性能的单反相机，目前该机在{place}的最新报价为8999元，感兴趣的朋友不妨关注一下。")
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("2016-09-18 18:33　来源：环球网　作者：陈静\n", "2018-02-16 10:19　来源：中国政府网　作者：王丽华\n"),
+    ("来源：人民网　作者：赵磊\n", "来源：新华网　作者：钱卫东\n"),
+])
+def test_reprints_whose_header_lines_name_other_authors_and_sources_merge(first: str, second: str) -> None:
+    status, original, _ = decide_pair(first + CAMERA.format(place="北京"), second + CAMERA.format(place="北京"))
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def test_a_name_after_an_author_line_break_is_the_storys() -> None:
+    header = "作者：飘雪　[{place}行情] "
+    status, _, kind = decide_pair(header.format(place="河南") + CAMERA.format(place="河南"),
+                                  header.format(place="湖北") + CAMERA.format(place="湖北"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_byline_marker_unflags_only_the_tokens_written_together_after_it() -> None:
+    text = "作者：飘雪 河南行情"  # 作者/飘/雪/河南/行情: the colon and the space are no tokens
+    words = ["作者", "飘", "雪", "河南", "行情"]
+    starts, ends = np.array([0, 3, 4, 6, 8]), np.array([2, 4, 5, 8, 10])
+    assert [text[a:b] for a, b in zip(starts, ends, strict=True)] == words
+    flags = np.array([False, True, True, True, False])
+    kent.byline_names(starts, ends, np.array([0, len(words)]), hash_words(words), flags,
+                      np.sort(hash_words(["作者"])), 3)
+    assert flags.tolist() == [False, False, False, True, False]
