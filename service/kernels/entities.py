@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from neardup.kernels.hashing import FNV_OFFSET, FNV_PRIME, GOLDEN, fmix64
+from neardup.kernels.hashing import FNV_OFFSET, FNV_PRIME, GOLDEN, fmix64, hash_span
 from neardup.kernels.simhash import popcount64
 from neardup.kernels.text import ALNUM, CJK, DIGIT
 
@@ -177,7 +177,7 @@ def letter_sets(cps, starts, ends, flags, pairs, suffixes):
 
 
 @njit(nogil=True, cache=True)
-def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, fill_byte, present_fill):
+def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, fill_byte, present_fill, last, cont):
     """The entries (context << 16 | fill_byte << 8 | name byte) of every name token, two a name,
     and one presence entry (:func:`presence_context` << 16 | ``present_fill``) a distinct name,
     sorted within each document; the token of each entry; the entries' document offsets.
@@ -189,7 +189,7 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
     n_docs = tok_off.shape[0] - 1
     total = 0
     for i in range(tok_hashes.shape[0]):
-        total += 3 if flags[i] else 0
+        total += 3 if flags[i] and not cont[i] else 0
     entries = np.empty(total, dtype=np.uint64)
     tokens = np.empty(total, dtype=np.int64)
     doc_off = np.zeros(n_docs + 1, dtype=np.int64)
@@ -199,13 +199,14 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
         a, b = tok_off[d], tok_off[d + 1]
         start = w
         for i in range(a, b):
-            if not flags[i]:
+            if not flags[i] or cont[i]:
                 continue
             entries[w] = (presence_context(fills[i], letters[i]) << np.uint64(16)) | np.uint64(present_fill)
             tokens[w] = i
             w += 1
             fill = fb | (fills[i] & np.uint64(0xFF))
-            lo, hi = _sides(breaks, a, b, i, k)
+            lo, _ = _sides(breaks, a, b, i, k)
+            _, hi = _sides(breaks, a, b, last[i], k)
             # a side with no token (the name starts or ends its sentence) is every such name's
             # context: it would pair names that have nothing else in common (a cut "Jame" with a
             # sentence's last name), so only a side with words gives an entry
@@ -213,8 +214,8 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
                 entries[w] = (_context(tok_hashes, flags, lo, i, seed, LEFT) << np.uint64(16)) | fill
                 tokens[w] = i
                 w += 1
-            if hi > i + 1:
-                entries[w] = (_context(tok_hashes, flags, i + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
+            if hi > last[i] + 1:
+                entries[w] = (_context(tok_hashes, flags, last[i] + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
                 tokens[w] = i
                 w += 1
         order = np.argsort(entries[start:w], kind="mergesort")
@@ -237,17 +238,23 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
 def slot_contexts(tok_hashes, tok_off, flags, breaks, k, seed):
     """For every token, the left and the right context a name standing there would have
     (:func:`entity_entries`' contexts): what the other text's name entries are looked up by when
-    this text has some other word in the name's place (:func:`one_sided_name`)."""
+    this text has some other word in the name's place (:func:`one_sided_name`); and whether each
+    side holds a word that is no name (``worded``: left, right)."""
     n = tok_hashes.shape[0]
     left = np.empty(n, dtype=np.uint64)
     right = np.empty(n, dtype=np.uint64)
+    worded = np.zeros((n, 2), dtype=np.bool_)
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b):
             lo, hi = _sides(breaks, a, b, i, k)
             left[i] = _context(tok_hashes, flags, lo, i, seed, LEFT)
             right[i] = _context(tok_hashes, flags, i + 1, hi, seed, RIGHT)
-    return left, right
+            for j in range(lo, i):
+                worded[i, 0] |= not flags[j]
+            for j in range(i + 1, hi):
+                worded[i, 1] |= not flags[j]
+    return left, right, worded
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -329,7 +336,7 @@ def _sentence_tokens(breaks, t, step):
 
 
 @njit(nogil=True, cache=True)
-def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, breaks, max_tokens, fill_byte,
+def one_sided_name(mine, theirs, left, right, worded, letters, words, glued, rare, breaks, max_tokens, fill_byte,
                    present_fill):
     """Where a name of ``theirs`` (entries) stands in ``mine``'s text as words ``mine`` does not
     read as a name: tokens t1..t2, two to ``max_tokens`` of them written together (``glued``: no
@@ -338,7 +345,8 @@ def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, break
     ``rare``, 稀树 for 墨西哥) with :data:`SLOT_CONTEXT_TOKENS` tokens of their sentence around
     them, one each side at least (a side of one only when it is a word), the name's left
     context before t1 and its right context after t2 (``left``, ``right``: :func:`slot_contexts`
-    of mine's tokens), the name not carried by ``mine`` and not written alike (half its letters
+    of mine's tokens), each side with a word that is no name (``worded``: a side of names only,
+    镇/鹜/窝/村 before 女青年, is the context of every name in a list), the name not carried by ``mine`` and not written alike (half its letters
     or more shared, ``letters``: every token's letter set). The same notice about another person
     whose name no dictionary knows (何/炼成 for 江泽民). (t1, t2), or (-1, -1). A record needs
     presence entries (v6 records): ``theirs`` a record's, which without them says nothing of its
@@ -352,7 +360,7 @@ def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, break
         if not words[t1] or breaks[t1]:
             continue
         before = _sentence_tokens(breaks, t1, -1)
-        if before < 2 and not words[t1 - 1]:
+        if (before < 2 and not words[t1 - 1]) or not worded[t1, 0]:
             continue
         f1 = _name_at(theirs, left[t1], fb, mine, pf)
         if f1 == 0:
@@ -364,7 +372,8 @@ def one_sided_name(mine, theirs, left, right, letters, words, glued, rare, break
                     break
                 span |= letters[t2]
             after = _sentence_tokens(breaks, t2, 1)
-            if after == 0 or before + after < SLOT_CONTEXT_TOKENS or (after < 2 and not words[t2 + 1]):
+            if (after == 0 or before + after < SLOT_CONTEXT_TOKENS or (after < 2 and not words[t2 + 1])
+                    or not worded[t2, 1]):
                 continue
             f2 = _name_at(theirs, right[t2], fb, mine, pf)
             if f2 == 0:
@@ -398,16 +407,17 @@ def _han_span(cps, start, end, classes):
 
 
 @njit(nogil=True, cache=True)
-def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, stops, classes):
+def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, stops, classes, glued):
     """Flag, in place, people the dictionary lacks (Chinese): a surname standing alone as a
     one-character token (``surnames``: sorted code points) followed by a token of one or two
     ideographs (王/新民, 刘/业/定) that holds no particle or preposition (``stops``, sorted:
-    黄/的, 李/在 are no people): both tokens are the name. (A third one-character token, 黄/启/昌,
-    was tried: 3 more look-alikes apart for a development F1 0.0008 lower.)"""
+    黄/的, 李/在 are no people): both tokens are the name; ``glued`` (profile v9): only when
+    nothing stands between them (兰，男 is no one). A run of one-character tokens is read by
+    :func:`single_char_names`, first."""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b - 1):
-            if ends[i] - starts[i] != 1 or flags[i] or flags[i + 1]:
+            if ends[i] - starts[i] != 1 or flags[i] or flags[i + 1] or (glued and starts[i + 1] != ends[i]):
                 continue
             m = ends[i + 1] - starts[i + 1]
             if not (_in_sorted(surnames, cps[starts[i]]) and 1 <= m <= 2
@@ -617,3 +627,65 @@ def merge_order(first, first_off, second, second_off):
             w += 1
         off[d + 1] = w
     return order, off
+
+
+@njit(nogil=True, cache=True)
+def single_char_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, stops, classes, max_run):
+    """Flag, in place, people the dictionary lacks written as one-character tokens: jieba's
+    dictionary cut leaves a name it does not know as its characters (单/兴/缘, 张/元/方). A run
+    of two to ``max_run`` such tokens written together, the first a surname (``surnames``:
+    sorted code points), none a particle or a preposition (``stops``) nor flagged already, and
+    not followed by another such token (a longer run of single characters is a phrase)."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        i = a
+        while i < b:
+            if not (_single(cps, starts, ends, flags, stops, classes, i)
+                    and _in_sorted(surnames, cps[starts[i]])
+                    and (i == a or starts[i] != ends[i - 1] or not _single(cps, starts, ends, flags, stops, classes,
+                                                                            i - 1))):
+                i += 1
+                continue
+            j = i + 1
+            while j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j):
+                j += 1
+            if 2 <= j - i <= max_run:
+                for t in range(i, j):
+                    flags[t] = True
+                    fills[t] = tok_hashes[t]
+            i = j
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _single(cps, starts, ends, flags, stops, classes, t):
+    """Whether token ``t`` is one ideograph, no particle (``stops``), not flagged a name."""
+    return (ends[t] - starts[t] == 1 and not flags[t] and _han_span(cps, starts[t], ends[t], classes)
+            and not _in_sorted(stops, cps[starts[t]]))
+
+
+@njit(nogil=True, cache=True)
+def name_runs(cps, starts, ends, tok_off, flags, fills, pieces, seed):
+    """Join, in place, a name written as several tokens (王/新民, 单/兴/缘: ``pieces`` says which
+    flagged tokens the patterns found; a dictionary's name stands alone) into one: the first
+    token's fill becomes the hash of the whole run, the others are its continuation. Returns
+    (the last token of each token's name, which tokens continue a name)."""
+    n = starts.shape[0]
+    last = np.arange(n)
+    cont = np.zeros(n, dtype=np.bool_)
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        i = a
+        while i < b:
+            if not (flags[i] and pieces[i]):
+                i += 1
+                continue
+            j = i + 1
+            while j < b and flags[j] and pieces[j] and starts[j] == ends[j - 1]:
+                j += 1
+            if j - i >= 2:
+                fills[i] = hash_span(cps, starts[i], ends[j - 1], seed)
+                for t in range(i, j):
+                    last[t] = j - 1
+                    cont[t] = t > i
+            i = j
+    return last, cont

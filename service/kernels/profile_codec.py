@@ -28,7 +28,7 @@ from numba import njit
 
 MAGIC0 = 78  # "N"
 MAGIC1 = 80  # "P"
-VERSIONS = (2, 3, 4, 5, 6, 7, 8)  # the layout is the same; what the contexts cover differs (module docstring)
+VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9)  # the layout is the same; what the contexts cover differs (module docstring)
 
 # decode status codes (the caller turns them into one-line errors)
 OK = 0

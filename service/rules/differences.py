@@ -58,13 +58,19 @@ Byte formats (what the store keeps), all read:
   v1's 245 on the development set (the contexts, 32 random bits each, dominate).
 - v3: v2's layout over one-sided contexts for polarity words.
 - v4: v3's layout over class-free polarity marks and fills, negators counted.
-- v5 (written): v4, and an English word with a negative prefix (un, in, im, il, ir before a stem
+- v5: v4, and an English word with a negative prefix (un, in, im, il, ir before a stem
   of four letters or more; dis, non) stands in the frame as its stem and counts as one more
   negator of its sentence: likely -> unlikely, legal -> illegal, agree -> disagree leave the
   sentence's frame equal and change its count, as a negator put before the word does. A word
   that only looks prefixed (interest, understand) is cut the same way in both texts, so it
   changes nothing; it would take an edit that writes the stem in its place (display -> play).
   A stem that is a polarity word makes the word that word negated (disapproved: not approved).
+- v6-v8: v5's layout with the entries of names (v6), figures read as values (v7) and identifiers
+  read as figures (v8).
+- v9 (written): v8's layout; a Chinese person written as several tokens is one name (王/新民 is
+  王新民, its entries' contexts around the whole name), and a run of one-character tokens that
+  starts with a common surname is a person (单/兴/缘: the dictionary cut of a name it lacks). A
+  v8 record is compared with the names read the v8 way (:meth:`NameSlots.as_v8`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
 version made them, computed when such a record comes up (:meth:`Profile.critical_against`).
@@ -93,13 +99,14 @@ from neardup.text.entities import NAME_FILL_BYTE, NameEntries, NameSlots, canoni
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 8
+PROFILE_VERSION = 9
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
 NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisations)
 FIGURE_VALUES_SINCE = 7  # ... and read figures as values: thousands groups (1,200), Chinese numerals (一千二百)
 IDENTIFIERS_SINCE = 8  # ... and read letters followed by digits as one figure (a credit code, x5, aud1.102)
+NAME_RUNS_SINCE = 9  # ... and read a person's tokens as one name, one-character runs (单/兴/缘) included
 IDENTIFIER = r"(?<![0-9a-z])(?=[0-9a-z]*[a-z][0-9a-z]*[0-9])[0-9a-z]+(?![0-9a-z])"  # a digit after a letter
 NAME_FILL = "@"  # a name's fill: "@" + the name
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
@@ -210,7 +217,8 @@ def comparable(version: int) -> int:
     be compared with such a record: v1 and v2 share one (same contexts, other bytes); v3 and v4
     each have their own; v5 and v6 share v6's (v6 adds the entries of names, which a v5 record
     lacks and so never pairs); v7 has its own (figures read as values: 1,200 and 一千二百 are 1200),
-    and so has v8 (identifiers read as figures: 91440300ma5dab1234, x5)."""
+    and so have v8 (identifiers read as figures: 91440300ma5dab1234, x5) and v9 (a person's
+    tokens read as one name, 王/新民 as 王新民, and one-character runs read: 单/兴/缘)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
@@ -1064,7 +1072,10 @@ class AnchorProfiler:
 
         def remade(older: int) -> Profile:
             own = names.document(d) if names is not None else None
-            return self.profile_batch([text], [lang], version=older, names=own, slots=[slots])[0]
+            slot = slots
+            if own is not None and slots is not None and older < NAME_RUNS_SINCE:
+                own, slot = slots.as_v8(own)
+            return self.profile_batch([text], [lang], version=older, names=own, slots=[slot])[0]
 
         return remade
 

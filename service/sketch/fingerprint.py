@@ -18,7 +18,7 @@ Byte formats (all big-endian, versioned; the store keeps them opaque):
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
@@ -39,6 +39,7 @@ from neardup.text.entities import (
     EN_FILL_LETTERS,
     NAME_FILL_BYTE,
     NAME_PRESENT_FILL,
+    NAME_RUN,
     SENTENCE_MARKS,
     NameEntries,
     NameSlots,
@@ -48,6 +49,7 @@ from neardup.text.entities import (
     zh_body_tables,
     zh_name_table,
     zh_place_suffixes,
+    zh_run_surnames,
     zh_suffix_tables,
     zh_surnames,
     zh_title_tables,
@@ -297,6 +299,70 @@ def _name_entries(parts: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64
                        np.concatenate([p[2] for p in found]), doc_off)
 
 
+MarkerGroups = list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]]
+
+
+def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
+                  tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], classes: npt.NDArray[np.uint8],
+                  groups: MarkerGroups, runs: bool = True) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint64],
+                                                                   npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """(flags, fills, the last token of each token's name, which tokens continue a name) of
+    Chinese tokens: the dictionary's names, then each pattern's (each step sees the names the
+    steps before it flagged: a known city ends a company's span); ``groups``: learned field
+    words and the documents they apply to. ``runs`` (profile v9): a person cut into one-character
+    tokens (单/兴/缘) is read, a surname must be written together with its given name, and a
+    person's tokens are one name (王/新民 is 王新民); else as v8 records were read."""
+    flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
+    stops = zh_suffix_tables()[1]
+    spans = (cps, starts, ends, tok_off, tok_hashes, flags, fills)
+    dictionary = flags.copy()
+    if runs:
+        kent.single_char_names(*spans, zh_run_surnames(), stops, classes, NAME_RUN)
+    kent.surname_names(*spans, zh_surnames(extended=runs), stops, classes, runs)
+    people = flags & ~dictionary  # the pieces of a person the two patterns read
+    kent.suffix_names(*spans, *zh_suffix_tables(), classes)
+    kent.body_names(*spans, *zh_body_tables(), stops, classes)
+    kent.titled_names(*spans, *zh_title_tables(), stops, classes)
+    for markers, docs in groups:
+        kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, classes)
+    kent.byline_names(starts, ends, tok_off, tok_hashes, flags, byline_markers(), BYLINE_TOKENS)
+    if not runs:
+        return flags, fills, np.arange(len(starts)), np.zeros(len(starts), dtype=np.bool_)
+    last, cont = kent.name_runs(cps, starts, ends, tok_off, flags, fills, people, TOKEN_SEED)
+    return flags, fills, last, cont
+
+
+def _entries_of(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
+                tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], flags: npt.NDArray[np.bool_],
+                fills: npt.NDArray[np.uint64], last: npt.NDArray[np.int64], cont: npt.NDArray[np.bool_],
+                words: bool) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                      npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
+    """(entries, the token of each, document offsets, sentence breaks, where each token's name
+    ends) of flagged tokens (:func:`neardup.kernels.entities.entity_entries`)."""
+    name_ends = ends[last]
+    breaks = kent.sentence_breaks(cps, starts, ends, tok_off, SENTENCE_MARKS)
+    letters = kent.letter_sets(cps, starts, name_ends, flags, words, zh_place_suffixes())
+    entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, CONTEXT_TOKENS,
+                                                 NAME_CONTEXT_SEED, NAME_FILL_BYTE, NAME_PRESENT_FILL, last, cont)
+    return entries, tokens, e_off, breaks, name_ends
+
+
+def _v8_reader(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
+               tok_hashes: npt.NDArray[np.uint64], classes: npt.NDArray[np.uint8], groups: MarkerGroups
+               ) -> Callable[[], tuple[NameEntries, NameSlots]]:
+    """How to read one Chinese document's names as v8 records were read (:func:`zh_name_flags`),
+    made only when such a record comes up: (its name entries, its tokens as slots)."""
+    def read() -> tuple[NameEntries, NameSlots]:
+        tok_off = np.array([0, len(starts)], dtype=np.int64)
+        flags, fills, last, cont = zh_name_flags(cps, starts, ends, tok_off, tok_hashes, classes, groups, runs=False)
+        entries, tokens, e_off, breaks, name_ends = _entries_of(cps, starts, ends, tok_off, tok_hashes, flags, fills,
+                                                                last, cont, False)
+        names = NameEntries(entries, starts[tokens], name_ends[tokens], e_off)
+        return names, NameSlots(SlotTokens(cps, starts, ends, tok_hashes, flags, breaks, 0, classes))
+
+    return read
+
+
 class Fingerprinter:
     """Normalise, tokenise, SimHash and MinHash a window in a few kernel calls."""
 
@@ -321,7 +387,7 @@ class Fingerprinter:
         typed = [("", markers), *(by_type or {}).items()]
         self.name_markers = {t: hashed(words) for t, words in typed if words}
 
-    def _marker_groups(self, types: Sequence[str]) -> list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]]:
+    def _marker_groups(self, types: Sequence[str]) -> MarkerGroups:
         """(field words, which of the documents ``types`` they apply to), one a content type."""
         if not self.name_markers:
             return []
@@ -398,39 +464,33 @@ class Fingerprinter:
                slots: list[NameSlots | None], types: list[str]) -> None:
         """The name entries of a group of one tokeniser, each with its name's span, into ``out[row]``;
         its tokens as places of other texts' names into ``slots[row]``."""
+        words = tokenizer is Tokenizer.WORDS
         if tokenizer is Tokenizer.CHINESE:
-            flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
-            stops = zh_suffix_tables()[1]
-            # each pattern step sees the names the steps before it flagged (a known city ends a company's span)
-            spans = (cps, starts, ends, tok_off, tok_hashes, flags, fills)
-            kent.surname_names(*spans, zh_surnames(), stops, self.classes)
-            kent.suffix_names(*spans, *zh_suffix_tables(), self.classes)
-            kent.body_names(*spans, *zh_body_tables(), stops, self.classes)
-            kent.titled_names(*spans, *zh_title_tables(), stops, self.classes)
-            for markers, docs in self._marker_groups(types):
-                kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, self.classes)
-            kent.byline_names(starts, ends, tok_off, tok_hashes, flags, byline_markers(), BYLINE_TOKENS)
-        elif tokenizer is Tokenizer.WORDS:
+            groups = self._marker_groups(types)
+            flags, fills, last, cont = zh_name_flags(cps, starts, ends, tok_off, tok_hashes, self.classes, groups)
+        elif words:
             flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)
+            last, cont = np.arange(len(starts)), np.zeros(len(starts), dtype=np.bool_)
         else:
             return
-        breaks = kent.sentence_breaks(cps, starts, ends, tok_off, SENTENCE_MARKS)
-        letters = kent.letter_sets(cps, starts, ends, flags, tokenizer is Tokenizer.WORDS, zh_place_suffixes())
-        entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, CONTEXT_TOKENS,
-                                                     NAME_CONTEXT_SEED, NAME_FILL_BYTE, NAME_PRESENT_FILL)
+        entries, tokens, e_off, breaks, name_ends = _entries_of(cps, starts, ends, tok_off, tok_hashes, flags, fills,
+                                                                last, cont, words)
         bounds = e_off.tolist()
         token_bounds = tok_off.tolist()
         for k, row in enumerate(idx):
             base = offsets[k]
             if tokenizer is Tokenizer.CHINESE:  # English names are read by their capitals, not slots
                 ta, tb = token_bounds[k], token_bounds[k + 1]
+                own = [(m, np.ones(1, dtype=np.bool_)) for m, docs in groups if docs[k]]
                 slots[row] = NameSlots(SlotTokens(cps, starts[ta:tb], ends[ta:tb], tok_hashes[ta:tb], flags[ta:tb],
-                                                  breaks[ta:tb], int(base), self.classes))
+                                                  breaks[ta:tb], int(base), self.classes),
+                                       _v8_reader(cps[base : offsets[k + 1]], starts[ta:tb] - base,
+                                                  ends[ta:tb] - base, tok_hashes[ta:tb], self.classes, own))
             a, b = bounds[k], bounds[k + 1]
             if a == b:
                 continue
-            out[row] = (entries[a:b], starts[tokens[a:b]] - base, ends[tokens[a:b]] - base)
+            out[row] = (entries[a:b], starts[tokens[a:b]] - base, name_ends[tokens[a:b]] - base)
 
     def minhash(self, shingles: npt.NDArray[np.uint64], offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.uint32]:
         """Signatures (one row per document) of distinct shingle hashes, in the configured family."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -178,10 +179,46 @@ SURNAMES = ("王李刘陈杨赵吴周徐孙朱胡郭罗郑梁谢宋唐韩冯邓�
             # surnames of the People's Daily 1998 corpus (5 people or more) that jieba's dictionary,
             # holding the character alone, tags as a name (nr): written alone, it is someone's surname
             "江金尉褚温施伍荣梅萧赖辛霍葛康鲍庄艾郎鹏慕兰沙闵鲁鄢阳喻桂丛吉凌阮桑冉滕宗耿奚杰佟钮鹿厉麦")
+RARE_ALONE = 2000  # a common surname the dictionary sees alone fewer times than this is rarely a word there
+NAME_ALONE = 5000  # ... or fewer than this, tagged a name (nr)
+
+
+@lru_cache(maxsize=2)
+def zh_surnames(extended: bool = True) -> npt.NDArray[np.uint32]:
+    """The surnames' code points, sorted (for :func:`neardup.kernels.entities.surname_names`):
+    :data:`SURNAMES`, and (``extended``, profile v9) those of :data:`COMMON_SURNAMES` that jieba's
+    dictionary rarely holds alone as another word (:data:`RARE_ALONE`, :data:`NAME_ALONE`: 窦, 苗,
+    纪; not 章 "chapter", 费 "fee", 成 "become", 连 "even")."""
+    if not extended:
+        return np.array(sorted(map(ord, SURNAMES)), dtype=np.uint32)
+    counts: dict[str, tuple[int, str]] = {}
+    with open(jieba_dict_path(), encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) == 3 and len(parts[0]) == 1:
+                counts[parts[0]] = (int(parts[1]), parts[2])
+    rare = {c for c in COMMON_SURNAMES if c not in TITLED_SURNAMES
+            and (counts.get(c, (0, ""))[0] < RARE_ALONE
+                 or (counts[c][1] == "nr" and counts[c][0] < NAME_ALONE))}
+    return np.array(sorted(map(ord, set(SURNAMES) | rare)), dtype=np.uint32)
+
+
+# China's most common surnames (the 264 borne by most people, 单, 章, 窦, 柳 among them): a name
+# jieba's dictionary lacks is cut into its characters (单/兴/缘), and a run of two or three such
+# characters that starts with one of these is a person (:func:`neardup.kernels.entities.single_char_names`)
+COMMON_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马胡朱郭何罗高林郑梁谢唐宋许邓冯韩曹曾彭萧蔡潘田董袁于余叶蒋杜苏魏程"
+                   "吕丁沈任姚卢钟姜崔谭廖范汪陆金石戴贾韦夏邱方侯邹熊孟秦白毛江闫薛尹段雷黎史龙陶贺顾龚郝邵"
+                   "万钱严赖覃洪武莫孔汤向常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左"
+                   "柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈"
+                   "饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵"
+                   "苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝官封谈匡鞠惠荆乐冀郁")
+NAME_RUN = 3  # one-character tokens a run read as a person may have (欧阳/修 is two tokens)
+
+
 @lru_cache(maxsize=1)
-def zh_surnames() -> npt.NDArray[np.uint32]:
-    """The surnames' code points, sorted (for :func:`neardup.kernels.entities.surname_names`)."""
-    return np.array(sorted(map(ord, SURNAMES)), dtype=np.uint32)
+def zh_run_surnames() -> npt.NDArray[np.uint32]:
+    """The code points of every surname a run of one-character tokens may start with, sorted."""
+    return np.array(sorted(set(map(ord, SURNAMES + TITLED_SURNAMES + COMMON_SURNAMES))), dtype=np.uint32)
 
 
 # a place or a body the dictionary lacks ends with one of these (喻家湾村, 三庄乡, 财金队) ...
@@ -308,19 +345,32 @@ class NameSlots:
     letter set and whether it may stand for a name (ideographs, not a name of this text), made on
     the first comparison that asks (most documents are compared with no near candidate)."""
 
-    __slots__ = ("_made", "_tokens")
+    __slots__ = ("_made", "_tokens", "_v8", "_v8_read")
 
-    def __init__(self, tokens: SlotTokens) -> None:
-        """The slots of ``tokens``' document, made when first asked for."""
+    def __init__(self, tokens: SlotTokens, v8: Callable[[], tuple[NameEntries, NameSlots]] | None = None) -> None:
+        """The slots of ``tokens``' document, made when first asked for; ``v8``: how to read the
+        document's names as v8 records were read (this reading when None)."""
         self._tokens = tokens
         self._made: tuple[npt.NDArray[Any], ...] | None = None
+        self._v8 = v8
+        self._v8_read: tuple[NameEntries, NameSlots] | None = None
 
-    def _tables(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64],
-                               npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    def as_v8(self, names: NameEntries) -> tuple[NameEntries, NameSlots]:
+        """The document's name entries and slots as v8 records read names (``names`` and these
+        slots, when they read them alike), made once: compared with a v8 record."""
+        if self._v8 is None:
+            return names, self
+        if self._v8_read is None:
+            self._v8_read = self._v8()
+        return self._v8_read
+
+    def _tables(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],
+                               npt.NDArray[np.uint64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                               npt.NDArray[np.bool_]]:
         t = self._tokens
         if self._made is None:
             n = np.array([0, len(t.hashes)], dtype=np.int64)
-            left, right = kent.slot_contexts(t.hashes, n, t.flags, t.breaks, CONTEXT_TOKENS, CONTEXT_SEED)
+            left, right, worded = kent.slot_contexts(t.hashes, n, t.flags, t.breaks, CONTEXT_TOKENS, CONTEXT_SEED)
             letters = kent.letter_sets(t.cps, t.starts, t.ends, np.ones(len(t.flags), dtype=np.bool_), False,
                                        zh_place_suffixes())
             words = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
@@ -329,15 +379,15 @@ class NameSlots:
             # a rare word alone may stand for a name (稀树, 客车队 where the other text has 墨西哥):
             # a common one there is an edit's synonym
             rare = ((t.ends - t.starts) >= 2) & (segmenter().frequencies(t.cps, t.starts, t.ends) < RARE_WORD)
-            self._made = (left, right, letters, words, glued, rare)
+            self._made = (left, right, worded, letters, words, glued, rare)
         return self._made  # type: ignore[return-value]
 
     def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64]) -> tuple[int, int] | None:
         """The text span where ``theirs`` has a name that ``mine`` (this text's entries) writes
         as words it does not read as a name, or None."""
-        left, right, letters, words, glued, rare = self._tables()
-        t1, t2 = kent.one_sided_name(mine, theirs, left, right, letters, words, glued, rare, self._tokens.breaks,
-                                     ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL)
+        left, right, worded, letters, words, glued, rare = self._tables()
+        t1, t2 = kent.one_sided_name(mine, theirs, left, right, worded, letters, words, glued, rare,
+                                     self._tokens.breaks, ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL)
         if t1 < 0:
             return None
         t = self._tokens

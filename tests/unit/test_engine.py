@@ -14,7 +14,7 @@ from neardup.config import Settings, load_settings
 from neardup.decision import Reason
 from neardup.document import Document, InvalidDocument, parse_document
 from neardup.engine import Engine, decide_all
-from neardup.rules.differences import decode_profile
+from neardup.rules.differences import NAME_RUNS_SINCE, PROFILE_VERSION, decode_profile
 from neardup.storage import doc_ref
 from neardup.storage.memory import MemoryFingerprintStore
 from neardup.text.normalize import normalize_text
@@ -105,7 +105,13 @@ async def engine_writing_profile(version: int, store: MemoryFingerprintStore, se
 
     class Older:
         def profile_batch(self, texts: Any, langs: Any, names: Any = None, slots: Any = None) -> Any:
-            return made.profile_batch(texts, langs, version=version, names=names, slots=slots)
+            if version >= NAME_RUNS_SINCE or names is None or slots is None:
+                return made.profile_batch(texts, langs, version=version, names=names, slots=slots)
+            out = []  # names read as that version read them, one document at a time
+            for d, (text, lang, slot) in enumerate(zip(texts, langs, slots, strict=True)):
+                own, older = slot.as_v8(names.document(d)) if slot is not None else (names.document(d), None)
+                out += made.profile_batch([text], [lang], version=version, names=own, slots=[older])
+            return out
 
     engine.profiler = Older()  # type: ignore[assignment]
     return engine
@@ -177,9 +183,31 @@ async def test_records_of_profile_v7_are_read_the_v7_way() -> None:
     assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == "coded"
     other, again = new.profiler.profile_batch([normalize_text(CODED.format(code="91440300MA5DCD1234")),
                                                normalize_text(text)], ["zh", "zh"])
-    assert other.version == 8
+    assert other.version == PROFILE_VERSION
     assert other.critical_against(decode_profile(record.profile), 7) is None
-    assert other.critical_against(again.entries, 8) is not None
+    assert other.critical_against(again.entries, PROFILE_VERSION) is not None
+
+
+CHAIRED = ("市人大常委会第十二次会议昨日召开，会议由邹秀兰主持，审议通过了关于加强生态环境保护的决定，"
+           "会议要求各级政府认真贯彻落实，切实做好相关工作，确保各项措施落到实处。")
+
+
+async def test_records_of_profile_v8_are_compared_with_names_read_the_v8_way() -> None:
+    """A v8 record read 邹/秀/兰 as three names, a v9 text reads one (邹秀兰): a reprint compared
+    with names read the v9 way would name another person where the record named 邹; compared
+    the v8 way it merges. The same notice chaired by someone else still splits."""
+    store = MemoryFingerprintStore()
+    settings = load_settings(worker_id="test", store_url="memory://")
+    old = await engine_writing_profile(8, store, settings)
+    await old.decide([Document(id="chaired", text=CHAIRED)])
+    record = next(iter((await store.fetch([doc_ref("chaired")])).values()))
+    assert record.profile[:3] == b"NP\x08"
+    new = await Engine.open(settings, store=store)
+    out = await new.decide([Document(id="reprint", text="来源：某某网\n" + CHAIRED)])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == "chaired"
+    out = await new.decide([Document(id="other", text=CHAIRED.replace("邹秀兰", "李建国"))])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "entity"
 
 
 def test_the_candidates_under_most_keys_are_kept_when_there_are_too_many() -> None:

@@ -214,13 +214,14 @@ def test_a_notice_of_another_batch_stays_unique() -> None:
 # ------------------------------------------------------------------------------ the name kernel
 
 def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int, seed: int,
-                fill_byte: int, letters: list[int], present_fill: int) -> list[int]:
-    """Two entries a name: the context of up to k tokens on each side within its sentence (none
-    for a side without a token); and one presence entry a distinct name: its fill byte on top of
-    its 24-bit letter set."""
+                fill_byte: int, letters: list[int], present_fill: int, last: list[int], cont: list[bool]) -> list[int]:
+    """Two entries a name (its first token; ``cont`` the tokens that continue it up to ``last``):
+    the context of up to k tokens before its first token and after its last, within its
+    sentence (none for a side without a token); and one presence entry a distinct name: its
+    fill byte on top of its 24-bit letter set."""
     mask = (1 << 64) - 1
     presence = {(((h & 0xFF) << 24) | (bits & 0xFFFFFF)) << 16 | present_fill
-                for h, bits, is_name in zip(hashes, letters, flags, strict=True) if is_name}
+                for h, bits, is_name, c in zip(hashes, letters, flags, cont, strict=True) if is_name and not c}
 
     def ctx(lo: int, hi: int, side: int) -> int:
         h = int(fmix64(np.uint64(seed ^ side)))
@@ -230,18 +231,34 @@ def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int
 
     out = []
     for i, is_name in enumerate(flags):
-        if not is_name:
+        if not is_name or cont[i]:
             continue
         lo = i
         while lo > max(0, i - k) and not breaks[lo]:
             lo -= 1
-        hi = i + 1
-        while hi < min(len(hashes), i + 1 + k) and not breaks[hi]:
+        end = last[i]
+        hi = end + 1
+        while hi < min(len(hashes), end + 1 + k) and not breaks[hi]:
             hi += 1
         fill = fill_byte << 8 | (hashes[i] & 0xFF)
         out += [ctx(lo, i, int(kent.LEFT)) << 16 | fill] if lo < i else []  # a side with no word: none
-        out += [ctx(i + 1, hi, int(kent.RIGHT)) << 16 | fill] if hi > i + 1 else []
+        out += [ctx(end + 1, hi, int(kent.RIGHT)) << 16 | fill] if hi > end + 1 else []
     return sorted(out + list(presence))
+
+
+def _runs(flags: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(last, cont) joining some flagged neighbours into one name, at random."""
+    n = len(flags)
+    last, cont = np.arange(n), np.zeros(n, dtype=np.bool_)
+    i = 0
+    while i < n:
+        j = i + 1
+        while flags[i] and j < n and flags[j] and rng.random() < 0.5:
+            j += 1
+        last[i:j] = j - 1
+        cont[i + 1 : j] = True
+        i = j
+    return last, cont
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -256,12 +273,14 @@ def test_entity_entries_match_reference(seed: int) -> None:
             breaks[0] = True
         letters = rng.integers(0, 1 << 24, size=n).astype(np.uint64)
         letters[hashes == 0] = 12345  # one name written twice has one letter set
+        last, cont = _runs(flags, rng)
         entries, tokens, off = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes, letters,
-                                                   breaks, 3, 7, 0xAB, 0xCD00)
-        want = ref_entries(hashes.tolist(), flags.tolist(), breaks.tolist(), 3, 7, 0xAB, letters.tolist(), 0xCD00)
+                                                   breaks, 3, 7, 0xAB, 0xCD00, last, cont)
+        want = ref_entries(hashes.tolist(), flags.tolist(), breaks.tolist(), 3, 7, 0xAB, letters.tolist(), 0xCD00,
+                           last.tolist(), cont.tolist())
         assert entries.tolist() == want
         assert off.tolist() == [0, len(want)]
-        assert all(flags[t] for t in tokens.tolist())
+        assert all(flags[t] and not cont[t] for t in tokens.tolist())
 
 
 def test_name_tokens_and_sentence_breaks() -> None:
@@ -289,7 +308,8 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
     flags, fills = np.zeros(4, dtype=np.bool_), np.zeros(4, dtype=np.uint64)
     surnames = np.array(sorted(map(ord, "王李黄")), dtype=np.uint32)
     stops = zh_suffix_tables()[1]
-    kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames, stops, tables(True)[1])
+    kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames, stops, tables(True)[1],
+                       True)
     assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 101, 102, 0]
     # ... but not before a particle or a preposition: 颜色是/黄/的, 李/在/会上
     for text, words in (("颜色是黄的", ["颜色", "是", "黄", "的"]), ("李在会上", ["李", "在", "会上"])):
@@ -297,7 +317,7 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
         n = len(words)
         flags = np.zeros(n, dtype=np.bool_)
         kent.surname_names(cps, starts, ends, np.array([0, n]), np.arange(n, dtype=np.uint64), flags,
-                           np.zeros(n, dtype=np.uint64), surnames, stops, tables(True)[1])
+                           np.zeros(n, dtype=np.uint64), surnames, stops, tables(True)[1], True)
         assert not flags.any(), text
 
 
@@ -853,15 +873,25 @@ def test_slot_contexts_are_the_contexts_a_name_there_would_have(seed: int) -> No
         flags = rng.random(n) < 0.3
         breaks = rng.random(n) < 0.2
         breaks[0] = True
-        left, right = kent.slot_contexts(hashes, np.array([0, n], dtype=np.int64), flags, breaks, 3, 7)
+        left, right, worded = kent.slot_contexts(hashes, np.array([0, n], dtype=np.int64), flags, breaks, 3, 7)
+        one = np.arange(n), np.zeros(n, dtype=np.bool_)  # each name one token
         for i in np.flatnonzero(flags).tolist():
             entries, tokens, _ = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes,
-                                                     np.zeros(n, dtype=np.uint64), breaks, 3, 7, 0xAB, 0xCD00)
+                                                     np.zeros(n, dtype=np.uint64), breaks, 3, 7, 0xAB, 0xCD00, *one)
             mine = {int(v) >> 16 for v, t in zip(entries.tolist(), tokens.tolist(), strict=True)
                     if t == i and int(v) & 0xFFFF != 0xCD00}
             empty_left = breaks[i] or i == 0
             empty_right = i + 1 == n or breaks[i + 1]
             assert mine == {c for c, empty in ((int(left[i]), empty_left), (int(right[i]), empty_right)) if not empty}
+        for i in range(n):  # whether a side holds a token that is no name
+            lo = i
+            while lo > max(0, i - 3) and not breaks[lo]:
+                lo -= 1
+            hi = i + 1
+            while hi < min(n, i + 4) and not breaks[hi]:
+                hi += 1
+            assert worded[i].tolist() == [not flags[lo:i].all() if lo < i else False,
+                                          not flags[i + 1 : hi].all() if hi > i + 1 else False]
 
 
 def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried() -> None:
@@ -879,9 +909,11 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
 
     common = np.zeros(10, dtype=np.bool_)
 
+    worded = np.ones((10, 2), dtype=np.bool_)
+
     def slot(mine: np.ndarray, theirs: np.ndarray, letters: np.ndarray, words: np.ndarray,
-             glued: np.ndarray, rare: np.ndarray = common) -> tuple[int, int]:
-        return kent.one_sided_name(mine, theirs, left, right, letters, words, glued, rare, breaks, 4, fb, pf)
+             glued: np.ndarray, rare: np.ndarray = common, worded: np.ndarray = worded) -> tuple[int, int]:
+        return kent.one_sided_name(mine, theirs, left, right, worded, letters, words, glued, rare, breaks, 4, fb, pf)
 
     mine = np.array([((9 << 24) | 0x00000F) << 16 | pf], dtype=np.uint64)  # a name of its own elsewhere
     # their name stands where mine has tokens 3..4: its left context before 3, its right after 4
@@ -900,6 +932,11 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     apart = glued.copy()
     apart[4] = False
     assert slot(mine, theirs_name(13, 24), letters, words, apart) == (-1, -1)
+    # a side of only names (a list: 镇 鹜 窝 村 / 王 素 琴) is every listed name's context: no slot
+    for side in (0, 1):
+        listed = worded.copy()
+        listed[3 if side == 0 else 4, side] = False
+        assert slot(mine, theirs_name(13, 24), letters, words, glued, worded=listed) == (-1, -1)
     # mine carries their name (the same presence entry): not another name
     carried = np.sort(np.append(mine, theirs_name(13, 24)[-1:]))
     assert slot(carried, theirs_name(13, 24), letters, words, glued) == (-1, -1)
@@ -970,3 +1007,73 @@ def test_a_byline_marker_unflags_only_the_tokens_written_together_after_it() -> 
     kent.byline_names(starts, ends, np.array([0, len(words)]), hash_words(words), flags,
                       np.sort(hash_words(["作者"])), 3)
     assert flags.tolist() == [False, False, False, True, False]
+
+
+SCHOLAR = ("来自哈尔滨理工大学的访问学者{p}向记者表示，独在异乡为异客，每逢佳节倍思亲，春节前夕他和同事们一起"
+           "包饺子、写春联，感受到了浓浓的年味。")
+
+
+@pytest.mark.parametrize(("first", "second"), [("单兴缘", "张舟"), ("单兴缘", "安学发"), ("窦建军", "陈军")])
+def test_a_person_the_dictionary_cuts_into_characters_is_another_person(first: str, second: str) -> None:
+    """jieba's dictionary cut leaves a name it lacks as its characters (单/兴/缘): a run of two or
+    three that starts with a common surname is a person, and the whole run is the name."""
+    status, _, kind = decide_pair(SCHOLAR.format(p=first), SCHOLAR.format(p=second))
+    assert status is Status.UNIQUE and kind == "entity"
+    with Deduplicator() as dedup:
+        dedup.decide({"id": "first", "text": SCHOLAR.format(p=first)})
+        d = dedup.decide({"id": "second", "text": SCHOLAR.format(p=second)})
+    assert d.evidence.critical is not None and second in d.evidence.critical.term
+
+
+@pytest.mark.parametrize("name", ["单兴缘", "窦建军", "邹秀兰"])
+def test_a_reprint_about_a_person_cut_into_characters_still_merges(name: str) -> None:
+    text = SCHOLAR.format(p=name)
+    status, original, _ = decide_pair(text, "转载自市政府网站。" + text.replace("，", ",") + "（责任编辑：李明）")
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def _run_flags(words: list[str], surnames: str) -> list[bool]:
+    cps, starts, ends, hashes = _tokens(words)
+    n = len(words)
+    flags, fills = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.uint64)
+    kent.single_char_names(cps, starts, ends, np.array([0, n]), hashes, flags, fills,
+                           np.array(sorted(map(ord, surnames)), dtype=np.uint32), zh_suffix_tables()[1],
+                           tables(True)[1], 3)
+    return flags.tolist()
+
+
+def test_a_run_of_two_or_three_characters_after_a_surname_is_a_person() -> None:
+    assert _run_flags(["学者", "单", "兴", "缘", "表示"], "单") == [False, True, True, True, False]
+    assert _run_flags(["学者", "陈", "军", "表示"], "陈") == [False, True, True, False]
+    assert _run_flags(["学者", "兴", "缘", "表示"], "单") == [False] * 4  # no surname first
+    assert _run_flags(["单", "兴", "缘", "乐", "表示"], "单") == [False] * 5  # four characters: a phrase
+    assert _run_flags(["说", "单", "兴", "表示"], "单") == [False] * 4  # ... and so is a run begun before it
+    assert _run_flags(["学者", "单", "的", "缘"], "单") == [False] * 4  # a particle is no name's
+    assert _run_flags(["学者", "单", "表示"], "单") == [False] * 3  # one character alone
+
+
+def test_a_persons_tokens_are_one_name_and_a_dictionarys_name_stands_alone() -> None:
+    words = ["由", "王", "新民", "和", "北京", "上海", "主持"]
+    cps, starts, ends, hashes = _tokens(words)
+    n = len(words)
+    flags = np.array([False, True, True, False, True, True, False])
+    pieces = np.array([False, True, True, False, False, False, False])  # 北京, 上海: the dictionary's
+    fills = hashes.copy()
+    last, cont = kent.name_runs(cps, starts, ends, np.array([0, n]), flags, fills, pieces, 0)
+    assert last.tolist() == [0, 2, 2, 3, 4, 5, 6]
+    assert cont.tolist() == [False, False, True, False, False, False, False]
+    assert int(fills[1]) == int(hash_words(["王新民"])[0]) and fills[4:6].tolist() == hashes[4:6].tolist()
+
+
+def test_a_surname_and_a_word_after_punctuation_are_no_person() -> None:
+    """兰，男: a surname's character and the word after a comma are two words (v9 reads the pair
+    only when written together); v8 records read them as v8 did."""
+    words = ["兰", "男", "现年"]
+    text = "兰，男现年"
+    starts, ends = np.array([0, 2, 3]), np.array([1, 3, 5])
+    cps = np.array([ord(c) for c in text], dtype=np.uint32)
+    for glued, want in ((True, [False, False, False]), (False, [True, True, False])):
+        flags, fills = np.zeros(3, dtype=np.bool_), np.zeros(3, dtype=np.uint64)
+        kent.surname_names(cps, starts, ends, np.array([0, 3]), hash_words(words), flags, fills,
+                           np.array([ord("兰")], dtype=np.uint32), zh_suffix_tables()[1], tables(True)[1], glued)
+        assert flags.tolist() == want
