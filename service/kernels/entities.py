@@ -346,8 +346,9 @@ def one_sided_name(mine, theirs, left, right, worded, letters, words, glued, rar
     them, one each side at least (a side of one only when it is a word), the name's left
     context before t1 and its right context after t2 (``left``, ``right``: :func:`slot_contexts`
     of mine's tokens), each side with a word that is no name (``worded``: a side of names only,
-    镇/鹜/窝/村 before 女青年, is the context of every name in a list), the name not carried by ``mine`` and not written alike (half its letters
-    or more shared, ``letters``: every token's letter set). The same notice about another person
+    镇/鹜/窝/村 before 女青年, is the context of every name in a list), the name not carried by
+    ``mine`` and not written alike (half its letters or more shared, ``letters``: every token's
+    letter set). The same notice about another person
     whose name no dictionary knows (何/炼成 for 江泽民). (t1, t2), or (-1, -1). A record needs
     presence entries (v6 records): ``theirs`` a record's, which without them says nothing of its
     names; ``mine`` the deciding text's own, which without them has none."""

@@ -312,7 +312,7 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     words and the documents they apply to. ``runs`` (profile v9): a person cut into one-character
     tokens (单/兴/缘) is read, a surname must be written together with its given name, and a
     person's tokens are one name (王/新民 is 王新民); else as v8 records were read."""
-    flags, fills = kent.name_tokens(tok_hashes, *zh_name_table())
+    flags, fills = kent.name_tokens(tok_hashes, *zh_name_table(rare_pairs=runs))
     stops = zh_suffix_tables()[1]
     spans = (cps, starts, ends, tok_off, tok_hashes, flags, fills)
     dictionary = flags.copy()

@@ -80,6 +80,13 @@ def is_dictionary_name(word: str, tag: str) -> bool:
     return tag in NOUN_TAGS and word[-1] in BODY_SUFFIXES
 
 
+def is_rare_person(word: str, count: int, tag: str) -> bool:
+    """Whether a two-character word jieba tags nr is a person (v9): it starts with a common
+    surname (:data:`COMMON_SURNAMES`) and the dictionary sees it fewer than :data:`RARE_WORD`
+    times (成龙 56, 乔丹 80; not 陈述 763 or 修正, whose 修 is no surname)."""
+    return tag == "nr" and len(word) == 2 and word[0] in COMMON_SURNAMES and count < RARE_WORD
+
+
 DIVISIONS = Path(__file__).resolve().parent / "data" / "divisions.tsv"
 # the peoples an autonomous division names (恩施土家族苗族自治州), and 各 (各族自治)
 PEOPLES = frozenset({
@@ -131,11 +138,12 @@ def division_names(dictionary: dict[str, tuple[int, str]]) -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=1)
-def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+@lru_cache(maxsize=2)
+def zh_name_table(rare_pairs: bool = True) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     """The dictionary's names and China's administrative divisions (:func:`division_names`) as a
     lookup table (:func:`neardup.kernels.entities.build_name_table`): token hash -> the canonical
-    name's hash."""
+    name's hash. ``rare_pairs`` (profile v9): also the two-character words tagged nr that start
+    with a common surname and that the dictionary rarely sees (:func:`is_rare_person`: 成龙, 乔丹)."""
     path = jieba_dict_path()
 
     def build() -> dict[str, npt.NDArray[np.generic]]:
@@ -147,7 +155,8 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
                 if len(parts) != 3:
                     continue
                 dictionary[parts[0]] = (int(parts[1]), parts[2])
-                if is_dictionary_name(parts[0], parts[2]):
+                if is_dictionary_name(parts[0], parts[2]) or (
+                        rare_pairs and is_rare_person(parts[0], int(parts[1]), parts[2])):
                     words.append(parts[0])
         canonical = {w: canonical_name(w) for w in words}
         for name, short in division_names(dictionary).items():
@@ -165,6 +174,8 @@ def zh_name_table() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     rules = repr((sorted(NAME_TAGS), sorted(NOUN_TAGS), BODY_SUFFIXES, sorted(MIN_NAME_CHARS.items()),
                   DIVISION_SUFFIX.pattern, sorted(COMMON_PREFECTURES), COUNTY_SHORT_MAX_FREQ,
                   sorted(COUNTY_SHORT_TAGS), DIVISIONS.stat().st_size))
+    if rare_pairs:
+        rules += repr((COMMON_SURNAMES, RARE_WORD))
     tags = hashlib.sha1(rules.encode()).hexdigest()[:12]  # a changed rule is another table
     arrays = cached_arrays(f"names-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}-3", build)
     return kent.build_name_table(arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64))

@@ -26,6 +26,7 @@ from neardup.text.entities import (
     division_short,
     en_names,
     is_dictionary_name,
+    is_rare_person,
     zh_body_tables,
     zh_place_suffixes,
     zh_suffix_tables,
@@ -1077,3 +1078,20 @@ def test_a_surname_and_a_word_after_punctuation_are_no_person() -> None:
         kent.surname_names(cps, starts, ends, np.array([0, 3]), hash_words(words), flags, fills,
                            np.array([ord("兰")], dtype=np.uint32), zh_suffix_tables()[1], tables(True)[1], glued)
         assert flags.tolist() == want
+
+
+RIVAL = ("自他开始以这个形象示人，便与{p}成为敌人，各走各路。要化这个妆原来十分费时，尤其是最后一场戏，"
+         "化妆师足足花了五个小时才完成，拍摄结束时已是第二天凌晨。")
+
+
+def test_a_rare_two_character_person_of_the_dictionary_is_a_name() -> None:
+    """jieba tags many two-character words nr that are other words (陈述, 祝福); one that starts
+    with a common surname and that it rarely sees is a person (成龙: 56 times)."""
+    assert is_rare_person("成龙", 56, "nr") and not is_rare_person("陈述", 763, "nr")
+    assert not is_rare_person("修正", 12, "nr") and not is_rare_person("成龙", 56, "n")
+    for first, second in (("成龙", "乔丹"), ("乔丹", "袁枚")):
+        status, _, kind = decide_pair(RIVAL.format(p=first), RIVAL.format(p=second))
+        assert status is Status.UNIQUE and kind == "entity"
+    text = RIVAL.format(p="成龙")
+    status, original, _ = decide_pair(text, "转载自市政府网站。" + text.replace("，", ",") + "（责任编辑：李明）")
+    assert status is Status.DUPLICATE and original == "first"
