@@ -590,15 +590,25 @@ class Profile:
                         theirs: npt.NDArray[np.uint64]) -> bool:
         """Whether this text's ``sentences`` (spans), the only ones the other text lacks, were
         swapped for as many of the other's around the name of presence entry ``present`` alone:
-        they hold no anchor (``anchors``: :meth:`_anchor_mask`) but the name's (a figure or
-        another name there, not found in the other text, says a sentence was cut, not rewritten:
-        two copies that each dropped another one)."""
+        the other text lacks as many sentences and polarity words of this one as this one lacks
+        of its own inside them, and, fewer than :data:`SWAPPED_MANY`, they hold no anchor
+        (``anchors``: :meth:`_anchor_mask`) but the name's (a figure or another name there, not
+        found in the other text, says a sentence was cut, not rewritten: two copies that each
+        dropped another one)."""
         positions = np.asarray(self.positions, dtype=np.int64)
+        inside = np.zeros(len(positions), dtype=np.bool_)
+        for start, end in sentences:
+            inside |= (positions >= start) & (positions < end)
         others = anchors & ((self.entries & np.uint64(0xFFFF)) != _mention_fill(present))
-        if any(others[(positions >= start) & (positions < end)].any() for start, end in sentences):
+        if len(sentences) < SWAPPED_MANY and (others & inside).any():
             return False
-        their_sentences = theirs[_SENTENCE_FILL_TABLE[(theirs & np.uint64(0xFFFF)).astype(np.intp)]]
-        return int((~np.isin(their_sentences >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == len(sentences)
+        # sentences and polarity words share their fills in a record: what the other text lacks of
+        # this one's, this one lacks as much of the other's, inside the named sentences alone
+        # (a polarity word beside the name changed with it on both sides)
+        mine_like = _SENTENCE_FILL_TABLE[(self.entries & np.uint64(0xFFFF)).astype(np.intp)] & inside
+        lacking = int((~np.isin(self.entries[mine_like] >> np.uint64(16), theirs >> np.uint64(16))).sum())
+        their_like = theirs[_SENTENCE_FILL_TABLE[(theirs & np.uint64(0xFFFF)).astype(np.intp)]]
+        return int((~np.isin(their_like >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == lacking
 
     def _mentions(self, present: int) -> npt.NDArray[np.int64]:
         """The rows of the name entries that mention the name of presence entry ``present``, told
@@ -741,6 +751,9 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
 SWAPPED_NAME_CHARS = 3  # sentences swapped around a name alone: the lengths differ by at most this a mention
+# ... and this many of them, each rewritten and nothing else, are the name's whatever else they hold
+# (two copies that each cut another sentence differ in one sentence each, not in three)
+SWAPPED_MANY = 3
 # a name right after one of these, after the byline's other names (记者 张三、李四) or after the
 # name's own first tokens (作者:赵/磊; not 记者从宜昌市获悉), is a byline's (来源:中国政府网, by jane
 # smith, source: associated press): furniture; a name once the sentence goes on past the byline

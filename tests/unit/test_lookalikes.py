@@ -1095,3 +1095,19 @@ def test_a_rare_two_character_person_of_the_dictionary_is_a_name() -> None:
     text = RIVAL.format(p="成龙")
     status, original, _ = decide_pair(text, "转载自市政府网站。" + text.replace("，", ",") + "（责任编辑：李明）")
     assert status is Status.DUPLICATE and original == "first"
+
+
+RAISINS = ("新疆小伙儿来到南京，在鼓楼附近摆起了卖葡萄干的摊子，街坊邻居都说这个年轻人实在，称得准，货也好，"
+           "生意一直很红火，老顾客越来越多。{p}卖了3000公斤葡萄干。{p}说不会再涨价。{p}每天营业12个小时。"
+           "他打算明年把家人也接过来一起做生意，在南京扎下根来，把新疆的好东西介绍给更多的人。")
+
+
+def test_a_person_named_in_three_sentences_with_figures_and_polarity_beside_the_name_is_another_person() -> None:
+    """Three sentences rewritten around a new name alone, each with a figure or a polarity word
+    next to the name (so it changed with the name on both sides): another person, though the
+    other text's name (买买提) is no name its rules read."""
+    status, _, kind = decide_pair(RAISINS.format(p="买买提"), RAISINS.format(p="李建国"))
+    assert status is Status.UNIQUE and kind == "entity"
+    text = RAISINS.format(p="买买提")
+    status, original, _ = decide_pair(text, "转载自市政府网站。" + text.replace("，", ",") + "（责任编辑：李明）")
+    assert status is Status.DUPLICATE and original == "first"
