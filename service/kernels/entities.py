@@ -641,8 +641,9 @@ def single_char_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surn
         a, b = tok_off[d], tok_off[d + 1]
         i = a
         while i < b:
-            if not (_single(cps, starts, ends, flags, stops, classes, i)
-                    and _in_sorted(surnames, cps[starts[i]])
+            # the cheap tests first: most tokens are words, most single characters no surnames
+            if not (ends[i] - starts[i] == 1 and not flags[i] and _in_sorted(surnames, cps[starts[i]])
+                    and _single(cps, starts, ends, flags, stops, classes, i)
                     and (i == a or starts[i] != ends[i - 1] or not _single(cps, starts, ends, flags, stops, classes,
                                                                             i - 1))):
                 i += 1

@@ -202,16 +202,25 @@ def zh_surnames(extended: bool = True) -> npt.NDArray[np.uint32]:
     纪; not 章 "chapter", 费 "fee", 成 "become", 连 "even")."""
     if not extended:
         return np.array(sorted(map(ord, SURNAMES)), dtype=np.uint32)
-    counts: dict[str, tuple[int, str]] = {}
-    with open(jieba_dict_path(), encoding="utf-8") as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) == 3 and len(parts[0]) == 1:
-                counts[parts[0]] = (int(parts[1]), parts[2])
-    rare = {c for c in COMMON_SURNAMES if c not in TITLED_SURNAMES
-            and (counts.get(c, (0, ""))[0] < RARE_ALONE
-                 or (counts[c][1] == "nr" and counts[c][0] < NAME_ALONE))}
-    return np.array(sorted(map(ord, set(SURNAMES) | rare)), dtype=np.uint32)
+    path = jieba_dict_path()
+
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        counts: dict[str, tuple[int, str]] = {}
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) == 3 and len(parts[0]) == 1:
+                    counts[parts[0]] = (int(parts[1]), parts[2])
+        rare = {c for c in COMMON_SURNAMES if c not in TITLED_SURNAMES
+                and (counts.get(c, (0, ""))[0] < RARE_ALONE
+                     or (counts[c][1] == "nr" and counts[c][0] < NAME_ALONE))}
+        return {"surnames": np.array(sorted(map(ord, set(SURNAMES) | rare)), dtype=np.uint32)}
+
+    stat = path.stat()  # read once a dictionary and rule set, not at every start
+    rules = repr((SURNAMES, TITLED_SURNAMES, COMMON_SURNAMES, RARE_ALONE, NAME_ALONE))
+    tags = hashlib.sha1(rules.encode()).hexdigest()[:12]
+    return cached_arrays(f"surnames-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}", build)["surnames"].astype(
+        np.uint32)
 
 
 # China's most common surnames (the 264 borne by most people, 单, 章, 窦, 柳 among them): a name
