@@ -117,18 +117,25 @@ async def engine_writing_profile(version: int, store: MemoryFingerprintStore, se
     return engine
 
 
+async def engine_over_profile(version: int, docs: dict[str, str]) -> tuple[Engine, dict[str, bytes]]:
+    """A current engine over a store whose records of ``docs`` (id -> text) an engine writing
+    profile ``version`` made, and each record's stored profile (checked to be of that version)."""
+    store = MemoryFingerprintStore()
+    settings = load_settings(worker_id="test", store_url="memory://")
+    old = await engine_writing_profile(version, store, settings)
+    await old.decide([Document(id=doc_id, text=text) for doc_id, text in docs.items()])
+    stored = await store.fetch([doc_ref(doc_id) for doc_id in docs])
+    profiles = {doc_id: stored[doc_ref(doc_id)].profile for doc_id in docs}
+    assert {p[:3] for p in profiles.values()} == {b"NP" + bytes([version])}
+    return await Engine.open(settings, store=store), profiles
+
+
 @pytest.mark.parametrize("version", [2, 3])
 async def test_a_record_stored_with_an_older_profile_still_vetoes_a_flip(version: int) -> None:
     """Records written before profile v4 (v2: one context over both sides; v3: classes in the
     contexts) keep their veto: the deciding document is compared with them through its own
     profile made that version's way."""
-    store = MemoryFingerprintStore()
-    settings = load_settings(worker_id="test", store_url="memory://")
-    old = await engine_writing_profile(version, store, settings)
-    await old.decide([Document(id="granted", text=NOTICE)])
-    stored = await store.fetch([doc_ref("granted")])
-    assert next(iter(stored.values())).profile[:3] == b"NP" + bytes([version])
-    new = await Engine.open(settings, store=store)
+    new, _ = await engine_over_profile(version, {"granted": NOTICE})
     out = await new.decide([Document(id="refused", text=NOTICE.replace("给予批准", "不予批准")),
                             Document(id="reprint", text="来源：某某网\n" + NOTICE)])
     assert out[0].status == "unique" and out[0].evidence.critical is not None
@@ -144,13 +151,7 @@ async def test_records_of_profile_v6_keep_their_names_and_reprints() -> None:
                "本局决定准予登记。请深圳市华为技术有限公司自收到本通知之日起三十日内领取营业执照，逾期未领取的，视为放弃。特此通知。")
     counts = ("某区2023年共受理群众信访事项1,200件，办结980件，办结率较上年有所提高，群众满意度持续上升，"
               "相关工作得到上级部门肯定，区委区政府对此给予充分肯定并要求继续做好相关工作。")
-    store = MemoryFingerprintStore()
-    settings = load_settings(worker_id="test", store_url="memory://")
-    old = await engine_writing_profile(6, store, settings)
-    await old.decide([Document(id="company", text=company), Document(id="counts", text=counts)])
-    stored = await store.fetch([doc_ref("company"), doc_ref("counts")])
-    assert {r.profile[:3] for r in stored.values()} == {b"NP\x06"}
-    new = await Engine.open(settings, store=store)
+    new, _ = await engine_over_profile(6, {"company": company, "counts": counts})
     out = await new.decide([Document(id="other", text=company.replace("华为技术", "中兴通讯")),
                             Document(id="reprint", text="来源：某某网\n" + company),
                             Document(id="counts-again", text="转载：" + counts)])
@@ -168,14 +169,8 @@ async def test_records_of_profile_v7_are_read_the_v7_way() -> None:
     """A store written with profile v7 (a credit code's letters were words of the frame) is read
     by a v8 engine through the text's own v7 profile: a reprint merges, a changed figure still
     splits, and a code that differs in a letter only is no other figure against the v7 record."""
-    store = MemoryFingerprintStore()
-    settings = load_settings(worker_id="test", store_url="memory://")
-    old = await engine_writing_profile(7, store, settings)
     text = CODED.format(code="91440300MA5DAB1234")
-    await old.decide([Document(id="coded", text=text)])
-    record = next(iter((await store.fetch([doc_ref("coded")])).values()))
-    assert record.profile[:3] == b"NP\x07"
-    new = await Engine.open(settings, store=store)
+    new, profiles = await engine_over_profile(7, {"coded": text})
     out = await new.decide([Document(id="reprint", text="来源：某某网\n" + text)])
     assert out[0].status == "duplicate" and out[0].duplicate_of == "coded"
     out = await new.decide([Document(id="sixty", text=text.replace("三十日", "六十日"))])
@@ -184,7 +179,7 @@ async def test_records_of_profile_v7_are_read_the_v7_way() -> None:
     other, again = new.profiler.profile_batch([normalize_text(CODED.format(code="91440300MA5DCD1234")),
                                                normalize_text(text)], ["zh", "zh"])
     assert other.version == PROFILE_VERSION
-    assert other.critical_against(decode_profile(record.profile), 7) is None
+    assert other.critical_against(decode_profile(profiles["coded"]), 7) is None
     assert other.critical_against(again.entries, PROFILE_VERSION) is not None
 
 
@@ -196,13 +191,7 @@ async def test_records_of_profile_v8_are_compared_with_names_read_the_v8_way() -
     """A v8 record read 邹/秀/兰 as three names, a v9 text reads one (邹秀兰): a reprint compared
     with names read the v9 way would name another person where the record named 邹; compared
     the v8 way it merges. The same notice chaired by someone else still splits."""
-    store = MemoryFingerprintStore()
-    settings = load_settings(worker_id="test", store_url="memory://")
-    old = await engine_writing_profile(8, store, settings)
-    await old.decide([Document(id="chaired", text=CHAIRED)])
-    record = next(iter((await store.fetch([doc_ref("chaired")])).values()))
-    assert record.profile[:3] == b"NP\x08"
-    new = await Engine.open(settings, store=store)
+    new, _ = await engine_over_profile(8, {"chaired": CHAIRED})
     out = await new.decide([Document(id="reprint", text="来源：某某网\n" + CHAIRED)])
     assert out[0].status == "duplicate" and out[0].duplicate_of == "chaired"
     out = await new.decide([Document(id="other", text=CHAIRED.replace("邹秀兰", "李建国"))])
