@@ -347,18 +347,20 @@ def _entries_of(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends
     return entries, tokens, e_off, breaks, name_ends
 
 
-def _v8_reader(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
-               tok_hashes: npt.NDArray[np.uint64], classes: npt.NDArray[np.uint8], groups: MarkerGroups
-               ) -> Callable[[], tuple[NameEntries, NameSlots]]:
-    """How to read one Chinese document's names as v8 records were read (:func:`zh_name_flags`),
-    made only when such a record comes up: (its name entries, its tokens as slots)."""
+def _v8_reader(tokens: SlotTokens, groups: MarkerGroups, k: int) -> Callable[[], tuple[NameEntries, NameSlots]]:
+    """How to read the names of document ``k`` of a window (its ``tokens``; ``groups``: the
+    window's learned field words) as v8 records were read (:func:`zh_name_flags`), made only when
+    such a record comes up: (its name entries, its tokens as slots)."""
     def read() -> tuple[NameEntries, NameSlots]:
-        tok_off = np.array([0, len(starts)], dtype=np.int64)
-        flags, fills, last, cont = zh_name_flags(cps, starts, ends, tok_off, tok_hashes, classes, groups, runs=False)
-        entries, tokens, e_off, breaks, name_ends = _entries_of(cps, starts, ends, tok_off, tok_hashes, flags, fills,
-                                                                last, cont, False)
-        names = NameEntries(entries, starts[tokens], name_ends[tokens], e_off)
-        return names, NameSlots(SlotTokens(cps, starts, ends, tok_hashes, flags, breaks, 0, classes))
+        t = tokens
+        tok_off = np.array([0, len(t.starts)], dtype=np.int64)
+        own = [(markers, docs[k : k + 1]) for markers, docs in groups]
+        flags, fills, last, cont = zh_name_flags(t.cps, t.starts, t.ends, tok_off, t.hashes, t.classes, own,
+                                                 runs=False)
+        entries, rows, e_off, breaks, name_ends = _entries_of(t.cps, t.starts, t.ends, tok_off, t.hashes, flags,
+                                                              fills, last, cont, False)
+        names = NameEntries(entries, t.starts[rows] - t.base, name_ends[rows] - t.base, e_off)
+        return names, NameSlots(SlotTokens(t.cps, t.starts, t.ends, t.hashes, flags, breaks, t.base, t.classes))
 
     return read
 
@@ -482,11 +484,9 @@ class Fingerprinter:
             base = offsets[k]
             if tokenizer is Tokenizer.CHINESE:  # English names are read by their capitals, not slots
                 ta, tb = token_bounds[k], token_bounds[k + 1]
-                own = [(m, np.ones(1, dtype=np.bool_)) for m, docs in groups if docs[k]]
-                slots[row] = NameSlots(SlotTokens(cps, starts[ta:tb], ends[ta:tb], tok_hashes[ta:tb], flags[ta:tb],
-                                                  breaks[ta:tb], int(base), self.classes),
-                                       _v8_reader(cps[base : offsets[k + 1]], starts[ta:tb] - base,
-                                                  ends[ta:tb] - base, tok_hashes[ta:tb], self.classes, own))
+                tokens_k = SlotTokens(cps, starts[ta:tb], ends[ta:tb], tok_hashes[ta:tb], flags[ta:tb], breaks[ta:tb],
+                                      int(base), self.classes)
+                slots[row] = NameSlots(tokens_k, _v8_reader(tokens_k, groups, k))
             a, b = bounds[k], bounds[k + 1]
             if a == b:
                 continue
