@@ -138,6 +138,17 @@ def division_names(dictionary: dict[str, tuple[int, str]]) -> dict[str, str]:
     return out
 
 
+def read_dictionary(path: Path) -> dict[str, tuple[int, str]]:
+    """jieba's dictionary file: word -> (count, part-of-speech tag)."""
+    out: dict[str, tuple[int, str]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) == 3:
+                out[parts[0]] = (int(parts[1]), parts[2])
+    return out
+
+
 @lru_cache(maxsize=2)
 def zh_name_table(rare_pairs: bool = True) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     """The dictionary's names and China's administrative divisions (:func:`division_names`) as a
@@ -147,17 +158,9 @@ def zh_name_table(rare_pairs: bool = True) -> tuple[npt.NDArray[np.uint64], npt.
     path = jieba_dict_path()
 
     def build() -> dict[str, npt.NDArray[np.generic]]:
-        words = []
-        dictionary: dict[str, tuple[int, str]] = {}
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                parts = line.split()
-                if len(parts) != 3:
-                    continue
-                dictionary[parts[0]] = (int(parts[1]), parts[2])
-                if is_dictionary_name(parts[0], parts[2]) or (
-                        rare_pairs and is_rare_person(parts[0], int(parts[1]), parts[2])):
-                    words.append(parts[0])
+        dictionary = read_dictionary(path)
+        words = [w for w, (count, tag) in dictionary.items()
+                 if is_dictionary_name(w, tag) or (rare_pairs and is_rare_person(w, count, tag))]
         canonical = {w: canonical_name(w) for w in words}
         for name, short in division_names(dictionary).items():
             canonical.setdefault(name, short)
@@ -205,12 +208,7 @@ def zh_surnames(extended: bool = True) -> npt.NDArray[np.uint32]:
     path = jieba_dict_path()
 
     def build() -> dict[str, npt.NDArray[np.generic]]:
-        counts: dict[str, tuple[int, str]] = {}
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                parts = line.split()
-                if len(parts) == 3 and len(parts[0]) == 1:
-                    counts[parts[0]] = (int(parts[1]), parts[2])
+        counts = read_dictionary(path)
         rare = {c for c in COMMON_SURNAMES if c not in TITLED_SURNAMES
                 and (counts.get(c, (0, ""))[0] < RARE_ALONE
                      or (counts[c][1] == "nr" and counts[c][0] < NAME_ALONE))}
