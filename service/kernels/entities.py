@@ -140,6 +140,10 @@ def _sides(breaks, a, b, i, k):
 
 
 PRESENCE_BITS = 24  # bits of a presence entry's letter set (the fill byte takes the other 8 of its context)
+# the second letter set of a name (profile v10) hashes its letters with this seed instead: two
+# names of three characters share two of 24 bits, and so read as one name written two ways, about
+# one time in 30; in both sets, one time in a thousand
+SECOND_LETTERS = np.uint64(0x5851F42D4C957F2D)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -150,12 +154,13 @@ def presence_context(fill_hash, letters):
 
 
 @njit(nogil=True, cache=True)
-def letter_sets(cps, starts, ends, flags, pairs, suffixes):
+def letter_sets(cps, starts, ends, flags, pairs, suffixes, seed=GOLDEN):
     """Each name token's letters as a set of ``PRESENCE_BITS`` bits: its characters (Chinese; a
     place without its administrative suffix, sorted ``suffixes``, as its fill reads it) or its
     letter pairs (``pairs``: English, where single letters say little). Two names written alike
     share most of their bits (中国银行 / 中国人民银行, kurosawa / hurosawa); two different
-    names few; equal names all, so the set also tells whether a text carries a name."""
+    names few; equal names all, so the set also tells whether a text carries a name. ``seed``:
+    the hashes' (:data:`SECOND_LETTERS` for a name's second set)."""
     out = np.zeros(starts.shape[0], dtype=np.uint64)
     for t in range(starts.shape[0]):
         if not flags[t]:
@@ -166,20 +171,23 @@ def letter_sets(cps, starts, ends, flags, pairs, suffixes):
         bits = np.uint64(0)
         if pairs and b - a >= 2:
             for c in range(a, b - 1):
-                h = fmix64((np.uint64(cps[c]) << np.uint64(21)) ^ np.uint64(cps[c + 1]) ^ GOLDEN)
+                h = fmix64((np.uint64(cps[c]) << np.uint64(21)) ^ np.uint64(cps[c + 1]) ^ seed)
                 bits |= np.uint64(1) << (h % np.uint64(PRESENCE_BITS))
         else:
             for c in range(a, b):
-                h = fmix64(np.uint64(cps[c]) ^ GOLDEN)
+                h = fmix64(np.uint64(cps[c]) ^ seed)
                 bits |= np.uint64(1) << (h % np.uint64(PRESENCE_BITS))
         out[t] = bits
     return out
 
 
 @njit(nogil=True, cache=True)
-def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, fill_byte, present_fill, last, cont):
+def entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks, k, seed, fill_byte, present_fill,
+                   letters_fill, last, cont):
     """The entries (context << 16 | fill_byte << 8 | name byte) of every name token, two a name,
     and one presence entry (:func:`presence_context` << 16 | ``present_fill``) a distinct name,
+    and (``letters2`` not empty, profile v10) one entry of its second letter set
+    (:func:`presence_context` of ``letters2[i]`` << 16 | ``letters_fill``),
     sorted within each document; the token of each entry; the entries' document offsets.
     ``fills[i]``: the name hash of token i (where ``flags[i]``) its fill byte is taken from;
     ``letters[i]``: its letter set (:func:`letter_sets`; an English fill reads only its first
@@ -187,9 +195,11 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
     sentence (``breaks``): a reordered paragraph or a deleted sentence puts other words before a
     name at a sentence's start, which would read as another name in the same place."""
     n_docs = tok_off.shape[0] - 1
+    second = letters2.shape[0] > 0
+    per_name = 4 if second else 3
     total = 0
     for i in range(tok_hashes.shape[0]):
-        total += 3 if flags[i] and not cont[i] else 0
+        total += per_name if flags[i] and not cont[i] else 0
     entries = np.empty(total, dtype=np.uint64)
     tokens = np.empty(total, dtype=np.int64)
     doc_off = np.zeros(n_docs + 1, dtype=np.int64)
@@ -204,6 +214,10 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
             entries[w] = (presence_context(fills[i], letters[i]) << np.uint64(16)) | np.uint64(present_fill)
             tokens[w] = i
             w += 1
+            if second:
+                entries[w] = (presence_context(fills[i], letters2[i]) << np.uint64(16)) | np.uint64(letters_fill)
+                tokens[w] = i
+                w += 1
             fill = fb | (fills[i] & np.uint64(0xFF))
             lo, _ = _sides(breaks, a, b, i, k)
             _, hi = _sides(breaks, a, b, last[i], k)
@@ -221,10 +235,11 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, k, seed, 
         order = np.argsort(entries[start:w], kind="mergesort")
         entries[start:w] = entries[start:w][order]
         tokens[start:w] = tokens[start:w][order]
-        kept = start  # one presence entry a name (the first occurrence's token: stable sort)
+        kept = start  # one presence entry a name (the first occurrence's token: stable sort), one second set
         for j in range(start, w):
             v = entries[j]
-            if j > start and v == entries[kept - 1] and (v & np.uint64(0xFFFF)) == np.uint64(present_fill):
+            if j > start and v == entries[kept - 1] and ((v & np.uint64(0xFFFF)) == np.uint64(present_fill)
+                                                         or (v & np.uint64(0xFFFF)) == np.uint64(letters_fill)):
                 continue
             entries[kept] = v
             tokens[kept] = tokens[j]
@@ -336,19 +351,19 @@ def _sentence_tokens(breaks, t, step):
 
 
 @njit(nogil=True, cache=True)
-def one_sided_name(mine, theirs, left, right, worded, letters, words, glued, rare, breaks, max_tokens, fill_byte,
-                   present_fill):
+def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, sides, glued, rare, breaks, max_tokens,
+                   fill_byte, present_fill, letters_fill):
     """Where a name of ``theirs`` (entries) stands in ``mine``'s text as words ``mine`` does not
     read as a name: tokens t1..t2, two to ``max_tokens`` of them written together (``glued``: no
     punctuation before the token; ``words``: ideographs only and no name of mine; one dictionary
     word there is a synonym, 我国 for 中国, not a name, unless the dictionary rarely sees it:
     ``rare``, 稀树 for 墨西哥) with :data:`SLOT_CONTEXT_TOKENS` tokens of their sentence around
-    them, one each side at least (a side of one only when it is a word), the name's left
+    them, one each side at least (a side of one only when it is a word: ``sides``), the name's left
     context before t1 and its right context after t2 (``left``, ``right``: :func:`slot_contexts`
     of mine's tokens), each side with a word that is no name (``worded``: a side of names only,
     镇/鹜/窝/村 before 女青年, is the context of every name in a list), the name not carried by
     ``mine`` and not written alike (half its letters or more shared, ``letters``: every token's
-    letter set). The same notice about another person
+    letter set; where ``theirs`` has second letter sets, v10, in ``letters2`` too). The same notice about another person
     whose name no dictionary knows (何/炼成 for 江泽民). (t1, t2), or (-1, -1). A record needs
     presence entries (v6 records): ``theirs`` a record's, which without them says nothing of its
     names; ``mine`` the deciding text's own, which without them has none."""
@@ -357,44 +372,69 @@ def one_sided_name(mine, theirs, left, right, worded, letters, words, glued, rar
     if not has_presence(theirs, pf):  # mine is the deciding text's own profile: no names is none
         return -1, -1
     n = left.shape[0]
-    for t1 in range(1, n):
-        if not words[t1] or breaks[t1]:
+    for t1 in range(n):
+        if not words[t1]:
             continue
-        before = _sentence_tokens(breaks, t1, -1)
-        if (before < 2 and not words[t1 - 1]) or not worded[t1, 0]:
+        # a name that starts its sentence has no left entry (entity_entries): its right one, of
+        # two words at least, and the name's letters tell, where the other text names it once
+        start = breaks[t1]
+        before = 0 if start else _sentence_tokens(breaks, t1, -1)
+        if not start and ((before < 2 and not sides[t1 - 1]) or not worded[t1, 0]):
             continue
-        f1 = _name_at(theirs, left[t1], fb, mine, pf)
-        if f1 == 0:
+        f1 = np.uint64(0) if start else _name_at(theirs, left[t1], fb, mine, pf)
+        if f1 == 0 and not start:
             continue
         span = letters[t1]
+        span2 = letters2[t1]
         for t2 in range(t1 if rare[t1] else t1 + 1, min(n - 1, t1 + max_tokens)):
             if t2 > t1:
                 if not words[t2] or breaks[t2] or not glued[t2]:
                     break
                 span |= letters[t2]
+                span2 |= letters2[t2]
             after = _sentence_tokens(breaks, t2, 1)
-            if (after == 0 or before + after < SLOT_CONTEXT_TOKENS or (after < 2 and not words[t2 + 1])
-                    or not worded[t2, 1]):
+            if (after < (2 if start else 1) or before + after < (2 if start else SLOT_CONTEXT_TOKENS)
+                    or (after < 2 and not sides[t2 + 1]) or not worded[t2, 1]):
                 continue
             f2 = _name_at(theirs, right[t2], fb, mine, pf)
-            if f2 == 0:
+            if f2 == 0 or (start and not _once(theirs, f2)):
                 continue
-            name = _letters_of(theirs, f1, pf) | _letters_of(theirs, f2, pf)
+            one = f2 if start else f1
+            name = _letters_of(theirs, one, pf) | _letters_of(theirs, f2, pf)
             if 2 * popcount64(name & span) < popcount64(name | span):
+                return t1, t2
+            lf = np.uint64(letters_fill)
+            name2 = _letters_of(theirs, one, lf) | _letters_of(theirs, f2, lf)
+            if name2 and 2 * popcount64(name2 & span2) < popcount64(name2 | span2):
                 return t1, t2
     return -1, -1
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _once(theirs, fill):
+    """Whether ``theirs`` has one entry of ``fill`` only: a name named once, at the start of its
+    sentence (a mention inside a sentence has an entry each side)."""
+    count = 0
+    for t in range(theirs.shape[0]):
+        if (theirs[t] & np.uint64(0xFFFF)) == fill:
+            count += 1
+    return count == 1
+
+
 @njit(nogil=True, cache=True)
 def slot_words(cps, starts, ends, flags, stops, classes):
-    """Which tokens may stand for another text's name (:func:`one_sided_name`): ideographs only,
-    none of them a particle, a conjunction or a demonstrative (``stops``, sorted: 或者, 该), and
-    not a name of this text."""
+    """(which tokens may stand for another text's name, which are words that may stand beside
+    one: :func:`one_sided_name`). The first: ideographs only, none of them a particle, a
+    conjunction or a demonstrative (``stops``, sorted: 或者, 该), and not a name of this text. The
+    second: ideographs, not a name, and two of them at least or no particle (经查 and 男, not 在)."""
     out = np.zeros(starts.shape[0], dtype=np.bool_)
+    sides = np.zeros(starts.shape[0], dtype=np.bool_)
     for t in range(starts.shape[0]):
-        out[t] = (not flags[t] and _han_span(cps, starts[t], ends[t], classes)
-                  and not _has_any(cps, starts[t], ends[t], stops))
-    return out
+        if flags[t] or not _han_span(cps, starts[t], ends[t], classes):
+            continue
+        out[t] = not _has_any(cps, starts[t], ends[t], stops)
+        sides[t] = out[t] or ends[t] - starts[t] >= 2
+    return out, sides
 
 
 @njit(nogil=True, cache=True)
@@ -408,17 +448,21 @@ def _han_span(cps, start, end, classes):
 
 
 @njit(nogil=True, cache=True)
-def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, stops, classes, glued):
+def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, stops, classes, glued, joined,
+                  onto_names):
     """Flag, in place, people the dictionary lacks (Chinese): a surname standing alone as a
     one-character token (``surnames``: sorted code points) followed by a token of one or two
     ideographs (王/新民, 刘/业/定) that holds no particle or preposition (``stops``, sorted:
     黄/的, 李/在 are no people): both tokens are the name; ``glued`` (profile v9): only when
     nothing stands between them (兰，男 is no one). A run of one-character tokens is read by
-    :func:`single_char_names`, first."""
+    :func:`single_char_names`, first. ``onto_names`` (profile v10): the token after the surname
+    may be a name of the dictionary already (赵/新民: 新民 is a town too). ``joined``: set, in
+    place, on both tokens of every person read (their name is one, :func:`name_runs`)."""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b - 1):
-            if ends[i] - starts[i] != 1 or flags[i] or flags[i + 1] or (glued and starts[i + 1] != ends[i]):
+            if (ends[i] - starts[i] != 1 or flags[i] or (flags[i + 1] and not onto_names)
+                    or (glued and starts[i + 1] != ends[i])):
                 continue
             m = ends[i + 1] - starts[i + 1]
             if not (_in_sorted(surnames, cps[starts[i]]) and 1 <= m <= 2
@@ -428,6 +472,33 @@ def surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames
             for t in (i, i + 1):
                 flags[t] = True
                 fills[t] = tok_hashes[t]
+                joined[t] = True
+
+
+@njit(nogil=True, cache=True)
+def surname_word_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, tails, stops, classes, joined):
+    """Flag, in place, people whose surname jieba glued to the first character of the given
+    name (卫志/刚, 周一/鸣, 王国/庆): a token of two ideographs that starts with a surname
+    (``surnames``: sorted code points), then one ideograph written together with it that given
+    names often end with and that is rarely a word alone (``tails``: sorted code points, 刚 明 轩,
+    not 说 起 人), none a particle (``stops``), and after them punctuation, the text's end or a
+    word of two characters or more (a third single character is a phrase). Both tokens are one
+    person (``joined``, :func:`name_runs`)."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a, b - 1):
+            j = i + 1
+            if (ends[i] - starts[i] != 2 or ends[j] - starts[j] != 1 or starts[j] != ends[i] or flags[j]
+                    or not _in_sorted(surnames, cps[starts[i]]) or not _in_sorted(tails, cps[starts[j]])):
+                continue
+            if not (_han_span(cps, starts[i], ends[j], classes) and not _has_any(cps, starts[i], ends[j], stops)):
+                continue
+            if j + 1 < b and starts[j + 1] == ends[j] and ends[j + 1] - starts[j + 1] < 2:
+                continue
+            for t in (i, j):
+                flags[t] = True
+                fills[t] = tok_hashes[t]
+                joined[t] = True
 
 
 @njit(nogil=True, cache=True)

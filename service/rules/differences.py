@@ -67,10 +67,14 @@ Byte formats (what the store keeps), all read:
   A stem that is a polarity word makes the word that word negated (disapproved: not approved).
 - v6-v8: v5's layout with the entries of names (v6), figures read as values (v7) and identifiers
   read as figures (v8).
-- v9 (written): v8's layout; a Chinese person written as several tokens is one name (王/新民 is
-  王新民, its entries' contexts around the whole name), and a run of one-character tokens that
-  starts with a common surname is a person (单/兴/缘: the dictionary cut of a name it lacks). A
-  v8 record is compared with the names read the v8 way (:meth:`NameSlots.as_v8`).
+- v9: v8's layout; a Chinese person written as several tokens is one name (王/新民 is 王新民, its
+  entries' contexts around the whole name), and a run of one-character tokens that starts with a
+  common surname is a person (单/兴/缘: the dictionary cut of a name it lacks).
+- v10 (written): v9's, and each name has a second letter set (an entry filled
+  ``NAME_LETTERS_FILL``, its letters hashed with another seed): two names are written alike only
+  if both their sets are. A surname before a name of the dictionary (赵/新民) and one glued to the
+  first character of its given name (卫志/刚) are read as people.
+A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
 version made them, computed when such a record comes up (:meth:`Profile.critical_against`).
@@ -95,18 +99,25 @@ from neardup.kernels import profile as kprof
 from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
 from neardup.text.cache import cached_arrays
-from neardup.text.entities import NAME_FILL_BYTE, NameEntries, NameSlots, canonical_name
+from neardup.text.entities import (
+    NAME_FILL_BYTE,
+    SECOND_LETTERS_SINCE,
+    NameEntries,
+    NameSlots,
+    canonical_name,
+)
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 9
+PROFILE_VERSION = 10
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
 NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisations)
 FIGURE_VALUES_SINCE = 7  # ... and read figures as values: thousands groups (1,200), Chinese numerals (一千二百)
 IDENTIFIERS_SINCE = 8  # ... and read letters followed by digits as one figure (a credit code, x5, aud1.102)
-NAME_RUNS_SINCE = 9  # ... and read a person's tokens as one name, one-character runs (单/兴/缘) included
+# ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
+# set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE): neardup.text.entities
 IDENTIFIER = r"(?<![0-9a-z])(?=[0-9a-z]*[a-z][0-9a-z]*[0-9])[0-9a-z]+(?![0-9a-z])"  # a digit after a letter
 NAME_FILL = "@"  # a name's fill: "@" + the name
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
@@ -217,8 +228,9 @@ def comparable(version: int) -> int:
     be compared with such a record: v1 and v2 share one (same contexts, other bytes); v3 and v4
     each have their own; v5 and v6 share v6's (v6 adds the entries of names, which a v5 record
     lacks and so never pairs); v7 has its own (figures read as values: 1,200 and 一千二百 are 1200),
-    and so have v8 (identifiers read as figures: 91440300ma5dab1234, x5) and v9 (a person's
-    tokens read as one name, 王/新民 as 王新民, and one-character runs read: 单/兴/缘)."""
+    and so have v8 (identifiers read as figures: 91440300ma5dab1234, x5), v9 (a person's
+    tokens read as one name, 王/新民 as 王新民, and one-character runs read: 单/兴/缘) and v10
+    (second letter sets; 赵/新民 and 卫志/刚 read as people)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
@@ -524,10 +536,14 @@ class Profile:
 
     def _other_name(self, theirs: npt.NDArray[np.uint64]) -> CriticalDifference | None:
         """The entity difference of a name of the other text that this one writes, in the same
-        place, as words it does not read as a name (:class:`neardup.text.entities.NameSlots`)."""
+        place, as words it does not read as a name (:class:`neardup.text.entities.NameSlots`),
+        outside the sentences the other text has too."""
         if self.name_slots is None or not len(_present_lacking(theirs, self.entries)):
             return None  # every name of the other text is carried here (most reprints): nothing to look up
-        span = self.name_slots.other_name_at(self.entries, theirs)
+        contexts, starts, ends = self._sentence_bounds()
+        their_contexts = set((theirs >> np.uint64(16)).tolist())
+        shared = [k for k, c in enumerate(contexts) if c in their_contexts]  # no name was replaced there
+        span = self.name_slots.other_name_at(self.entries, theirs, starts[shared], ends[shared])
         if span is None:
             return None
         start, end = span
@@ -584,7 +600,9 @@ class Profile:
 
     def _anchor_mask(self) -> npt.NDArray[np.bool_]:
         """Which entries are anchors: figures, polarity words and names (not sentences, not presence entries)."""
-        return ~self.sentence_mask() & ((self.entries & np.uint64(0xFFFF)) != np.uint64(kprof.NAME_PRESENT_FILL))
+        fills = self.entries & np.uint64(0xFFFF)
+        return (~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL))
+                & (fills != np.uint64(kprof.NAME_LETTERS_FILL)))
 
     def _swapped_around(self, present: int, sentences: list[tuple[int, int]], anchors: npt.NDArray[np.bool_],
                         theirs: npt.NDArray[np.uint64]) -> bool:
@@ -636,7 +654,8 @@ class Profile:
         if not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL)):
             return []
         present = _presence(self.entries)
-        return _names_not_alike(lacking, _present_lacking(theirs, self.entries), present[np.isin(present, theirs)])
+        return _names_not_alike(lacking, _present_lacking(theirs, self.entries), present[np.isin(present, theirs)],
+                                _second_sets(self.entries), _second_sets(theirs))
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
@@ -705,22 +724,48 @@ def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64
     return present if not len(other) else present[other[at] != present]
 
 
+def _second_sets(entries: npt.NDArray[np.uint64]) -> dict[int, list[int]]:
+    """Fill byte -> the second letter sets (v10) of ``entries``' names with that byte."""
+    out: dict[int, list[int]] = {}
+    for v in entries[(entries & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_LETTERS_FILL)].tolist():
+        out.setdefault(_fill_byte(v), []).append(_letters(v))
+    return out
+
+
+def _second_alike(mine: dict[int, list[int]], theirs: dict[int, list[int]], byte: int, other: int) -> bool:
+    """Whether the second letter sets of a name of fill byte ``byte`` (in ``mine``) and one of
+    ``other`` (in ``theirs``) are written alike; true where either has none (older records)."""
+    a, b = mine.get(byte), theirs.get(other)
+    return not a or not b or any(_written_alike(x, y) for x in a for y in b)
+
+
+def _second_alike_within(sets: list[int]) -> bool:
+    """Whether two names of one text that share their fill byte (``sets``: their second letter
+    sets, v10) are written alike: true with fewer than two sets (an older record, or one set)."""
+    return len(sets) < 2 or any(_written_alike(x, y) for i, x in enumerate(sets) for y in sets[i + 1 :])
+
+
 def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64],
-                     carried: npt.NDArray[np.uint64]) -> list[int]:
+                     carried: npt.NDArray[np.uint64], mine2: dict[int, list[int]] | None = None,
+                     theirs2: dict[int, list[int]] | None = None) -> list[int]:
     """The presence entries ``lacking`` (names the other text lacks) whose names are written alike
     (half their letters or more shared) neither with a name of the other text this one lacks
     (``their_present``: a name both texts carry is no other spelling of a new one) nor, under the
     same fill byte, with a name both carry (``carried``: Gabri of a page's noise in Gabri&nbsp;el;
-    one name in 256 shares a byte, few of them letters too)."""
+    one name in 256 shares a byte, few of them letters too). ``mine2``, ``theirs2``: the second
+    letter sets of each side (v10, :func:`_second_sets`), alike too where both have them."""
+    m2, t2 = mine2 or {}, theirs2 or {}
+
     def other_spelling(v: int) -> bool:
         # the same letters under another fill byte are two names whose letter sets collide (沂蒙
         # and 中国, two bits each): a name written another way has other letters too (中国人民银行)
         return any(_written_alike(_letters(v), _letters(o))
-                   and (_letters(v) != _letters(o) or _fill_byte(v) == _fill_byte(o)) for o in their_present.tolist())
+                   and (_letters(v) != _letters(o) or _fill_byte(v) == _fill_byte(o))
+                   and _second_alike(m2, t2, _fill_byte(v), _fill_byte(o)) for o in their_present.tolist())
 
     def cut_carried(v: int) -> bool:
         return any(_fill_byte(c) == _fill_byte(v) and _written_alike(_letters(v), _letters(c))
-                   for c in carried.tolist())
+                   and _second_alike_within(m2.get(_fill_byte(v), [])) for c in carried.tolist())
 
     return [v for v in lacking.tolist() if not other_spelling(v) and not cut_carried(v)]
 
@@ -1086,8 +1131,8 @@ class AnchorProfiler:
         def remade(older: int) -> Profile:
             own = names.document(d) if names is not None else None
             slot = slots
-            if own is not None and slots is not None and older < NAME_RUNS_SINCE:
-                own, slot = slots.as_v8(own)
+            if own is not None and slots is not None and older < SECOND_LETTERS_SINCE:
+                own, slot = slots.as_version(own, older)
             return self.profile_batch([text], [lang], version=older, names=own, slots=[slot])[0]
 
         return remade

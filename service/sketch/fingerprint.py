@@ -38,8 +38,10 @@ from neardup.text.entities import (
     CONTEXT_TOKENS,
     EN_FILL_LETTERS,
     NAME_FILL_BYTE,
+    NAME_LETTERS_FILL,
     NAME_PRESENT_FILL,
     NAME_RUN,
+    NAME_RUNS_SINCE,
     SENTENCE_MARKS,
     NameEntries,
     NameSlots,
@@ -47,6 +49,7 @@ from neardup.text.entities import (
     byline_markers,
     en_names,
     zh_body_tables,
+    zh_given_tails,
     zh_name_table,
     zh_place_suffixes,
     zh_run_surnames,
@@ -304,22 +307,27 @@ MarkerGroups = list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]]
 
 def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
                   tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], classes: npt.NDArray[np.uint8],
-                  groups: MarkerGroups, runs: bool = True) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint64],
-                                                                   npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+                  groups: MarkerGroups, runs: bool = True, words: bool = True) -> tuple[
+                      npt.NDArray[np.bool_], npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """(flags, fills, the last token of each token's name, which tokens continue a name) of
     Chinese tokens: the dictionary's names, then each pattern's (each step sees the names the
     steps before it flagged: a known city ends a company's span); ``groups``: learned field
     words and the documents they apply to. ``runs`` (profile v9): a person cut into one-character
     tokens (单/兴/缘) is read, a surname must be written together with its given name, and a
-    person's tokens are one name (王/新民 is 王新民); else as v8 records were read."""
+    person's tokens are one name (王/新民 is 王新民); else as v8 records were read. ``words``
+    (profile v10): a surname before a name of the dictionary (赵/新民) and one glued to the first
+    character of its given name (卫志/刚) are read too."""
     flags, fills = kent.name_tokens(tok_hashes, *zh_name_table(rare_pairs=runs))
     stops = zh_suffix_tables()[1]
     spans = (cps, starts, ends, tok_off, tok_hashes, flags, fills)
     dictionary = flags.copy()
+    joined = np.zeros(len(starts), dtype=np.bool_)
     if runs:
         kent.single_char_names(*spans, zh_run_surnames(), stops, classes, NAME_RUN)
-    kent.surname_names(*spans, zh_surnames(extended=runs), stops, classes, runs)
-    people = flags & ~dictionary  # the pieces of a person the two patterns read
+    kent.surname_names(*spans, zh_surnames(extended=runs), stops, classes, runs, joined, words)
+    if words:
+        kent.surname_word_names(*spans, zh_run_surnames(), zh_given_tails(), stops, classes, joined)
+    people = (flags & ~dictionary) | joined  # the pieces of a person the patterns read
     kent.suffix_names(*spans, *zh_suffix_tables(), classes)
     kent.body_names(*spans, *zh_body_tables(), stops, classes)
     kent.titled_names(*spans, *zh_title_tables(), stops, classes)
@@ -335,30 +343,37 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
 def _entries_of(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
                 tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], flags: npt.NDArray[np.bool_],
                 fills: npt.NDArray[np.uint64], last: npt.NDArray[np.int64], cont: npt.NDArray[np.bool_],
-                words: bool) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64],
-                                      npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
+                words: bool, second: bool = True) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64],
+                                                           npt.NDArray[np.int64], npt.NDArray[np.bool_],
+                                                           npt.NDArray[np.int64]]:
     """(entries, the token of each, document offsets, sentence breaks, where each token's name
-    ends) of flagged tokens (:func:`neardup.kernels.entities.entity_entries`)."""
+    ends) of flagged tokens (:func:`neardup.kernels.entities.entity_entries`); ``second`` (profile
+    v10): with each name's second letter set."""
     name_ends = ends[last]
     breaks = kent.sentence_breaks(cps, starts, ends, tok_off, SENTENCE_MARKS)
-    letters = kent.letter_sets(cps, starts, name_ends, flags, words, zh_place_suffixes())
-    entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, letters, breaks, CONTEXT_TOKENS,
-                                                 NAME_CONTEXT_SEED, NAME_FILL_BYTE, NAME_PRESENT_FILL, last, cont)
+    suffixes = zh_place_suffixes()
+    letters = kent.letter_sets(cps, starts, name_ends, flags, words, suffixes)
+    letters2 = (kent.letter_sets(cps, starts, name_ends, flags, words, suffixes, kent.SECOND_LETTERS) if second
+                else np.zeros(0, dtype=np.uint64))
+    entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks,
+                                                 CONTEXT_TOKENS, NAME_CONTEXT_SEED, NAME_FILL_BYTE, NAME_PRESENT_FILL,
+                                                 NAME_LETTERS_FILL, last, cont)
     return entries, tokens, e_off, breaks, name_ends
 
 
-def _v8_reader(tokens: SlotTokens, groups: MarkerGroups, k: int) -> Callable[[], tuple[NameEntries, NameSlots]]:
+def _older_reader(tokens: SlotTokens, groups: MarkerGroups, k: int) -> Callable[[int], tuple[NameEntries, NameSlots]]:
     """How to read the names of document ``k`` of a window (its ``tokens``; ``groups``: the
-    window's learned field words) as v8 records were read (:func:`zh_name_flags`), made only when
-    such a record comes up: (its name entries, its tokens as slots)."""
-    def read() -> tuple[NameEntries, NameSlots]:
+    window's learned field words) as the records of an older profile version (8 or 9) were read
+    (:func:`zh_name_flags`), made only when such a record comes up: (its name entries, its tokens
+    as slots)."""
+    def read(version: int) -> tuple[NameEntries, NameSlots]:
         t = tokens
         tok_off = np.array([0, len(t.starts)], dtype=np.int64)
         own = [(markers, docs[k : k + 1]) for markers, docs in groups]
         flags, fills, last, cont = zh_name_flags(t.cps, t.starts, t.ends, tok_off, t.hashes, t.classes, own,
-                                                 runs=False)
+                                                 runs=version >= NAME_RUNS_SINCE, words=False)
         entries, rows, e_off, breaks, name_ends = _entries_of(t.cps, t.starts, t.ends, tok_off, t.hashes, flags,
-                                                              fills, last, cont, False)
+                                                              fills, last, cont, False, second=False)
         names = NameEntries(entries, t.starts[rows] - t.base, name_ends[rows] - t.base, e_off)
         return names, NameSlots(SlotTokens(t.cps, t.starts, t.ends, t.hashes, flags, breaks, t.base, t.classes))
 
@@ -486,7 +501,7 @@ class Fingerprinter:
                 ta, tb = token_bounds[k], token_bounds[k + 1]
                 tokens_k = SlotTokens(cps, starts[ta:tb], ends[ta:tb], tok_hashes[ta:tb], flags[ta:tb], breaks[ta:tb],
                                       int(base), self.classes)
-                slots[row] = NameSlots(tokens_k, _v8_reader(tokens_k, groups, k))
+                slots[row] = NameSlots(tokens_k, _older_reader(tokens_k, groups, k))
             a, b = bounds[k], bounds[k + 1]
             if a == b:
                 continue

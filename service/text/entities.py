@@ -39,6 +39,9 @@ EN_FILL_LETTERS = 3  # an English name fills by its first letters: crawler noise
 # sentence fill hashes to it (tests/unit/test_lookalikes.py)
 NAME_FILL_BYTE = kprof.NAME_FILL_BYTE
 NAME_PRESENT_FILL = kprof.NAME_PRESENT_FILL  # the fill of a name's presence entry (the same test)
+NAME_LETTERS_FILL = kprof.NAME_LETTERS_FILL  # ... and of its second letter set (v10)
+NAME_RUNS_SINCE = 9  # profiles of this version read a person's tokens as one name, one-character runs too
+SECOND_LETTERS_SINCE = 10  # ... and give each name a second letter set, and read 赵/新民 and 卫志/刚 as people
 PLACE_SUFFIXES = "省市县区镇乡村州"
 # nouns that end as a body or a place are names; nz alone is not (大都会, 永恒性 are nz)
 NOUN_TAGS = frozenset({"n", "nz", "j"})
@@ -239,6 +242,36 @@ def zh_run_surnames() -> npt.NDArray[np.uint32]:
     return np.array(sorted(set(map(ord, SURNAMES + TITLED_SURNAMES + COMMON_SURNAMES))), dtype=np.uint32)
 
 
+# a character ends given names (刚, 明, 轩) when jieba's dictionary has it last in this many
+# three-character names (nr) of a common surname at least, and holds it alone as a word at most
+# TAIL_WORD_RATIO times as often as that (说, 起, 越 are words)
+TAIL_NAMES = 5
+TAIL_WORD_RATIO = 300
+
+
+@lru_cache(maxsize=1)
+def zh_given_tails() -> npt.NDArray[np.uint32]:
+    """The code points of the characters given names end with (:data:`TAIL_NAMES`,
+    :data:`TAIL_WORD_RATIO`), sorted (:func:`neardup.kernels.entities.surname_word_names`)."""
+    path = jieba_dict_path()
+
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        dictionary = read_dictionary(path)
+        common = set(COMMON_SURNAMES)
+        named: dict[str, int] = {}
+        for word, (_, tag) in dictionary.items():
+            if tag == "nr" and len(word) == 3 and word[0] in common:
+                named[word[2]] = named.get(word[2], 0) + 1
+        tails = [c for c, n in named.items()
+                 if c not in NAME_SUFFIXES and n >= TAIL_NAMES and dictionary.get(c, (0, ""))[0] <= TAIL_WORD_RATIO * n]
+        return {"tails": np.array(sorted(map(ord, tails)), dtype=np.uint32)}
+
+    stat = path.stat()
+    rules = repr((COMMON_SURNAMES, NAME_SUFFIXES, TAIL_NAMES, TAIL_WORD_RATIO))
+    tags = hashlib.sha1(rules.encode()).hexdigest()[:12]
+    return cached_arrays(f"tails-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}", build)["tails"].astype(np.uint32)
+
+
 # a place or a body the dictionary lacks ends with one of these (喻家湾村, 三庄乡, 财金队) ...
 NAME_SUFFIXES = "省市县区镇乡村州队部局厅社"
 # ... and has none of these: particles, demonstratives, quantities, places in (该市, 全县, 各区, 本部, 县内)
@@ -363,49 +396,62 @@ class NameSlots:
     letter set and whether it may stand for a name (ideographs, not a name of this text), made on
     the first comparison that asks (most documents are compared with no near candidate)."""
 
-    __slots__ = ("_made", "_tokens", "_v8", "_v8_read")
+    __slots__ = ("_made", "_older", "_read", "_tokens")
 
-    def __init__(self, tokens: SlotTokens, v8: Callable[[], tuple[NameEntries, NameSlots]] | None = None) -> None:
-        """The slots of ``tokens``' document, made when first asked for; ``v8``: how to read the
-        document's names as v8 records were read (this reading when None)."""
+    def __init__(self, tokens: SlotTokens,
+                 older: Callable[[int], tuple[NameEntries, NameSlots]] | None = None) -> None:
+        """The slots of ``tokens``' document, made when first asked for; ``older``: how to read
+        the document's names as the records of an older profile version were read (this reading
+        when None)."""
         self._tokens = tokens
         self._made: tuple[npt.NDArray[Any], ...] | None = None
-        self._v8 = v8
-        self._v8_read: tuple[NameEntries, NameSlots] | None = None
+        self._older = older
+        self._read: dict[int, tuple[NameEntries, NameSlots]] = {}
 
-    def as_v8(self, names: NameEntries) -> tuple[NameEntries, NameSlots]:
-        """The document's name entries and slots as v8 records read names (``names`` and these
-        slots, when they read them alike), made once: compared with a v8 record."""
-        if self._v8 is None:
+    def as_version(self, names: NameEntries, version: int) -> tuple[NameEntries, NameSlots]:
+        """The document's name entries and slots as records of profile ``version`` (8 or 9) read
+        names (``names`` and these slots, when there is no older reading), made once a version:
+        compared with such a record."""
+        if self._older is None:
             return names, self
-        if self._v8_read is None:
-            self._v8_read = self._v8()
-        return self._v8_read
+        if version not in self._read:
+            self._read[version] = self._older(version)
+        return self._read[version]
 
     def _tables(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],
-                               npt.NDArray[np.uint64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
-                               npt.NDArray[np.bool_]]:
+                               npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],
+                               npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
         t = self._tokens
         if self._made is None:
             n = np.array([0, len(t.hashes)], dtype=np.int64)
             left, right, worded = kent.slot_contexts(t.hashes, n, t.flags, t.breaks, CONTEXT_TOKENS, CONTEXT_SEED)
-            letters = kent.letter_sets(t.cps, t.starts, t.ends, np.ones(len(t.flags), dtype=np.bool_), False,
-                                       zh_place_suffixes())
-            words = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
+            every = np.ones(len(t.flags), dtype=np.bool_)
+            letters = kent.letter_sets(t.cps, t.starts, t.ends, every, False, zh_place_suffixes())
+            letters2 = kent.letter_sets(t.cps, t.starts, t.ends, every, False, zh_place_suffixes(), kent.SECOND_LETTERS)
+            words, sides = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
             glued = np.zeros(len(t.starts), dtype=np.bool_)
             glued[1:] = t.starts[1:] == t.ends[:-1]
             # a rare word alone may stand for a name (稀树, 客车队 where the other text has 墨西哥):
             # a common one there is an edit's synonym
             rare = ((t.ends - t.starts) >= 2) & (segmenter().frequencies(t.cps, t.starts, t.ends) < RARE_WORD)
-            self._made = (left, right, worded, letters, words, glued, rare)
+            self._made = (left, right, worded, letters, letters2, words, sides, glued, rare)
         return self._made  # type: ignore[return-value]
 
-    def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64]) -> tuple[int, int] | None:
+    def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64],
+                      shared_starts: npt.NDArray[np.int64] | None = None,
+                      shared_ends: npt.NDArray[np.int64] | None = None) -> tuple[int, int] | None:
         """The text span where ``theirs`` has a name that ``mine`` (this text's entries) writes
-        as words it does not read as a name, or None."""
-        left, right, worded, letters, words, glued, rare = self._tables()
-        t1, t2 = kent.one_sided_name(mine, theirs, left, right, worded, letters, words, glued, rare,
-                                     self._tokens.breaks, ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL)
+        as words it does not read as a name, or None; not inside the sentences (text spans)
+        ``shared_starts`` to ``shared_ends``, which the other text has too."""
+        left, right, worded, letters, letters2, words, sides, glued, rare = self._tables()
+        if shared_starts is not None and shared_ends is not None and len(shared_starts):
+            at = self._tokens.starts - self._tokens.base
+            k = np.searchsorted(shared_starts, at, side="right") - 1
+            inside = (k >= 0) & (at < shared_ends[np.maximum(k, 0)])
+            words = words & ~inside
+        t1, t2 = kent.one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, sides, glued, rare,
+                                     self._tokens.breaks, ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL,
+                                     NAME_LETTERS_FILL)
         if t1 < 0:
             return None
         t = self._tokens

@@ -14,7 +14,7 @@ from neardup.config import Settings, load_settings
 from neardup.decision import Reason
 from neardup.document import Document, InvalidDocument, parse_document
 from neardup.engine import Engine, decide_all
-from neardup.rules.differences import NAME_RUNS_SINCE, PROFILE_VERSION, decode_profile
+from neardup.rules.differences import PROFILE_VERSION, SECOND_LETTERS_SINCE, decode_profile
 from neardup.storage import doc_ref
 from neardup.storage.memory import MemoryFingerprintStore
 from neardup.text.normalize import normalize_text
@@ -105,11 +105,12 @@ async def engine_writing_profile(version: int, store: MemoryFingerprintStore, se
 
     class Older:
         def profile_batch(self, texts: Any, langs: Any, names: Any = None, slots: Any = None) -> Any:
-            if version >= NAME_RUNS_SINCE or names is None or slots is None:
+            if version >= SECOND_LETTERS_SINCE or names is None or slots is None:
                 return made.profile_batch(texts, langs, version=version, names=names, slots=slots)
             out = []  # names read as that version read them, one document at a time
             for d, (text, lang, slot) in enumerate(zip(texts, langs, slots, strict=True)):
-                own, older = slot.as_v8(names.document(d)) if slot is not None else (names.document(d), None)
+                own, older = (slot.as_version(names.document(d), version) if slot is not None
+                              else (names.document(d), None))
                 out += made.profile_batch([text], [lang], version=version, names=own, slots=[older])
             return out
 
@@ -195,6 +196,27 @@ async def test_records_of_profile_v8_are_compared_with_names_read_the_v8_way() -
     out = await new.decide([Document(id="reprint", text="来源：某某网\n" + CHAIRED)])
     assert out[0].status == "duplicate" and out[0].duplicate_of == "chaired"
     out = await new.decide([Document(id="other", text=CHAIRED.replace("邹秀兰", "李建国"))])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "entity"
+
+
+PUNISHED = ("关于给予卫志刚党内严重警告处分的决定。经查，卫志刚违反中央八项规定精神，违规收受礼品礼金，"
+            "造成不良影响。经研究，决定给予卫志刚党内严重警告处分。")
+
+
+async def test_records_of_profile_v9_are_compared_with_names_read_the_v9_way() -> None:
+    """v9 read 卫志/刚 as no name; v10 reads the person 卫志刚 (a surname glued to the first
+    character of its given name). A reprint of a v9 record compared with names read the v10 way
+    would name someone where the record named no one; compared the v9 way it merges. The same
+    notice about someone v9 reads too (李/建国) still splits."""
+    new, stored = await engine_over_profile(9, {"punished": PUNISHED})
+    assert decode_profile(stored["punished"]).tolist()  # a v9 record with entries (its sentences)
+    out = await new.decide([Document(id="reprint", text="来源：某某网\n" + PUNISHED)])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == "punished"
+    chaired, _ = await engine_over_profile(9, {"chaired": CHAIRED.replace("邹秀兰", "赵新民")})
+    out = await chaired.decide([Document(id="reprint", text="来源：某某网\n" + CHAIRED.replace("邹秀兰", "赵新民"))])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == "chaired"
+    out = await chaired.decide([Document(id="other", text=CHAIRED.replace("邹秀兰", "李建国"))])
     assert out[0].status == "unique" and out[0].evidence.critical is not None
     assert out[0].evidence.critical.kind == "entity"
 

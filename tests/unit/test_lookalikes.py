@@ -28,7 +28,9 @@ from neardup.text.entities import (
     is_dictionary_name,
     is_rare_person,
     zh_body_tables,
+    zh_given_tails,
     zh_place_suffixes,
+    zh_run_surnames,
     zh_suffix_tables,
     zh_title_tables,
 )
@@ -215,14 +217,19 @@ def test_a_notice_of_another_batch_stays_unique() -> None:
 # ------------------------------------------------------------------------------ the name kernel
 
 def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int, seed: int,
-                fill_byte: int, letters: list[int], present_fill: int, last: list[int], cont: list[bool]) -> list[int]:
+                fill_byte: int, letters: list[int], present_fill: int, last: list[int], cont: list[bool],
+                letters2: list[int] | None = None, letters_fill: int = 0) -> list[int]:
     """Two entries a name (its first token; ``cont`` the tokens that continue it up to ``last``):
     the context of up to k tokens before its first token and after its last, within its
     sentence (none for a side without a token); and one presence entry a distinct name: its
-    fill byte on top of its 24-bit letter set."""
+    fill byte on top of its 24-bit letter set; and, with ``letters2``, one more of its second
+    letter set, filled ``letters_fill``."""
     mask = (1 << 64) - 1
     presence = {(((h & 0xFF) << 24) | (bits & 0xFFFFFF)) << 16 | present_fill
                 for h, bits, is_name, c in zip(hashes, letters, flags, cont, strict=True) if is_name and not c}
+    if letters2 is not None:
+        presence |= {(((h & 0xFF) << 24) | (bits & 0xFFFFFF)) << 16 | letters_fill
+                     for h, bits, is_name, c in zip(hashes, letters2, flags, cont, strict=True) if is_name and not c}
 
     def ctx(lo: int, hi: int, side: int) -> int:
         h = int(fmix64(np.uint64(seed ^ side)))
@@ -262,8 +269,8 @@ def _runs(flags: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     return last, cont
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_entity_entries_match_reference(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "second"), [(s, second) for s in range(3) for second in (False, True)])
+def test_entity_entries_match_reference(seed: int, second: bool) -> None:
     rng = np.random.default_rng(seed)
     for _ in range(50):
         n = int(rng.integers(0, 20))
@@ -274,11 +281,14 @@ def test_entity_entries_match_reference(seed: int) -> None:
             breaks[0] = True
         letters = rng.integers(0, 1 << 24, size=n).astype(np.uint64)
         letters[hashes == 0] = 12345  # one name written twice has one letter set
+        letters2 = rng.integers(0, 1 << 24, size=n).astype(np.uint64)
+        letters2[hashes == 0] = 54321
         last, cont = _runs(flags, rng)
-        entries, tokens, off = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes, letters,
-                                                   breaks, 3, 7, 0xAB, 0xCD00, last, cont)
+        entries, tokens, off = kent.entity_entries(
+            hashes, np.array([0, n], dtype=np.int64), flags, hashes, letters,
+            letters2 if second else np.zeros(0, dtype=np.uint64), breaks, 3, 7, 0xAB, 0xCD00, 0xEF00, last, cont)
         want = ref_entries(hashes.tolist(), flags.tolist(), breaks.tolist(), 3, 7, 0xAB, letters.tolist(), 0xCD00,
-                           last.tolist(), cont.tolist())
+                           last.tolist(), cont.tolist(), letters2.tolist() if second else None, 0xEF00)
         assert entries.tolist() == want
         assert off.tolist() == [0, len(want)]
         assert all(flags[t] and not cont[t] for t in tokens.tolist())
@@ -309,8 +319,10 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
     flags, fills = np.zeros(4, dtype=np.bool_), np.zeros(4, dtype=np.uint64)
     surnames = np.array(sorted(map(ord, "王李黄")), dtype=np.uint32)
     stops = zh_suffix_tables()[1]
+    joined = np.zeros(4, dtype=np.bool_)
     kent.surname_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, surnames, stops, tables(True)[1],
-                       True)
+                       True, joined, False)
+    assert joined.tolist() == [False, True, True, False]
     assert flags.tolist() == [False, True, True, False] and fills.tolist() == [0, 101, 102, 0]
     # ... but not before a particle or a preposition: 颜色是/黄/的, 李/在/会上
     for text, words in (("颜色是黄的", ["颜色", "是", "黄", "的"]), ("李在会上", ["李", "在", "会上"])):
@@ -318,7 +330,8 @@ def test_a_lone_surname_before_a_short_word_is_a_name() -> None:
         n = len(words)
         flags = np.zeros(n, dtype=np.bool_)
         kent.surname_names(cps, starts, ends, np.array([0, n]), np.arange(n, dtype=np.uint64), flags,
-                           np.zeros(n, dtype=np.uint64), surnames, stops, tables(True)[1], True)
+                           np.zeros(n, dtype=np.uint64), surnames, stops, tables(True)[1], True,
+                           np.zeros(n, dtype=np.bool_), True)
         assert not flags.any(), text
 
 
@@ -878,7 +891,8 @@ def test_slot_contexts_are_the_contexts_a_name_there_would_have(seed: int) -> No
         one = np.arange(n), np.zeros(n, dtype=np.bool_)  # each name one token
         for i in np.flatnonzero(flags).tolist():
             entries, tokens, _ = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes,
-                                                     np.zeros(n, dtype=np.uint64), breaks, 3, 7, 0xAB, 0xCD00, *one)
+                                                     np.zeros(n, dtype=np.uint64), np.zeros(0, dtype=np.uint64),
+                                                     breaks, 3, 7, 0xAB, 0xCD00, 0xEF00, *one)
             mine = {int(v) >> 16 for v, t in zip(entries.tolist(), tokens.tolist(), strict=True)
                     if t == i and int(v) & 0xFFFF != 0xCD00}
             empty_left = breaks[i] or i == 0
@@ -914,7 +928,8 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
 
     def slot(mine: np.ndarray, theirs: np.ndarray, letters: np.ndarray, words: np.ndarray,
              glued: np.ndarray, rare: np.ndarray = common, worded: np.ndarray = worded) -> tuple[int, int]:
-        return kent.one_sided_name(mine, theirs, left, right, worded, letters, words, glued, rare, breaks, 4, fb, pf)
+        return kent.one_sided_name(mine, theirs, left, right, worded, letters, letters, words, words, glued, rare,
+                                   breaks, 4, fb, pf, kprof.NAME_LETTERS_FILL)
 
     mine = np.array([((9 << 24) | 0x00000F) << 16 | pf], dtype=np.uint64)  # a name of its own elsewhere
     # their name stands where mine has tokens 3..4: its left context before 3, its right after 4
@@ -950,6 +965,17 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     bare = np.zeros(0, dtype=np.uint64)
     assert slot(mine, theirs_name(13, 24)[:-1], letters, words, glued) == (-1, -1)
     assert slot(bare, theirs_name(13, 24), letters, words, glued) == (3, 4)
+    # one token before it in its sentence is enough when that token is a word, whether or not a
+    # particle's character is in it (经查 before 费/美玲: ``sides``), and no word stands for a name
+    late = breaks.copy()
+    late[2] = True
+    not_a_name = words.copy()
+    not_a_name[2] = False  # 经查 holds 经: it may stand beside a name, not for one
+    for side, want in ((True, (3, 4)), (False, (-1, -1))):
+        sides = not_a_name.copy()
+        sides[2] = side
+        assert kent.one_sided_name(mine, theirs_name(13, 24), left, right, worded, letters, letters, not_a_name,
+                                   sides, glued, common, late, 4, fb, pf, kprof.NAME_LETTERS_FILL) == want
 
 
 def test_a_rare_word_where_the_other_text_has_a_name_is_another_name() -> None:
@@ -1076,7 +1102,8 @@ def test_a_surname_and_a_word_after_punctuation_are_no_person() -> None:
     for glued, want in ((True, [False, False, False]), (False, [True, True, False])):
         flags, fills = np.zeros(3, dtype=np.bool_), np.zeros(3, dtype=np.uint64)
         kent.surname_names(cps, starts, ends, np.array([0, 3]), hash_words(words), flags, fills,
-                           np.array([ord("兰")], dtype=np.uint32), zh_suffix_tables()[1], tables(True)[1], glued)
+                           np.array([ord("兰")], dtype=np.uint32), zh_suffix_tables()[1], tables(True)[1], glued,
+                           np.zeros(3, dtype=np.bool_), False)
         assert flags.tolist() == want
 
 
@@ -1110,4 +1137,97 @@ def test_a_person_named_in_three_sentences_with_figures_and_polarity_beside_the_
     assert status is Status.UNIQUE and kind == "entity"
     text = RAISINS.format(p="买买提")
     status, original, _ = decide_pair(text, "转载自市政府网站。" + text.replace("，", ",") + "（责任编辑：李明）")
+    assert status is Status.DUPLICATE and original == "first"
+
+
+# ---------------------------------------------------------- profile v10: people told apart more often
+
+PUNISHMENT = ("关于给予{x}党内严重警告处分的决定。经查，{x}违反中央八项规定精神，违规收受礼品礼金，"
+              "造成不良影响。经研究，决定给予{x}党内严重警告处分。")
+MISSING = ("寻人启事。{x}，男，现年七十二岁，于本月三日上午在公园附近走失，走失时身穿蓝色外套，"
+           "患有老年痴呆症。如有知情者请与家属联系，必有重谢。")
+
+
+def _letters2(name: str) -> int:
+    cps = np.array([ord(c) for c in name], dtype=np.uint32)
+    return int(kent.letter_sets(cps, np.array([0]), np.array([len(name)]), np.array([True]), False,
+                                zh_place_suffixes(), kent.SECOND_LETTERS)[0])
+
+
+def test_two_people_whose_first_letter_sets_collide_are_two_people() -> None:
+    """袁永强 and 韩志刚 share two of the three bits their first letter sets have (24 bits: two
+    names of three characters do about one time in 30), which alone made them one name written
+    two ways; their second sets (v10) do not, so the same notice about each is two notices."""
+    assert _written_alike(_letters("袁永强"), _letters("韩志刚"))
+    assert not _written_alike(_letters2("袁永强"), _letters2("韩志刚"))
+    assert _written_alike(_letters2("中国银行"), _letters2("中国人民银行"))  # one name written two ways still is
+    status, _, kind = decide_pair(PUNISHMENT.format(x="袁永强"), PUNISHMENT.format(x="韩志刚"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def _people(words: list[str], onto_names: bool = True) -> tuple[list[bool], list[bool]]:
+    """(flags, joined) of the person patterns for surnames over ``words``: 新民 is flagged first,
+    as the dictionary's name it is."""
+    cps, starts, ends, hashes = _tokens(words)
+    n = len(words)
+    flags = np.array([w == "新民" for w in words], dtype=np.bool_)
+    fills, joined = hashes * flags, np.zeros(n, dtype=np.bool_)
+    kent.surname_names(cps, starts, ends, np.array([0, n]), hashes, flags, fills,
+                       np.array(sorted(map(ord, "赵王")), dtype=np.uint32), zh_suffix_tables()[1], tables(True)[1],
+                       True, joined, onto_names)
+    kent.surname_word_names(cps, starts, ends, np.array([0, n]), hashes, flags, fills, zh_run_surnames(),
+                            zh_given_tails(), zh_suffix_tables()[1], tables(True)[1], joined)
+    return flags.tolist(), joined.tolist()
+
+
+def test_a_surname_before_a_name_of_the_dictionary_is_a_person() -> None:
+    """赵/新民: 新民 is a town of the dictionary, and after a lone surname a given name (v10)."""
+    assert _people(["由", "赵", "新民", "主持"]) == ([False, True, True, False], [False, True, True, False])
+    assert _people(["由", "赵", "新民", "主持"], onto_names=False)[1] == [False] * 4  # v9: the town alone
+
+
+def test_a_surname_glued_to_the_first_character_of_its_given_name_is_a_person() -> None:
+    """卫志/刚, 王国/庆: jieba glues the surname to the given name's first character; a last
+    character that given names end with (刚, 庆) makes the pair a person, not a word that is one
+    more often (程度/越/接近: 越 is), nor three single characters (周一/鸣/笛)."""
+    assert _people(["经查", "卫志", "刚", "违反"])[0] == [False, True, True, False]
+    assert _people(["授予", "王国", "庆", "同志"])[1] == [False, True, True, False]
+    assert not any(_people(["收入", "程度", "越", "接近"])[0])
+    assert not any(_people(["下", "周一", "鸣", "笛"])[0])
+
+
+def test_a_name_that_starts_its_sentence_where_the_other_text_has_none_is_another_person() -> None:
+    """寻人启事。费美玲，男: 费 is a word alone (fee), so 费/美玲 is read as no name; where the
+    earlier notice read 郑丽华 at the start of the same sentence, the words in its place stand for
+    another person (its right context, of two words at least, and a name named there only)."""
+    status, _, kind = decide_pair(MISSING.format(x="郑丽华"), MISSING.format(x="费美玲"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+DELETED = ("本条例所称精神卫生工作，是指预防精神障碍、促进康复的各项活动。赵新民精神卫生工作实行预防为主的方针，"
+           "坚持预防、治疗和康复相结合的原则。第三条精神卫生工作实行预防为主的方针，坚持预防、治疗和康复相结合。"
+           "各级人民政府应当将精神卫生工作纳入国民经济和社会发展规划，建设和完善精神障碍的预防、治疗和康复服务体系。"
+           "县级以上人民政府卫生行政部门主管本行政区域的精神卫生工作，其他有关部门在各自职责范围内负责有关工作。")
+
+
+def test_a_sentence_the_other_text_has_too_holds_no_other_name() -> None:
+    """A copy without the sentence that starts with 赵新民: its 第三条 starts a sentence that the
+    original has word for word, so it stands for no name of the original, whose sentence
+    starting with 赵新民 goes on with the same words."""
+    cut = DELETED.replace("赵新民精神卫生工作实行预防为主的方针，坚持预防、治疗和康复相结合的原则。", "")
+    status, original, _ = decide_pair(DELETED, cut)
+    assert status is Status.DUPLICATE and original == "first"
+
+
+LAW = ("第八条 煤矿企业必须坚持安全第一、预防为主的安全生产方针，建立健全安全生产的责任制度和群防群治制度。"
+       "第九条 {x}鼓励和支持在开发利用煤炭资源过程中采用先进的科学技术和管理方法。"
+       "第十条 煤矿企业应当加强和改善经营管理，提高劳动生产率和经济效益。"
+       "第十一条 县级以上地方人民政府煤炭管理部门和有关部门依法负责本行政区域内煤炭行业的监督管理。")
+
+
+def test_words_that_start_a_sentence_stand_for_no_name_the_other_text_has_inside_one() -> None:
+    """第九条 江山鼓励 / 第九条 国家鼓励 (an edit's word, 江山 read as a name): the name has words
+    before it in its sentence, so 第九条国家 at the sentence's start is not its place; only a name
+    named once, at the start of its sentence, has no left context to compare."""
+    status, original, _ = decide_pair(LAW.format(x="江山"), LAW.format(x="国家"))
     assert status is Status.DUPLICATE and original == "first"
