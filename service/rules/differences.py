@@ -488,7 +488,7 @@ class Profile:
             return None
         i = int(replaced_context(self.entries, theirs))
         if i < 0:
-            return self._other_name(theirs) or self._new_name(theirs, their_length)
+            return self._other_name(theirs) or self._new_name(theirs, their_length, version)
         if is_sentence_fill(self.fills[i]):  # a word's difference names the word: look for one first
             words = np.flatnonzero(~self.sentence_mask())
             j = int(replaced_context(self.entries[words], theirs)) if len(words) else -1
@@ -551,7 +551,8 @@ class Profile:
                                   NAME_FILL + self.text[start:end], start=max(0, start - 12),
                                   end=min(len(self.text), end + 12))
 
-    def _new_name(self, theirs: npt.NDArray[np.uint64], their_length: int | None) -> CriticalDifference | None:
+    def _new_name(self, theirs: npt.NDArray[np.uint64], their_length: int | None,
+                  version: int = PROFILE_VERSION) -> CriticalDifference | None:
         """The entity difference of a name of this text that the other text never names, where
         the other has some words it does not read as a name (刘/业/定 for 施行): every sentence of
         this text that names it is missing from the other, at most one other sentence is missing,
@@ -565,7 +566,7 @@ class Profile:
         name named only there is no difference."""
         if len(theirs) == 0:
             return None
-        new = self._names_theirs_lack(theirs)
+        new = self._names_theirs_lack(theirs, version)
         # a record's sentence entries share their fills with polarity words' (a sentence's
         # negators read as a polarity): counted together, more on this side means sentences added
         if not new or _sentence_like(self.entries) > _sentence_like(theirs):
@@ -610,14 +611,17 @@ class Profile:
         swapped for as many of the other's around the name of presence entry ``present`` alone:
         the other text lacks as many sentences and polarity words of this one as this one lacks
         of its own inside them, and, fewer than :data:`SWAPPED_MANY`, they hold no anchor
-        (``anchors``: :meth:`_anchor_mask`) but the name's (a figure or another name there, not
-        found in the other text, says a sentence was cut, not rewritten: two copies that each
-        dropped another one)."""
+        (``anchors``: :meth:`_anchor_mask`) but the name's and those whose fill the other text
+        has (a figure or another name there, not found in the other text, says a sentence was
+        cut, not rewritten: two copies that each dropped another one)."""
         positions = np.asarray(self.positions, dtype=np.int64)
         inside = np.zeros(len(positions), dtype=np.bool_)
         for start, end in sentences:
             inside |= (positions >= start) & (positions < end)
-        others = anchors & ((self.entries & np.uint64(0xFFFF)) != _mention_fill(present))
+        fills = self.entries & np.uint64(0xFFFF)
+        # an anchor whose fill the other text has elsewhere moved its context with the name (a
+        # figure a few characters after it): a sentence rewritten around the name, not one cut
+        others = anchors & (fills != _mention_fill(present)) & ~np.isin(fills, theirs & np.uint64(0xFFFF))
         if len(sentences) < SWAPPED_MANY and (others & inside).any():
             return False
         # sentences and polarity words share their fills in a record: what the other text lacks of
@@ -645,13 +649,16 @@ class Profile:
             return self.fills.span_ends[rows].tolist()
         return [int(self.positions[r]) + len(self.fills[r]) - len(NAME_FILL) for r in rows.tolist()]
 
-    def _names_theirs_lack(self, theirs: npt.NDArray[np.uint64]) -> list[int]:
-        """The presence entries of this text's names the other neither carries nor writes alike
-        (none when either side has no presence entries: such a record says nothing of names it lacks)."""
+    def _names_theirs_lack(self, theirs: npt.NDArray[np.uint64], version: int = PROFILE_VERSION) -> list[int]:
+        """The presence entries of this text's names the other neither carries nor writes alike.
+        None when the other side, a record of ``version``, has no presence entries and may be a
+        v5 record, which says nothing of names it lacks (v5 and v6 share their scheme); a record
+        of v7 or later without them read no name."""
         lacking = _present_lacking(self.entries, theirs)
         if not len(lacking):
             return []
-        if not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL)):
+        if (comparable(version) <= NAMES_SINCE
+                and not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL))):
             return []
         present = _presence(self.entries)
         return _names_not_alike(lacking, _present_lacking(theirs, self.entries), present[np.isin(present, theirs)],

@@ -1231,3 +1231,18 @@ def test_words_that_start_a_sentence_stand_for_no_name_the_other_text_has_inside
     named once, at the start of its sentence, has no left context to compare."""
     status, original, _ = decide_pair(LAW.format(x="江山"), LAW.format(x="国家"))
     assert status is Status.DUPLICATE and original == "first"
+
+
+HONOURED = ("表彰决定。在全市抗洪抢险工作中，{x}同志冲锋在前，不怕牺牲，表现突出。为弘扬先进，市委决定授予{x}"
+            "同志优秀共产党员称号，号召全市广大党员向其学习。")
+
+
+@pytest.mark.parametrize(("template", "unread", "read"),
+                         [(MISSING, "费美玲", "郑丽华"), (HONOURED, "花红梅", "冯丽华")])
+def test_a_record_that_read_no_name_lacks_the_name_of_a_new_notice(template: str, unread: str, read: str) -> None:
+    """The earlier notice's person was read as no name (费 "fee", 花 "flower" are words alone), so
+    its record has no presence entry; a record of v7 or later without them read no name (only a
+    v5 record, of v6's scheme, says nothing of its names), so the person of the later notice, in
+    the sentences it swapped, is a name the earlier one lacks."""
+    status, _, kind = decide_pair(template.format(x=unread), template.format(x=read))
+    assert status is Status.UNIQUE and kind == "entity"
