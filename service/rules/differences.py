@@ -577,27 +577,38 @@ class Profile:
         added = 0 if their_length is None else len(self.text) - their_length
         positions = np.asarray(self.positions, dtype=np.int64)
         own = self._anchor_mask()
-        anchors = own & np.isin(self.entries, theirs)  # ... that the other text has too
         for present in new:
             rows = self._mentions(present)
             if not len(rows):
                 continue  # named only in a byline or as a website
             where = positions[rows]
-            named = _sentences_of(where, starts, ends)
-            if not named or not (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
-                    and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))):
-                continue
-            anchored = sum(bool(anchors[(positions >= starts[k]) & (positions < ends[k])].any()) for k in named)
-            mentions = len(set(where.tolist()))
-            if (anchored >= max(1, min(len(named) - 1, -(-2 * len(named) // 3)))
-                    or (sum(missing) == len(named) and abs(added) <= SWAPPED_NAME_CHARS * mentions
-                        and self._swapped_around(present, [(int(starts[k]), int(ends[k])) for k in named], own,
-                                                 theirs))):
+            if self._rewritten_around(present, where, missing, (starts, ends), added, own, theirs):
                 pos = int(where[0])
                 return CriticalDifference("entity", self.text[max(0, pos - 12) : pos + 16].strip(),
                                           self.fills[int(rows[0])], start=max(0, pos - 12),
                                           end=min(len(self.text), pos + 16))
         return None
+
+    def _rewritten_around(self, present: int, where: npt.NDArray[np.int64], missing: list[bool],
+                          sentences: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], added: int,
+                          own: npt.NDArray[np.bool_], theirs: npt.NDArray[np.uint64]) -> bool:
+        """Whether the sentences (``sentences``: starts, ends; ``missing`` from the other text)
+        that name the name of presence entry ``present`` at ``where`` were rewritten around it
+        (:meth:`_new_name`); ``added``: how much longer this text is; ``own``: the anchor mask."""
+        starts, ends = sentences
+        named = _sentences_of(where, starts, ends)
+        if not named or not (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
+                             and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))):
+            return False
+        positions = np.asarray(self.positions, dtype=np.int64)
+        anchors = own & np.isin(self.entries, theirs)  # ... that the other text has too
+        anchored = sum(bool(anchors[(positions >= starts[k]) & (positions < ends[k])].any()) for k in named)
+        if anchored >= max(1, min(len(named) - 1, -(-2 * len(named) // 3))):
+            return True
+        runs = self._runs_around(where)
+        room = sum(max(SWAPPED_NAME_CHARS, b - a) for a, b in runs)  # a swap changes the length by a name's
+        return (sum(missing) == len(named) and abs(added) <= room
+                and self._swapped_around(present, [(int(starts[k]), int(ends[k])) for k in named], own, theirs, runs))
 
     def _anchor_mask(self) -> npt.NDArray[np.bool_]:
         """Which entries are anchors: figures, polarity words and names (not sentences, not presence entries)."""
@@ -605,15 +616,30 @@ class Profile:
         return (~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL))
                 & (fills != np.uint64(kprof.NAME_LETTERS_FILL)))
 
+    def _runs_around(self, where: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
+        """The text span of the names written together (浙江省/明辉/农业/开发: one company read as
+        several names) around each distinct mention at ``where``."""
+        rows = np.flatnonzero((self.entries >> np.uint64(8)) & np.uint64(0xFF) == np.uint64(NAME_FILL_BYTE))
+        spans = sorted(set(zip(np.asarray(self.positions, dtype=np.int64)[rows].tolist(), self._name_ends(rows),
+                               strict=True)))
+        runs: list[tuple[int, int]] = []
+        for a, b in spans:
+            if runs and a <= runs[-1][1]:
+                runs[-1] = (runs[-1][0], max(runs[-1][1], b))
+            else:
+                runs.append((a, b))
+        return [next(((a, b) for a, b in runs if a <= w < b), (w, w)) for w in sorted(set(where.tolist()))]
+
     def _swapped_around(self, present: int, sentences: list[tuple[int, int]], anchors: npt.NDArray[np.bool_],
-                        theirs: npt.NDArray[np.uint64]) -> bool:
+                        theirs: npt.NDArray[np.uint64], runs: list[tuple[int, int]] | None = None) -> bool:
         """Whether this text's ``sentences`` (spans), the only ones the other text lacks, were
         swapped for as many of the other's around the name of presence entry ``present`` alone:
         the other text lacks as many sentences and polarity words of this one as this one lacks
         of its own inside them, and, fewer than :data:`SWAPPED_MANY`, they hold no anchor
         (``anchors``: :meth:`_anchor_mask`) but the name's and those whose fill the other text
         has (a figure or another name there, not found in the other text, says a sentence was
-        cut, not rewritten: two copies that each dropped another one)."""
+        cut, not rewritten: two copies that each dropped another one); ``runs``: the spans of the
+        names written together with the name's mentions, which are its parts."""
         positions = np.asarray(self.positions, dtype=np.int64)
         inside = np.zeros(len(positions), dtype=np.bool_)
         for start, end in sentences:
@@ -622,6 +648,8 @@ class Profile:
         # an anchor whose fill the other text has elsewhere moved its context with the name (a
         # figure a few characters after it): a sentence rewritten around the name, not one cut
         others = anchors & (fills != _mention_fill(present)) & ~np.isin(fills, theirs & np.uint64(0xFFFF))
+        for a, b in runs or ():  # the other names written together with it are the same name's parts
+            others &= (positions < a) | (positions >= b)
         if len(sentences) < SWAPPED_MANY and (others & inside).any():
             return False
         # sentences and polarity words share their fills in a record: what the other text lacks of
@@ -802,7 +830,8 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
 
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
-SWAPPED_NAME_CHARS = 3  # sentences swapped around a name alone: the lengths differ by at most this a mention
+SWAPPED_NAME_CHARS = 3  # sentences swapped around a name alone: the lengths differ by at most this a mention,
+# or by the mention's own length, with the names written together with it (a company read in parts)
 # ... and this many of them, each rewritten and nothing else, are the name's whatever else they hold
 # (two copies that each cut another sentence differ in one sentence each, not in three)
 SWAPPED_MANY = 3

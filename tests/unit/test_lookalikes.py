@@ -1246,3 +1246,16 @@ def test_a_record_that_read_no_name_lacks_the_name_of_a_new_notice(template: str
     the sentences it swapped, is a name the earlier one lacks."""
     status, _, kind = decide_pair(template.format(x=unread), template.format(x=read))
     assert status is Status.UNIQUE and kind == "entity"
+
+
+SHAREHOLDERS = ("{x}关于召开临时股东大会的通知。本公司董事会决定召开临时股东大会，审议关于变更公司经营范围的议案。"
+           "股权登记日收市后登记在册的公司股东均有权出席本次股东大会。")
+
+
+def test_a_company_read_as_several_names_is_one_name_swapped() -> None:
+    """浙江省/明/辉/农业/开发 股份有限公司 is read as five names written together: the title
+    rewritten around them is longer by the names' own length (7 characters, not the 3 a person's
+    swap allows), and the other four are the same company's parts, not anchors of a sentence cut."""
+    status, _, kind = decide_pair(SHAREHOLDERS.format(x="力拓化工有限公司"),
+                                  SHAREHOLDERS.format(x="浙江省明辉农业开发股份有限公司"))
+    assert status is Status.UNIQUE and kind == "entity"
