@@ -116,27 +116,42 @@ def sentence_breaks(cps, starts, ends, tok_off, marks):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _context(tok_hashes, flags, lo, hi, seed, side):
-    """32 bits of the tokens ``lo:hi`` (names as one mark), seeded and sided."""
+def _context(tok_hashes, flags, skip, lo, hi, seed, side):
+    """32 bits of the tokens ``lo:hi`` (names as one mark, ``skip`` ones left out), seeded and sided."""
     h = fmix64(np.uint64(seed) ^ side)
     for j in range(lo, hi):
-        h = fmix64(h ^ (NAME_MARK if flags[j] else tok_hashes[j]))
+        if not skip[j]:
+            h = fmix64(h ^ (NAME_MARK if flags[j] else tok_hashes[j]))
     return h >> np.uint64(32)
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _sides(breaks, a, b, i, k):
+def _sides(breaks, skip, a, b, i, k):
     """(lo, hi): the tokens ``lo:i`` before token ``i`` and ``i+1:hi`` after it that its name
-    contexts read, at most ``k`` each side, inside token ``i``'s sentence (``breaks``) and its
-    document (tokens ``a:b``). One definition for the entries (:func:`entity_entries`) and the
-    slots they are looked up by (:func:`slot_contexts`), which must agree exactly."""
+    contexts read, ``k`` each side at most besides the ``skip`` ones (a company's legal form,
+    profile v10), inside token ``i``'s sentence (``breaks``) and its document (tokens ``a:b``).
+    One definition for the entries (:func:`entity_entries`) and the slots they are looked up by
+    (:func:`slot_contexts`), which must agree exactly."""
     lo = i
-    while lo > max(a, i - k) and not breaks[lo]:
+    n = 0
+    while lo > a and not breaks[lo] and n < k:
         lo -= 1
+        n += not skip[lo]
     hi = i + 1
-    while hi < min(b, i + 1 + k) and not breaks[hi]:
+    n = 0
+    while hi < b and not breaks[hi] and n < k:
+        n += not skip[hi]
         hi += 1
     return lo, hi
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _kept(skip, lo, hi):
+    """Whether a token of ``lo:hi`` is not skipped."""
+    for j in range(lo, hi):  # noqa: SIM110 (numba compiles loops, not generators)
+        if not skip[j]:
+            return True
+    return False
 
 
 PRESENCE_BITS = 24  # bits of a presence entry's letter set (the fill byte takes the other 8 of its context)
@@ -182,8 +197,8 @@ def letter_sets(cps, starts, ends, flags, pairs, suffixes, seed=GOLDEN):
 
 
 @njit(nogil=True, cache=True)
-def entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks, k, seed, fill_byte, present_fill,
-                   letters_fill, last, cont):
+def entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks, skip, k, seed, fill_byte,
+                   present_fill, letters_fill, last, cont):
     """The entries (context << 16 | fill_byte << 8 | name byte) of every name token, two a name,
     and one presence entry (:func:`presence_context` << 16 | ``present_fill``) a distinct name,
     and (``letters2`` not empty, profile v10) one entry of its second letter set
@@ -193,7 +208,9 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks,
     ``letters[i]``: its letter set (:func:`letter_sets`; an English fill reads only its first
     letters, the set all of them). A context stays inside the name's
     sentence (``breaks``): a reordered paragraph or a deleted sentence puts other words before a
-    name at a sentence's start, which would read as another name in the same place."""
+    name at a sentence's start, which would read as another name in the same place. ``skip``:
+    tokens the contexts leave out (a company's legal form, v10: 股份/有限公司 and 有限公司 leave
+    the words after a company alike)."""
     n_docs = tok_off.shape[0] - 1
     second = letters2.shape[0] > 0
     per_name = 4 if second else 3
@@ -219,17 +236,17 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks,
                 tokens[w] = i
                 w += 1
             fill = fb | (fills[i] & np.uint64(0xFF))
-            lo, _ = _sides(breaks, a, b, i, k)
-            _, hi = _sides(breaks, a, b, last[i], k)
+            lo, _ = _sides(breaks, skip, a, b, i, k)
+            _, hi = _sides(breaks, skip, a, b, last[i], k)
             # a side with no token (the name starts or ends its sentence) is every such name's
             # context: it would pair names that have nothing else in common (a cut "Jame" with a
             # sentence's last name), so only a side with words gives an entry
-            if lo < i:
-                entries[w] = (_context(tok_hashes, flags, lo, i, seed, LEFT) << np.uint64(16)) | fill
+            if _kept(skip, lo, i):
+                entries[w] = (_context(tok_hashes, flags, skip, lo, i, seed, LEFT) << np.uint64(16)) | fill
                 tokens[w] = i
                 w += 1
-            if hi > last[i] + 1:
-                entries[w] = (_context(tok_hashes, flags, last[i] + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
+            if _kept(skip, last[i] + 1, hi):
+                entries[w] = (_context(tok_hashes, flags, skip, last[i] + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
                 tokens[w] = i
                 w += 1
         order = np.argsort(entries[start:w], kind="mergesort")
@@ -250,7 +267,7 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks,
 
 
 @njit(nogil=True, cache=True)
-def slot_contexts(tok_hashes, tok_off, flags, breaks, k, seed):
+def slot_contexts(tok_hashes, tok_off, flags, breaks, skip, k, seed):
     """For every token, the left and the right context a name standing there would have
     (:func:`entity_entries`' contexts): what the other text's name entries are looked up by when
     this text has some other word in the name's place (:func:`one_sided_name`); and whether each
@@ -262,13 +279,13 @@ def slot_contexts(tok_hashes, tok_off, flags, breaks, k, seed):
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b):
-            lo, hi = _sides(breaks, a, b, i, k)
-            left[i] = _context(tok_hashes, flags, lo, i, seed, LEFT)
-            right[i] = _context(tok_hashes, flags, i + 1, hi, seed, RIGHT)
+            lo, hi = _sides(breaks, skip, a, b, i, k)
+            left[i] = _context(tok_hashes, flags, skip, lo, i, seed, LEFT)
+            right[i] = _context(tok_hashes, flags, skip, i + 1, hi, seed, RIGHT)
             for j in range(lo, i):
-                worded[i, 0] |= not flags[j]
+                worded[i, 0] |= not flags[j] and not skip[j]
             for j in range(i + 1, hi):
-                worded[i, 1] |= not flags[j]
+                worded[i, 1] |= not flags[j] and not skip[j]
     return left, right, worded
 
 

@@ -48,6 +48,7 @@ from neardup.text.entities import (
     SlotTokens,
     byline_markers,
     en_names,
+    form_tokens,
     zh_body_tables,
     zh_given_tails,
     zh_name_table,
@@ -343,21 +344,21 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
 def _entries_of(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
                 tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], flags: npt.NDArray[np.bool_],
                 fills: npt.NDArray[np.uint64], last: npt.NDArray[np.int64], cont: npt.NDArray[np.bool_],
-                words: bool, second: bool = True) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64],
-                                                           npt.NDArray[np.int64], npt.NDArray[np.bool_],
-                                                           npt.NDArray[np.int64]]:
+                words: bool, v10: bool = True) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64],
+                                                        npt.NDArray[np.int64], npt.NDArray[np.bool_],
+                                                        npt.NDArray[np.int64]]:
     """(entries, the token of each, document offsets, sentence breaks, where each token's name
-    ends) of flagged tokens (:func:`neardup.kernels.entities.entity_entries`); ``second`` (profile
-    v10): with each name's second letter set."""
+    ends) of flagged tokens (:func:`neardup.kernels.entities.entity_entries`); ``v10``: with each
+    name's second letter set, and contexts without a company's legal form."""
     name_ends = ends[last]
     breaks = kent.sentence_breaks(cps, starts, ends, tok_off, SENTENCE_MARKS)
     suffixes = zh_place_suffixes()
     letters = kent.letter_sets(cps, starts, name_ends, flags, words, suffixes)
-    letters2 = (kent.letter_sets(cps, starts, name_ends, flags, words, suffixes, kent.SECOND_LETTERS) if second
+    letters2 = (kent.letter_sets(cps, starts, name_ends, flags, words, suffixes, kent.SECOND_LETTERS) if v10
                 else np.zeros(0, dtype=np.uint64))
     entries, tokens, e_off = kent.entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks,
-                                                 CONTEXT_TOKENS, NAME_CONTEXT_SEED, NAME_FILL_BYTE, NAME_PRESENT_FILL,
-                                                 NAME_LETTERS_FILL, last, cont)
+                                                 form_tokens(tok_hashes, v10), CONTEXT_TOKENS, NAME_CONTEXT_SEED,
+                                                 NAME_FILL_BYTE, NAME_PRESENT_FILL, NAME_LETTERS_FILL, last, cont)
     return entries, tokens, e_off, breaks, name_ends
 
 
@@ -373,9 +374,10 @@ def _older_reader(tokens: SlotTokens, groups: MarkerGroups, k: int) -> Callable[
         flags, fills, last, cont = zh_name_flags(t.cps, t.starts, t.ends, tok_off, t.hashes, t.classes, own,
                                                  runs=version >= NAME_RUNS_SINCE, words=False)
         entries, rows, e_off, breaks, name_ends = _entries_of(t.cps, t.starts, t.ends, tok_off, t.hashes, flags,
-                                                              fills, last, cont, False, second=False)
+                                                              fills, last, cont, False, v10=False)
         names = NameEntries(entries, t.starts[rows] - t.base, name_ends[rows] - t.base, e_off)
-        return names, NameSlots(SlotTokens(t.cps, t.starts, t.ends, t.hashes, flags, breaks, t.base, t.classes))
+        return names, NameSlots(SlotTokens(t.cps, t.starts, t.ends, t.hashes, flags, breaks, t.base, t.classes),
+                                forms=False)
 
     return read
 

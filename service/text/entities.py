@@ -285,6 +285,25 @@ BODY_HEADS = ("有限公司", "有限责任公司", "集团公司", "股份公�
 BODY_LINKS = ("股份", "有限", "责任", "有限责任", "控股", "集团", "科技")
 
 
+# a company's legal form: the contexts of the names around it leave these out (profile v10), so
+# the same words follow 力拓化工有限公司 and 明辉农业开发股份有限公司
+FORM_WORDS = ("有限公司", "有限责任公司", "集团公司", "股份公司", "股份有限公司", "集团有限公司", "股份", "有限",
+              "责任", "有限责任", "控股", "集团")
+
+
+@lru_cache(maxsize=1)
+def zh_form_words() -> npt.NDArray[np.uint64]:
+    """The legal form words' token hashes, sorted (:data:`FORM_WORDS`)."""
+    return np.sort(hash_words(list(FORM_WORDS)))
+
+
+def form_tokens(tok_hashes: npt.NDArray[np.uint64], forms: bool = True) -> npt.NDArray[np.bool_]:
+    """Which tokens are a company's legal form (none unless ``forms``, profile v10)."""
+    if not forms:
+        return np.zeros(len(tok_hashes), dtype=np.bool_)
+    return np.isin(tok_hashes, zh_form_words())
+
+
 @lru_cache(maxsize=1)
 def zh_body_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     """The head words' and the link words' token hashes, sorted
@@ -396,14 +415,15 @@ class NameSlots:
     letter set and whether it may stand for a name (ideographs, not a name of this text), made on
     the first comparison that asks (most documents are compared with no near candidate)."""
 
-    __slots__ = ("_made", "_older", "_read", "_tokens")
+    __slots__ = ("_forms", "_made", "_older", "_read", "_tokens")
 
     def __init__(self, tokens: SlotTokens,
-                 older: Callable[[int], tuple[NameEntries, NameSlots]] | None = None) -> None:
+                 older: Callable[[int], tuple[NameEntries, NameSlots]] | None = None, forms: bool = True) -> None:
         """The slots of ``tokens``' document, made when first asked for; ``older``: how to read
         the document's names as the records of an older profile version were read (this reading
-        when None)."""
+        when None); ``forms``: contexts leave a company's legal form out (v10)."""
         self._tokens = tokens
+        self._forms = forms
         self._made: tuple[npt.NDArray[Any], ...] | None = None
         self._older = older
         self._read: dict[int, tuple[NameEntries, NameSlots]] = {}
@@ -424,7 +444,8 @@ class NameSlots:
         t = self._tokens
         if self._made is None:
             n = np.array([0, len(t.hashes)], dtype=np.int64)
-            left, right, worded = kent.slot_contexts(t.hashes, n, t.flags, t.breaks, CONTEXT_TOKENS, CONTEXT_SEED)
+            left, right, worded = kent.slot_contexts(t.hashes, n, t.flags, t.breaks, form_tokens(t.hashes, self._forms),
+                                                     CONTEXT_TOKENS, CONTEXT_SEED)
             every = np.ones(len(t.flags), dtype=np.bool_)
             letters = kent.letter_sets(t.cps, t.starts, t.ends, every, False, zh_place_suffixes())
             letters2 = kent.letter_sets(t.cps, t.starts, t.ends, every, False, zh_place_suffixes(), kent.SECOND_LETTERS)

@@ -25,6 +25,7 @@ from neardup.text.entities import (
     division_names,
     division_short,
     en_names,
+    form_tokens,
     is_dictionary_name,
     is_rare_person,
     zh_body_tables,
@@ -218,12 +219,13 @@ def test_a_notice_of_another_batch_stays_unique() -> None:
 
 def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int, seed: int,
                 fill_byte: int, letters: list[int], present_fill: int, last: list[int], cont: list[bool],
-                letters2: list[int] | None = None, letters_fill: int = 0) -> list[int]:
+                letters2: list[int] | None = None, letters_fill: int = 0, skip: list[bool] | None = None) -> list[int]:
     """Two entries a name (its first token; ``cont`` the tokens that continue it up to ``last``):
     the context of up to k tokens before its first token and after its last, within its
-    sentence (none for a side without a token); and one presence entry a distinct name: its
-    fill byte on top of its 24-bit letter set; and, with ``letters2``, one more of its second
-    letter set, filled ``letters_fill``."""
+    sentence, besides the ``skip`` ones, which it leaves out (none for a side without a token it
+    reads); and one presence entry a distinct name: its fill byte on top of its 24-bit letter
+    set; and, with ``letters2``, one more of its second letter set, filled ``letters_fill``."""
+    skip = skip or [False] * len(hashes)
     mask = (1 << 64) - 1
     presence = {(((h & 0xFF) << 24) | (bits & 0xFFFFFF)) << 16 | present_fill
                 for h, bits, is_name, c in zip(hashes, letters, flags, cont, strict=True) if is_name and not c}
@@ -234,23 +236,24 @@ def ref_entries(hashes: list[int], flags: list[bool], breaks: list[bool], k: int
     def ctx(lo: int, hi: int, side: int) -> int:
         h = int(fmix64(np.uint64(seed ^ side)))
         for j in range(lo, hi):
-            h = int(fmix64(np.uint64((h ^ (int(kent.NAME_MARK) if flags[j] else hashes[j])) & mask)))
+            if not skip[j]:
+                h = int(fmix64(np.uint64((h ^ (int(kent.NAME_MARK) if flags[j] else hashes[j])) & mask)))
         return h >> 32
 
     out = []
     for i, is_name in enumerate(flags):
         if not is_name or cont[i]:
             continue
-        lo = i
-        while lo > max(0, i - k) and not breaks[lo]:
-            lo -= 1
+        before = [j for j in range(i - 1, -1, -1) if not any(breaks[j + 1 : i + 1])]  # the sentence's, nearest first
+        read_before = [j for j in before if not skip[j]][:k]
+        lo = min(read_before) if read_before else i
         end = last[i]
-        hi = end + 1
-        while hi < min(len(hashes), end + 1 + k) and not breaks[hi]:
-            hi += 1
+        after = [j for j in range(end + 1, len(hashes)) if not any(breaks[end + 1 : j + 1])]
+        read_after = [j for j in after if not skip[j]][:k]
+        hi = max(read_after) + 1 if read_after else end + 1
         fill = fill_byte << 8 | (hashes[i] & 0xFF)
-        out += [ctx(lo, i, int(kent.LEFT)) << 16 | fill] if lo < i else []  # a side with no word: none
-        out += [ctx(end + 1, hi, int(kent.RIGHT)) << 16 | fill] if hi > end + 1 else []
+        out += [ctx(lo, i, int(kent.LEFT)) << 16 | fill] if read_before else []  # a side with no word: none
+        out += [ctx(end + 1, hi, int(kent.RIGHT)) << 16 | fill] if read_after else []
     return sorted(out + list(presence))
 
 
@@ -284,11 +287,12 @@ def test_entity_entries_match_reference(seed: int, second: bool) -> None:
         letters2 = rng.integers(0, 1 << 24, size=n).astype(np.uint64)
         letters2[hashes == 0] = 54321
         last, cont = _runs(flags, rng)
+        skip = (rng.random(n) < 0.2) & ~flags if second else np.zeros(n, dtype=np.bool_)  # a legal form (v10)
         entries, tokens, off = kent.entity_entries(
             hashes, np.array([0, n], dtype=np.int64), flags, hashes, letters,
-            letters2 if second else np.zeros(0, dtype=np.uint64), breaks, 3, 7, 0xAB, 0xCD00, 0xEF00, last, cont)
+            letters2 if second else np.zeros(0, dtype=np.uint64), breaks, skip, 3, 7, 0xAB, 0xCD00, 0xEF00, last, cont)
         want = ref_entries(hashes.tolist(), flags.tolist(), breaks.tolist(), 3, 7, 0xAB, letters.tolist(), 0xCD00,
-                           last.tolist(), cont.tolist(), letters2.tolist() if second else None, 0xEF00)
+                           last.tolist(), cont.tolist(), letters2.tolist() if second else None, 0xEF00, skip.tolist())
         assert entries.tolist() == want
         assert off.tolist() == [0, len(want)]
         assert all(flags[t] and not cont[t] for t in tokens.tolist())
@@ -887,26 +891,29 @@ def test_slot_contexts_are_the_contexts_a_name_there_would_have(seed: int) -> No
         flags = rng.random(n) < 0.3
         breaks = rng.random(n) < 0.2
         breaks[0] = True
-        left, right, worded = kent.slot_contexts(hashes, np.array([0, n], dtype=np.int64), flags, breaks, 3, 7)
+        skip = (rng.random(n) < 0.2) & ~flags  # a company's legal form (v10): left out of every context
+        left, right, worded = kent.slot_contexts(hashes, np.array([0, n], dtype=np.int64), flags, breaks, skip, 3, 7)
         one = np.arange(n), np.zeros(n, dtype=np.bool_)  # each name one token
         for i in np.flatnonzero(flags).tolist():
             entries, tokens, _ = kent.entity_entries(hashes, np.array([0, n], dtype=np.int64), flags, hashes,
                                                      np.zeros(n, dtype=np.uint64), np.zeros(0, dtype=np.uint64),
-                                                     breaks, 3, 7, 0xAB, 0xCD00, 0xEF00, *one)
+                                                     breaks, skip, 3, 7, 0xAB, 0xCD00, 0xEF00, *one)
             mine = {int(v) >> 16 for v, t in zip(entries.tolist(), tokens.tolist(), strict=True)
                     if t == i and int(v) & 0xFFFF != 0xCD00}
-            empty_left = breaks[i] or i == 0
-            empty_right = i + 1 == n or breaks[i + 1]
-            assert mine == {c for c, empty in ((int(left[i]), empty_left), (int(right[i]), empty_right)) if not empty}
+            before, after = _read_sides(breaks, skip, i, 3)
+            assert mine == {c for c, read in ((int(left[i]), before), (int(right[i]), after)) if read}
         for i in range(n):  # whether a side holds a token that is no name
-            lo = i
-            while lo > max(0, i - 3) and not breaks[lo]:
-                lo -= 1
-            hi = i + 1
-            while hi < min(n, i + 4) and not breaks[hi]:
-                hi += 1
-            assert worded[i].tolist() == [not flags[lo:i].all() if lo < i else False,
-                                          not flags[i + 1 : hi].all() if hi > i + 1 else False]
+            before, after = _read_sides(breaks, skip, i, 3)
+            assert worded[i].tolist() == [any(not flags[j] for j in before), any(not flags[j] for j in after)]
+
+
+def _read_sides(breaks: np.ndarray, skip: np.ndarray, i: int, k: int) -> tuple[list[int], list[int]]:
+    """The tokens a name at token ``i`` reads each side: up to ``k`` of its sentence that are not
+    skipped."""
+    n = len(breaks)
+    before = [j for j in range(i - 1, -1, -1) if not breaks[j + 1 : i + 1].any() and not skip[j]][:k]
+    after = [j for j in range(i + 1, n) if not breaks[i + 1 : j + 1].any() and not skip[j]][:k]
+    return before, after
 
 
 def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried() -> None:
@@ -1258,4 +1265,16 @@ def test_a_company_read_as_several_names_is_one_name_swapped() -> None:
     swap allows), and the other four are the same company's parts, not anchors of a sentence cut."""
     status, _, kind = decide_pair(SHAREHOLDERS.format(x="力拓化工有限公司"),
                                   SHAREHOLDERS.format(x="浙江省明辉农业开发股份有限公司"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_company_s_legal_form_is_left_out_of_the_contexts_around_it() -> None:
+    """九州化工有限公司 / 正泰化工股份有限公司 at a title's start: the words after each company
+    differ by 股份 unless its legal form is left out of the contexts (v10), and then the other
+    text's 九州 stands where this one has 正/泰, at the start of the same sentence."""
+    hashes = _tokens(["化工", "股份", "有限公司", "关于", "召开", "临时"])[3]
+    assert form_tokens(hashes).tolist() == [False, True, True, False, False, False]
+    assert not form_tokens(hashes, forms=False).any()  # v8 and v9 read every token
+    status, _, kind = decide_pair(SHAREHOLDERS.format(x="九州化工有限公司"),
+                                  SHAREHOLDERS.format(x="正泰化工股份有限公司"))
     assert status is Status.UNIQUE and kind == "entity"
