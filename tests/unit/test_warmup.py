@@ -133,7 +133,7 @@ def test_warmup_compiles_every_kernel_the_engine_calls() -> None:
             "band_hashes", "pair_scores", "self_join", "profile_batch", "encode_batch", "replaced_context",
             "stamp_spans", "word_spans", "keep_word_spans", "hash_spans", "normalize_sources", "winnowed",
             "letter_sets", "suffix_names", "marker_names", "byline_names", "slot_contexts", "slot_words",
-            "single_char_names", "name_runs",
+            "single_char_names", "name_runs", "surname_word_names",
             "one_sided_name", "phash_batch", "phash_structure_batch", "dhash_batch",
             "view_phash_batch"} <= ready  # fmt: skip
 
