@@ -540,9 +540,8 @@ class Profile:
         outside the sentences the other text has too."""
         if self.name_slots is None or not len(_present_lacking(theirs, self.entries)):
             return None  # every name of the other text is carried here (most reprints): nothing to look up
-        contexts, starts, ends = self._sentence_bounds()
-        their_contexts = set((theirs >> np.uint64(16)).tolist())
-        shared = [k for k, c in enumerate(contexts) if c in their_contexts]  # no name was replaced there
+        _, starts, ends = self._sentence_bounds()
+        shared = ~self._sentences_missing(theirs)  # no name was replaced there
         span = self.name_slots.other_name_at(self.entries, theirs, starts[shared], ends[shared])
         if span is None:
             return None
@@ -571,18 +570,18 @@ class Profile:
         # negators read as a polarity): counted together, more on this side means sentences added
         if not new or _sentence_like(self.entries) > _sentence_like(theirs):
             return None
-        contexts, starts, ends = self._sentence_bounds()
-        their_contexts = set((theirs >> np.uint64(16)).tolist())
-        missing = [c not in their_contexts for c in contexts]
+        _, starts, ends = self._sentence_bounds()
+        missing = self._sentences_missing(theirs).tolist()
         added = 0 if their_length is None else len(self.text) - their_length
         positions = np.asarray(self.positions, dtype=np.int64)
         own = self._anchor_mask()
+        anchors = own & np.isin(self.entries, theirs)  # ... that the other text has too
         for present in new:
             rows = self._mentions(present)
             if not len(rows):
                 continue  # named only in a byline or as a website
             where = positions[rows]
-            if self._rewritten_around(present, where, missing, (starts, ends), added, own, theirs):
+            if self._rewritten_around(present, where, missing, (starts, ends), added, (own, anchors), theirs):
                 pos = int(where[0])
                 return CriticalDifference("entity", self.text[max(0, pos - 12) : pos + 16].strip(),
                                           self.fills[int(rows[0])], start=max(0, pos - 12),
@@ -591,17 +590,19 @@ class Profile:
 
     def _rewritten_around(self, present: int, where: npt.NDArray[np.int64], missing: list[bool],
                           sentences: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], added: int,
-                          own: npt.NDArray[np.bool_], theirs: npt.NDArray[np.uint64]) -> bool:
+                          masks: tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]],
+                          theirs: npt.NDArray[np.uint64]) -> bool:
         """Whether the sentences (``sentences``: starts, ends; ``missing`` from the other text)
         that name the name of presence entry ``present`` at ``where`` were rewritten around it
-        (:meth:`_new_name`); ``added``: how much longer this text is; ``own``: the anchor mask."""
+        (:meth:`_new_name`); ``added``: how much longer this text is; ``masks``: the anchor mask,
+        and its anchors the other text has too."""
         starts, ends = sentences
+        own, anchors = masks
         named = _sentences_of(where, starts, ends)
         if not named or not (all(missing[k] for k in named) and sum(missing) <= len(named) + 1
                              and 2 * abs(added) < int(sum(ends[k] - starts[k] for k in named))):
             return False
         positions = np.asarray(self.positions, dtype=np.int64)
-        anchors = own & np.isin(self.entries, theirs)  # ... that the other text has too
         anchored = sum(bool(anchors[(positions >= starts[k]) & (positions < ends[k])].any()) for k in named)
         if anchored >= max(1, min(len(named) - 1, -(-2 * len(named) // 3))):
             return True
@@ -609,6 +610,12 @@ class Profile:
         room = sum(max(SWAPPED_NAME_CHARS, b - a) for a, b in runs)  # a swap changes the length by a name's
         return (sum(missing) == len(named) and abs(added) <= room
                 and self._swapped_around(present, [(int(starts[k]), int(ends[k])) for k in named], own, theirs, runs))
+
+    def _sentences_missing(self, theirs: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+        """Which of this text's sentences (:meth:`_sentence_bounds`, in text order) the other
+        text's entries ``theirs`` lack."""
+        contexts = self._sentence_bounds()[0]
+        return ~np.isin(np.asarray(contexts, dtype=np.uint64), theirs >> np.uint64(16))
 
     def _anchor_mask(self) -> npt.NDArray[np.bool_]:
         """Which entries are anchors: figures, polarity words and names (not sentences, not presence entries)."""

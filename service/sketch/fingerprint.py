@@ -42,6 +42,7 @@ from neardup.text.entities import (
     NAME_PRESENT_FILL,
     NAME_RUN,
     NAME_RUNS_SINCE,
+    SECOND_LETTERS_SINCE,
     SENTENCE_MARKS,
     NameEntries,
     NameSlots,
@@ -308,16 +309,17 @@ MarkerGroups = list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]]
 
 def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
                   tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], classes: npt.NDArray[np.uint8],
-                  groups: MarkerGroups, runs: bool = True, words: bool = True) -> tuple[
+                  groups: MarkerGroups, version: int = SECOND_LETTERS_SINCE) -> tuple[
                       npt.NDArray[np.bool_], npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """(flags, fills, the last token of each token's name, which tokens continue a name) of
-    Chinese tokens: the dictionary's names, then each pattern's (each step sees the names the
-    steps before it flagged: a known city ends a company's span); ``groups``: learned field
-    words and the documents they apply to. ``runs`` (profile v9): a person cut into one-character
-    tokens (单/兴/缘) is read, a surname must be written together with its given name, and a
-    person's tokens are one name (王/新民 is 王新民); else as v8 records were read. ``words``
-    (profile v10): a surname before a name of the dictionary (赵/新民) and one glued to the first
-    character of its given name (卫志/刚) are read too."""
+    Chinese tokens, read as profile ``version`` (8 to 10) reads them: the dictionary's names, then
+    each pattern's (each step sees the names the steps before it flagged: a known city ends a
+    company's span); ``groups``: learned field words and the documents they apply to. Since v9 a
+    person cut into one-character tokens (单/兴/缘) is read, a surname must be written together
+    with its given name, and a person's tokens are one name (王/新民 is 王新民); since v10 a
+    surname before a name of the dictionary (赵/新民) and one glued to the first character of its
+    given name (卫志/刚) are read too."""
+    runs, words = version >= NAME_RUNS_SINCE, version >= SECOND_LETTERS_SINCE
     flags, fills = kent.name_tokens(tok_hashes, *zh_name_table(rare_pairs=runs))
     stops = zh_suffix_tables()[1]
     spans = (cps, starts, ends, tok_off, tok_hashes, flags, fills)
@@ -344,12 +346,14 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
 def _entries_of(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
                 tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], flags: npt.NDArray[np.bool_],
                 fills: npt.NDArray[np.uint64], last: npt.NDArray[np.int64], cont: npt.NDArray[np.bool_],
-                words: bool, v10: bool = True) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64],
-                                                        npt.NDArray[np.int64], npt.NDArray[np.bool_],
-                                                        npt.NDArray[np.int64]]:
+                words: bool, version: int = SECOND_LETTERS_SINCE) -> tuple[
+                    npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_],
+                    npt.NDArray[np.int64]]:
     """(entries, the token of each, document offsets, sentence breaks, where each token's name
-    ends) of flagged tokens (:func:`neardup.kernels.entities.entity_entries`); ``v10``: with each
-    name's second letter set, and contexts without a company's legal form."""
+    ends) of flagged tokens (:func:`neardup.kernels.entities.entity_entries`), as profile
+    ``version`` makes them (since v10: with each name's second letter set, and contexts without a
+    company's legal form)."""
+    v10 = version >= SECOND_LETTERS_SINCE
     name_ends = ends[last]
     breaks = kent.sentence_breaks(cps, starts, ends, tok_off, SENTENCE_MARKS)
     suffixes = zh_place_suffixes()
@@ -372,9 +376,9 @@ def _older_reader(tokens: SlotTokens, groups: MarkerGroups, k: int) -> Callable[
         tok_off = np.array([0, len(t.starts)], dtype=np.int64)
         own = [(markers, docs[k : k + 1]) for markers, docs in groups]
         flags, fills, last, cont = zh_name_flags(t.cps, t.starts, t.ends, tok_off, t.hashes, t.classes, own,
-                                                 runs=version >= NAME_RUNS_SINCE, words=False)
+                                                 version)
         entries, rows, e_off, breaks, name_ends = _entries_of(t.cps, t.starts, t.ends, tok_off, t.hashes, flags,
-                                                              fills, last, cont, False, v10=False)
+                                                              fills, last, cont, False, version)
         names = NameEntries(entries, t.starts[rows] - t.base, name_ends[rows] - t.base, e_off)
         return names, NameSlots(SlotTokens(t.cps, t.starts, t.ends, t.hashes, flags, breaks, t.base, t.classes),
                                 forms=False)
