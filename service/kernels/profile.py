@@ -892,11 +892,54 @@ def _resized(a, used, cap):
     return out
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _zh_figures(frame, length, i, step, figure_mark):
+    """How many figures in a row stand from frame offset ``i`` on, going ``step`` (1 or -1), the
+    figure there included."""
+    d = 0
+    while 0 <= i + step * d < length and frame[i + step * d] == figure_mark:
+        d += 1
+    return d
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _en_figures(u_src, units, i, step):
+    """How many figures in a row stand from unit ``i`` on, going ``step`` (1 or -1), the figure
+    there included."""
+    d = 0
+    while 0 <= i + step * d < units and u_src[i + step * d] == 3:
+        d += 1
+    return d
+
+
+@njit(nogil=True, cache=True)
+def _in_figure_run(ctx, before, after, k, longest, buf):
+    """(context hash, scratch buffer) of a figure that is the ``before``-th of its run of figures
+    from the start and the ``after``-th from the end (v11). More than ``k`` figures from both ends,
+    its context sees figures only, as every figure's there does (6-3 6-7 (2-7) 7-6 (7-5)), so
+    figures that traded places inside a run would cancel out; there the context is hashed again
+    with the figure's place from the nearer end (``before``, or minus ``after``; 4 bytes
+    little-endian after the context's 4), as ``differences.in_figure_run``. A run of more than
+    ``longest`` figures is a list of numbers (telephone numbers, codes), not a result: a figure
+    split in two by crawler noise would move every place after it, so its figures keep their
+    contexts."""
+    if before <= k or after <= k or before + after - 1 > longest:
+        return ctx, buf
+    place = before if before <= after else -after
+    buf = _grow(buf, 8)
+    c = np.uint64(ctx)
+    n = np.uint64(np.uint32(np.int32(place)))
+    for b in range(4):
+        buf[b] = np.uint8((c >> np.uint64(8 * b)) & np.uint64(0xFF))
+        buf[4 + b] = np.uint8((n >> np.uint64(8 * b)) & np.uint64(0xFF))
+    return murmur3_32(buf, 8, CONTEXT_SEED), buf
+
+
 @njit(nogil=True, cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
-                  figure_values, identifiers):
+                  figure_values, identifiers, figure_runs):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -907,8 +950,10 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     count as negators of their sentence (v5, :func:`_en_anchors`). ``figure_values``: figures
     read as values (v7): a thousands separator is part of its figure (1,200 is one figure, filled
     as 1200) and Chinese numerals fill as their value (一千二百 fills as 1200). ``identifiers``:
-    runs of ASCII letters and digits are figures (v8: a credit code's letter, x5 / x3). The
-    class-free marks and fills of v4 are in the tables the caller passes."""
+    runs of ASCII letters and digits are figures (v8: a credit code's letter, x5 / x3).
+    ``figure_runs``: a figure deep in a run of at most this many figures has its place in the run
+    in its context (v11, :func:`_in_figure_run`; 0: none). The class-free marks and fills of v4 are in the tables the
+    caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -969,6 +1014,14 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                 else:
                     ctx, buf = _en_context(length, at[j], bare, k_en, side, cps, CONST_CPS, u_src, u_a, u_b,
                                            cw_cps, cw_off, buf)
+                if figure_runs > 0 and kinds[j] == ANCHOR_FIGURE:
+                    if is_zh[d]:
+                        ctx, buf = _in_figure_run(ctx, _zh_figures(frame, length, at[j], -1, figure_mark),
+                                                  _zh_figures(frame, length, at[j], 1, figure_mark), k_zh,
+                                                  figure_runs, buf)
+                    else:
+                        ctx, buf = _in_figure_run(ctx, _en_figures(u_src, length, at[j], -1),
+                                                  _en_figures(u_src, length, at[j], 1), k_en, figure_runs, buf)
                 keys[m] = ((ctx >> shift) << np.uint64(16)) | fill
                 src[m] = j
                 m += 1

@@ -70,10 +70,14 @@ Byte formats (what the store keeps), all read:
 - v9: v8's layout; a Chinese person written as several tokens is one name (王/新民 is 王新民, its
   entries' contexts around the whole name), and a run of one-character tokens that starts with a
   common surname is a person (单/兴/缘: the dictionary cut of a name it lacks).
-- v10 (written): v9's, and each name has a second letter set (an entry filled
+- v10: v9's, and each name has a second letter set (an entry filled
   ``NAME_LETTERS_FILL``, its letters hashed with another seed): two names are written alike only
   if both their sets are. A surname before a name of the dictionary (赵/新民) and one glued to the
   first character of its given name (卫志/刚) are read as people.
+- v11 (written): v10's, and a figure more than ``k`` figures from both ends of its run of
+  figures (``k``: the units a context sees each side) has its place in the run hashed into its
+  context (:func:`in_figure_run`): inside 6-3 6-7 (2-7) 7-6 (7-5) every figure saw only figures
+  around it, so two that traded places (6-2 (7-7)) left the same entries.
 A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
@@ -109,13 +113,14 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 10
+PROFILE_VERSION = 11
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
 NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisations)
 FIGURE_VALUES_SINCE = 7  # ... and read figures as values: thousands groups (1,200), Chinese numerals (一千二百)
 IDENTIFIERS_SINCE = 8  # ... and read letters followed by digits as one figure (a credit code, x5, aud1.102)
+FIGURE_RUNS_SINCE = 11  # ... and give a figure deep in a run of figures its place in the run (6-3 6-7 (2-7) 7-6)
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE): neardup.text.entities
 IDENTIFIER = r"(?<![0-9a-z])(?=[0-9a-z]*[a-z][0-9a-z]*[0-9])[0-9a-z]+(?![0-9a-z])"  # a digit after a letter
@@ -133,6 +138,9 @@ HASH_BITS = 32
 
 ZH_CONTEXT = 5  # characters each side
 EN_CONTEXT = 3  # words each side
+# v11: a run of more figures than this is a list of numbers, not a result (in_figure_run): a
+# tennis score of five sets with tie-breaks has 16, a year's monthly series 12
+FIGURE_RUN_LONGEST = 20
 # sentences shorter than this (frame units) get no entry: two different short sentences would
 # share a frame by chance ("是。" / "不是。" in two places of one text)
 ZH_SENTENCE = 6
@@ -229,8 +237,9 @@ def comparable(version: int) -> int:
     each have their own; v5 and v6 share v6's (v6 adds the entries of names, which a v5 record
     lacks and so never pairs); v7 has its own (figures read as values: 1,200 and 一千二百 are 1200),
     and so have v8 (identifiers read as figures: 91440300ma5dab1234, x5), v9 (a person's
-    tokens read as one name, 王/新民 as 王新民, and one-character runs read: 单/兴/缘) and v10
-    (second letter sets; 赵/新民 and 卫志/刚 read as people)."""
+    tokens read as one name, 王/新民 as 王新民, and one-character runs read: 单/兴/缘), v10
+    (second letter sets; 赵/新民 and 卫志/刚 read as people) and v11 (a figure deep in a run of
+    figures has its place in the run in its context: 6-3 6-7 (2-7) 7-6)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
@@ -294,6 +303,30 @@ def fill_hash(fill: str) -> int:
 
 def _context_hash(context: str) -> int:
     return mmh3.hash(context, kprof.CONTEXT_SEED, signed=False)
+
+
+def in_figure_run(context: int, before: int, after: int, k: int) -> int:
+    """The context hash of a figure that is the ``before``-th of its run of figures from the start
+    and the ``after``-th from the end (v11). More than ``k`` figures from both ends its context
+    sees figures only, as every figure's there does (6-3 6-7 (2-7) 7-6 (7-5)), and figures that
+    traded places inside the run would cancel out; there the context is hashed again with the
+    figure's place from the nearer end. A run of more than :data:`FIGURE_RUN_LONGEST` figures is a
+    list of numbers (telephone numbers, codes), whose places crawler noise moves (a figure split in
+    two): its figures keep their contexts. The reference of ``kernels.profile._in_figure_run``."""
+    if before <= k or after <= k or before + after - 1 > FIGURE_RUN_LONGEST:
+        return context
+    place = before if before <= after else -after
+    return mmh3.hash(struct.pack("<Ii", context, place), kprof.CONTEXT_SEED, signed=False)
+
+
+def _figures_around(units: Sequence[str], i: int, figure: str) -> tuple[int, int]:
+    """How many figures in a row (units equal to ``figure``) end at unit ``i``, and start there."""
+    before = after = 0
+    while i - before >= 0 and units[i - before] == figure:
+        before += 1
+    while i + after < len(units) and units[i + after] == figure:
+        after += 1
+    return before, after
 
 
 class KernelFills(Sequence[str]):
@@ -1145,7 +1178,8 @@ class AnchorProfiler:
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
-            version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE)
+            version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE,
+            FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0)
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
@@ -1271,23 +1305,27 @@ class AnchorProfiler:
             units, found, sentences, support = self._en(text, version)  # type: ignore[assignment]
             k = EN_CONTEXT
             sep = " "
-        contexts: list[tuple[str, str, int]] = []  # (context, fill, text offset)
+        # (context, fill, text offset, figures in a row up to and from the anchor: a figure's place in its run)
+        contexts: list[tuple[str, str, int, tuple[int, int]]] = []
+        figure = FIGURE_MARK if lang == "zh" else "#"
+        runs = version >= FIGURE_RUNS_SINCE
         for i, fill, at in found:
             if one_sided and not _figure_or_bare(fill):
                 # each side with the anchor's own unit (its class mark): one class's context
-                contexts += [(sep.join(units[max(0, i - k) : i + 1]) + "<", fill, at),
-                             (">" + sep.join(units[i : i + 1 + k]), fill, at)]
+                contexts += [(sep.join(units[max(0, i - k) : i + 1]) + "<", fill, at, (0, 0)),
+                             (">" + sep.join(units[i : i + 1 + k]), fill, at, (0, 0))]
             else:
                 after = units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k]
-                contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at))
+                run = _figures_around(units, i, figure) if runs and fill.lstrip("N ").startswith("#") else (0, 0)
+                contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at, run))
         if version >= CLASS_FREE_SINCE:
             most = kprof.MAX_SENTENCE_NEGATORS
             contexts += [(SENTENCE_MARK + sep.join(units[u] for u in range(a, b) if u not in support),
-                          SENTENCE_FILL + str(min(n, most)), at) for a, b, n, at in sentences]
+                          SENTENCE_FILL + str(min(n, most)), at, (0, 0)) for a, b, n, at in sentences]
         shift = HASH_BITS - self.context_bits
         hashed = class_free if version >= CLASS_FREE_SINCE else str
-        keys = np.fromiter(((_context_hash(c) >> shift << 16) | fill_hash(hashed(f)) for c, f, _ in contexts),
-                           dtype=np.uint64, count=len(contexts))
+        keys = np.fromiter(((in_figure_run(_context_hash(c), *run, k) >> shift << 16) | fill_hash(hashed(f))
+                            for c, f, _, run in contexts), dtype=np.uint64, count=len(contexts))
         order = np.argsort(keys, kind="stable").tolist()
         older = (lambda v: self.profile(text, lang, version=v)) if version > codec.VERSIONS[0] else None
         return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,

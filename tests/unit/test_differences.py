@@ -366,6 +366,38 @@ def test_a_figure_moved_by_a_deleted_sentence_is_not_critical() -> None:
         assert all(d is not None and d.kind == "figure" for d in both_ways(changed, text, "zh"))
 
 
+SCORE_LINE = "Federer beat Nadal 6-3 6-7 (2-7) 7-6 (7-5) in the final on Sunday, his fifth title of the season."
+PHONES = "/".join(f"13{i}****{i:04d}" for i in range(12))  # 24 figures in a row: a list, no result
+MONTHS = "该市1至12月新增就业人数依次为12、15、18、20、22、25、31、40、38、36、33、30人，全年目标已经提前完成。"
+
+
+@pytest.mark.parametrize(("lang", "text", "old", "new"), [
+    ("en", SCORE_LINE, "6-7 (2-7)", "6-2 (7-7)"),  # two figures of a tie-break traded places
+    ("zh", MONTHS, "25、31", "31、25"),  # June and July of a monthly series
+])
+def test_figures_that_traded_places_deep_in_a_run_are_found(lang: str, text: str, old: str, new: str) -> None:
+    """More than ``k`` figures from both ends of a run of figures, every figure had the same context
+    (6-3 6-7 (2-7) 7-6 (7-5): figures only on both sides), so two that traded places left the
+    same entries and a different result read as a reprint. v11 hashes a figure's place in the
+    run into its context there (``in_figure_run``)."""
+    swapped = text.replace(old, new)
+    assert swapped != text
+    assert all(d is not None and d.kind == "figure" for d in both_ways(swapped, text, lang))
+    assert both_ways(text, text, lang) == (None, None)
+
+
+@pytest.mark.parametrize(("lang", "text"), [("en", SCORE_LINE), ("zh", MONTHS),
+                                            ("zh", "2023年全市受理群众信访事项1200件，办结980件。"),
+                                            ("zh", "联系电话：" + PHONES + "。")])
+def test_a_figure_near_the_start_of_its_run_keeps_its_context(lang: str, text: str) -> None:
+    """Only a figure more than ``k`` figures from both ends of its run is read anew by v11: every
+    other entry is v10's, so a text without a long run of figures has the same profile in both
+    versions, and so has a list of more than FIGURE_RUN_LONGEST numbers."""
+    v10, v11 = (Counter(P.profile(normalize_text(text), lang, version=v).entries.tolist()) for v in (10, 11))
+    deep = {SCORE_LINE: 4, MONTHS: 2}.get(text, 0)  # figures more than EN_CONTEXT / ZH_CONTEXT from both ends
+    assert (v11 - v10).total() == (v10 - v11).total() == deep
+
+
 def test_deleting_a_numbered_article_is_not_critical() -> None:
     """The next article's heading (第十八条 + the same first words) takes over the deleted one's
     context. Up to v3 that read as a changed figure (十七 -> 十八), a known gap; v4 makes article
@@ -408,7 +440,7 @@ def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
         assert decode_profile(v1).tolist() == old.entries.tolist()
         v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x0b\x00", b"NP\x02\x05", b"NP\x05\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x0c\x00", b"NP\x02\x05", b"NP\x05\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
 
@@ -431,6 +463,20 @@ def test_a_stored_older_profile_is_compared_its_own_way(old: int) -> None:
     lone.remade = None
     with pytest.raises(ValueError, match="cannot be compared"):
         lone.critical_against(decode_profile(P.profile(zh, "zh").encode()), 5)
+
+
+def test_a_v10_record_is_compared_with_the_text_read_the_v10_way() -> None:
+    """A record written before v11 has a long run's figures under one context: the deciding text
+    is profiled the v10 way for it (its deep figures too), so a reprint is no difference and a
+    figure changed outside the run still is."""
+    text = SCORE_LINE.lower()
+    stored = decode_profile(P.profile(text, "en", version=10).encode())
+    for mine in (P.profile_batch([text], ["en"])[0], P.profile(text, "en")):
+        assert mine.version == PROFILE_VERSION == 11
+        assert mine.critical_against(stored, 10) is None
+        assert 10 in mine._as and mine._as[10].entries.tolist() == stored.tolist()
+    changed = P.profile(text.replace("6-3", "6-4"), "en").critical_against(stored, 10)
+    assert changed is not None and changed.kind == "figure"
 
 
 @pytest.mark.parametrize("lang,original,flipped", [
@@ -578,8 +624,9 @@ def test_the_kernel_profiles_as_the_reference(dev_docs: list[dict[str, str]]) ->
         text = normalize_text(d["text"])
         texts += [text, _mutated(rng, text[: rng.randint(0, 400)], terms)]
         langs += [d["lang"], rng.choice([d["lang"], "zh", "en"])]
-    texts += ["", "不", "不不予批准", "not", "was not not", "0", "一"]
-    langs += ["zh", "zh", "zh", "en", "en", "en", "zh"]
+    texts += ["", "不", "不不予批准", "not", "was not not", "0", "一", SCORE_LINE.lower(), MONTHS,
+              "1 2 3 4 5 6 7 8 9", "１２３、４、５、６、７、８、９、１０"]
+    langs += ["zh", "zh", "zh", "en", "en", "en", "zh", "en", "zh", "en", "zh"]
     for got, text, lang in zip(P.profile_batch(texts, langs), texts, langs, strict=True):
         want = P.profile(text, lang)
         assert got.entries.tolist() == want.entries.tolist(), text[:80]
