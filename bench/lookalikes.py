@@ -79,7 +79,21 @@ def pku_names(archive: Path) -> dict[str, str]:
                 names.setdefault(word, PKU_KINDS[tag])
         if run:
             names.setdefault("".join(run), "person")
-    return {w: k for w, k in names.items() if len(w) >= 2}
+    written = ((as_written(w), k) for w, k in names.items())
+    return {w: k for w, k in written if w is not None and len(w) >= 2}
+
+
+def as_written(name: str) -> str | None:
+    """A PKU name as a text writes it: the corpus puts in brackets the rest of an abbreviated
+    name (曲（沃） is 曲沃, 秦（皇岛） is 秦皇岛) and the reading or the parts of a rare character
+    (韩钟（昆音）, 薛昭（上均＋下金）), which no text writes: the first joined, the second dropped
+    (None)."""
+    if "（" not in name and "）" not in name:
+        return name
+    inside = re.findall(r"（([^（）]*)）", name)
+    if any(part.endswith("音") or "＋" in part for part in inside):
+        return None
+    return name.replace("（", "").replace("）", "")
 
 
 def dictionary_names(names: dict[str, str]) -> dict[str, str]:
