@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from lookalikes import as_written  # noqa: E402  (the bench folder is no package)
+from lookalikes import as_written  # the bench folder is no package: on the path above
 
 
 @pytest.mark.parametrize(("name", "written"), [
