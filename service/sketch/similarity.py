@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from neardup.kernels.pairs import pair_scores
 from neardup.rules.differences import PROFILE_VERSION, Profile, decode_profile, profile_version
+from neardup.rules.versions import NO_MARKS, VersionMarks
 from neardup.sketch.fingerprint import Fingerprints, decode_signature, decode_simhash, truncate_signature
 from neardup.storage import FingerprintRecord
 
@@ -66,7 +67,7 @@ class Sketch:
     # sorted critical-difference entries; None until a stored record's (``profile_data``) is
     # first asked for: most candidates a lookup proposes are never similar enough to need it
     profile_entries: npt.NDArray[np.uint64] | None
-    marks: tuple[int, ...] = ()  # version marks (neardup.rules.versions)
+    marks: VersionMarks = NO_MARKS  # version marks (neardup.rules.versions)
     original: str = ""  # the document this one duplicates, once decided ("" for an original)
     profile_version: int = PROFILE_VERSION  # of the record ``profile`` came from (what its contexts cover)
     images: tuple[int, ...] = ()  # the pHash of each usable image (the record's ``images``)
@@ -92,7 +93,7 @@ class Sketch:
         return True
 
     def meta(self) -> bytes:
-        """The record's ``meta`` bytes (format v1): the original's id and the version marks."""
+        """The record's ``meta`` bytes (:func:`encode_meta`): the original's id and the version marks."""
         return encode_meta(self.original, self.marks)
 
     @classmethod
@@ -141,36 +142,45 @@ class SketchTable:
         return len(self.sketches)
 
 
-META_VERSION = 1
+META_VERSION = 2  # v1 had no body dates: read as not known
 
 
-def encode_meta(original: str, marks: tuple[int, ...]) -> bytes:
-    """Meta v1: version byte, the original's id (u16 length + UTF-8), the marks (u16 count + u32 each)."""
+def encode_meta(original: str, marks: VersionMarks) -> bytes:
+    """Meta v2: version byte, the original's id (u16 length + UTF-8), the head's version marks
+    (u16 count + u32 each), then the body's dates (u16 count + u32 each)."""
     raw = original.encode("utf-8", "surrogatepass")
-    return struct.pack(f">BH{len(raw)}sH{len(marks)}I", META_VERSION, len(raw), raw, len(marks), *marks)
+    head, body = marks.head, marks.body or ()
+    return struct.pack(f">BH{len(raw)}sH{len(head)}IH{len(body)}I", META_VERSION, len(raw), raw, len(head), *head,
+                       len(body), *body)
 
 
-def decode_meta(data: bytes) -> tuple[str, tuple[int, ...]]:
-    """(original, marks) of a record's meta; empty for records written without one."""
+def decode_meta(data: bytes) -> tuple[str, VersionMarks]:
+    """(original, marks) of a record's meta (v1 or v2); empty for records written without one."""
     if not data:
-        return "", ()
-    if data[0] != META_VERSION:
+        return "", NO_MARKS
+    if data[0] not in (1, META_VERSION):
         raise ValueError("record meta of an unknown version")
     (n,) = struct.unpack_from(">H", data, 1)
     original = data[3 : 3 + n].decode("utf-8", "surrogatepass")
-    (k,) = struct.unpack_from(">H", data, 3 + n)
-    return original, tuple(struct.unpack_from(f">{k}I", data, 5 + n))
+    at = 3 + n
+    (k,) = struct.unpack_from(">H", data, at)
+    head = tuple(struct.unpack_from(f">{k}I", data, at + 2))
+    if data[0] == 1:
+        return original, VersionMarks(head, None)
+    at += 2 + 4 * k
+    (m,) = struct.unpack_from(">H", data, at)
+    return original, VersionMarks(head, tuple(struct.unpack_from(f">{m}I", data, at + 2)))
 
 
 def window_sketches(fps: Fingerprints, ids: list[str], published_at: list[float], profiles: Sequence[Profile],
-                    bits: int, marks: list[tuple[int, ...]] | None = None) -> list[Sketch]:
+                    bits: int, marks: list[VersionMarks] | None = None) -> list[Sketch]:
     """Sketches of a fingerprinted window, at the precision their records are stored with
     (``bits``), so that a document compares the same whether its candidate came from this window,
     the hot tier or the store."""
     return [
         Sketch(ids[i], truncate_signature(fps.signatures[i], bits), bits, fps.shingle_kind[i], fps.simhash[i],
                int(fps.shingle_counts[i]), fps.lengths[i], fps.content_hashes[i], published_at[i],
-               profiles[i].entries, marks[i] if marks else (), profile_version=profiles[i].version)
+               profiles[i].entries, marks[i] if marks else NO_MARKS, profile_version=profiles[i].version)
         for i in range(len(fps))
     ]
 

@@ -8,7 +8,18 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.rules.versions import _DATE, _ZH_DATE, HEAD_CHARS, dates_in, different_versions, version_marks
+from neardup.rules.versions import (
+    _DATE,
+    _ZH_DATE,
+    HEAD_CHARS,
+    MAX_BODY_DATES,
+    NO_MARKS,
+    VersionMarks,
+    dates_in,
+    different_versions,
+    version_marks,
+)
+from neardup.sketch.similarity import decode_meta, encode_meta
 from neardup.text.normalize import normalize_batch, normalize_text
 
 HEAD = "中华人民共和国某某管理条例\n（{adopted}国务院第十次常务会议通过 {amended}国务院令第588号修订）\n"
@@ -22,7 +33,7 @@ def test_a_date_in_chinese_numerals_is_the_same_mark_as_in_figures() -> None:
     numerals = HEAD.format(adopted="一九九四年十二月六日", amended="二〇〇九年八月二十七日") + BODY
     circle = HEAD.format(adopted="一九九四年十二月六日", amended="二○○九年八月二十七日") + BODY
     assert version_marks(figures) == version_marks(numerals) == version_marks(circle)
-    assert len(version_marks(numerals)) == 2
+    assert len(version_marks(numerals).head) == 2
     older = HEAD.format(adopted="一九九四年十二月六日", amended="") + BODY
     assert different_versions(version_marks(older), version_marks(numerals))
 
@@ -41,13 +52,50 @@ def test_a_reprint_that_moves_a_revision_line_keeps_its_marks() -> None:
     moved = list(lines)
     moved[2], moved[4] = moved[4], moved[2]
     a, b = "\n".join(lines), "\n".join(moved)
-    assert version_marks(a) == version_marks(b) and len(version_marks(a)) == 2
+    assert version_marks(a) == version_marks(b) and len(version_marks(a).head) == 2
+
+
+LAW = ["中华人民共和国某某管理条例", "2012年2月15日 国务院第192次常务会议通过",
+       "2012年2月23日 中华人民共和国国务院令第614号公布"]
+ARTICLES = [f"第{n}条 为了加强管理，保障有关各方的合法权益，根据有关法律，结合本地实际情况，制定本条例。" * 3
+            for n in "一二三四五六七八九十"]
+
+
+def test_a_revision_line_moved_out_of_the_head_is_the_same_version() -> None:
+    """A reprint that swaps a revision line with an article far down (the fresh draws'
+    paragraph_reorder) has one date fewer in its head, but the date still stands in its text: the
+    same version. An amended version's new date stands nowhere in the older text."""
+    text = "\n".join(LAW + ARTICLES)
+    lines = LAW + ARTICLES
+    lines[2], lines[-1] = lines[-1], lines[2]
+    moved = "\n".join(lines)
+    a, b = version_marks(text), version_marks(moved)
+    assert len(a.head) == 2 and len(b.head) == 1 and set(b.head) < set(a.head)
+    assert not different_versions(a, b) and not different_versions(b, a)
+    amended = "\n".join([*LAW, "2024年3月10日 《国务院关于修改部分行政法规的决定》第一次修订", *ARTICLES])
+    assert different_versions(version_marks(amended), a) and different_versions(a, version_marks(amended))
+    # a record written before the body's dates were kept knows none of them: the move splits
+    older = VersionMarks(b.head, None)
+    assert different_versions(a, older) and different_versions(older, a)
+
+
+def test_version_marks_survive_a_records_meta() -> None:
+    """The record's meta (v2) keeps the head's marks and the body's dates; a v1 meta reads with
+    the body's dates not known."""
+    marks = version_marks("\n".join(LAW + ARTICLES + ["第十一条 本条例自2012年4月1日起施行。"]))
+    assert marks.head and marks.body
+    assert decode_meta(encode_meta("orig-7", marks)) == ("orig-7", marks)
+    v1 = bytes([1]) + (6).to_bytes(2, "big") + b"orig-7" + len(marks.head).to_bytes(2, "big") + b"".join(
+        m.to_bytes(4, "big") for m in marks.head)
+    assert decode_meta(v1) == ("orig-7", VersionMarks(marks.head, None))
+    many = "\n".join(LAW + ARTICLES + [f"第{i}条 自{1950 + i}年1月1日起施行。" for i in range(40)])
+    assert len(version_marks(many).body or ()) == MAX_BODY_DATES
 
 
 def test_text_without_articles_has_no_marks() -> None:
     """News and prose carry dates too, but no articles: they are never vetoed as versions."""
-    assert version_marks("新华社北京一九九五年一月一日电 今天举行了会议，会议决定……") == ()
-    assert not different_versions((), version_marks(HEAD.format(adopted="1994年12月6日", amended="") + BODY))
+    assert version_marks("新华社北京一九九五年一月一日电 今天举行了会议，会议决定……") == NO_MARKS
+    assert not different_versions(NO_MARKS, version_marks(HEAD.format(adopted="1994年12月6日", amended="") + BODY))
 
 
 def test_the_development_sets_versions_and_reprints(datasets_dir: Path) -> None:
