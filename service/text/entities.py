@@ -346,11 +346,13 @@ def _not_names() -> npt.NDArray[np.uint64]:
 
 def en_names(raw_texts: list[str]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
     """The token hashes of the words each text capitalises inside a sentence (after a lower-case
-    word, a digit or a comma; :func:`neardup.kernels.entities.capitalised_names`), sorted within
-    each text, and each text's offsets into them."""
-    offsets = np.zeros(len(raw_texts) + 1, dtype=np.int64)
-    np.cumsum([len(x) for x in raw_texts], out=offsets[1:])
-    cps = np.frombuffer("".join(raw_texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
+    word, a digit or a comma; :func:`neardup.kernels.entities.capitalised_names`) outside its
+    furniture lines (:func:`without_furniture_lines`), sorted within each text, and each text's
+    offsets into them."""
+    texts = [without_furniture_lines(t) for t in raw_texts]
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in texts], out=offsets[1:])
+    cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
     return kent.capitalised_names(cps, offsets, TOKEN_SEED, EN_MIN_LETTERS, _not_names())
 
 
@@ -387,6 +389,28 @@ BYLINE_TOKENS = 3  # tokens after a marker that are the byline's names (吴/霞,
 def byline_markers() -> npt.NDArray[np.uint64]:
     """The editor markers' token hashes, sorted (for :func:`neardup.kernels.entities.byline_names`)."""
     return np.unique(hash_words(list(BYLINE_MARKERS)))
+
+
+# an English page's furniture lines start with one of these (Source: The Guardian, By Jane Smith,
+# The Guardian / Copyright ..., Reporting by Tom Brown, Share this story: Email Facebook Twitter):
+# their names are each reprinting site's own, not the story's
+EN_FURNITURE_MARKERS = ("source", "sources", "by", "copyright", "reporting", "editing", "writing", "written",
+                        "published", "updated", "posted", "photo", "photograph", "image", "credit", "via",
+                        "share", "follow")
+EN_FURNITURE_WORDS = 8  # a furniture line is this many words at most; a longer one is the text
+EN_FURNITURE_LINE = re.compile(r"^[ \t(\[]*(?:" + "|".join(EN_FURNITURE_MARKERS) + r")\b[^\n]*$",
+                               re.IGNORECASE | re.MULTILINE)
+
+
+def without_furniture_lines(raw: str) -> str:
+    """``raw`` with its furniture lines blanked (spaces, so offsets stay): a line of at most
+    :data:`EN_FURNITURE_WORDS` words that starts with a marker (Source: The Guardian). A name
+    written only there is no name of the text; a longer line is the text itself (By the end of
+    the year, Microsoft ...)."""
+    if "\n" not in raw:
+        return raw
+    return EN_FURNITURE_LINE.sub(lambda m: m.group() if len(m.group().split()) > EN_FURNITURE_WORDS
+                                 else " " * len(m.group()), raw)
 
 
 RARE_WORD = 200  # a word the dictionary counts fewer times than this may stand alone for a name

@@ -28,6 +28,7 @@ from neardup.text.entities import (
     form_tokens,
     is_dictionary_name,
     is_rare_person,
+    without_furniture_lines,
     zh_body_tables,
     zh_given_tails,
     zh_place_suffixes,
@@ -529,6 +530,47 @@ def test_a_byline_or_a_website_is_furniture_and_the_story_after_it_is_not(text: 
                                                                           furniture: bool) -> None:
     start = text.index(name)
     assert _furniture_name(text, start, start + len(name)) is furniture
+
+
+PHONE_STORY = ("Mobile operator T-Mobile has launched its latest pocket office device, the MDA IV, which "
+               "combines a phone with a small keyboard.\nChief executive Rene Obermann said the device was aimed "
+               "at business users who want e-mail on the move, and that sales in Germany had exceeded forecasts.")
+
+
+@pytest.mark.parametrize(("head", "tail"), [
+    ("Published: 15 October 2004\nSource: The Guardian\n", "\nCopyright The Guardian. All rights reserved."
+                                                             "\nReporting by Tom Brown"),
+    ("By Maria Lopez, Associated Press\nAdvertisement\n", "\nShare this story: Email Facebook Twitter"),
+    ("Source: World Service\n", "\n(Reporting by Anna Lee; Editing by David Clark)"),
+])
+def test_reprints_with_other_sites_furniture_lines_are_one_story(head: str, tail: str) -> None:
+    """Each site that reprints a story names itself, its author or its reporter in lines of its
+    own (Source: The Guardian, Reporting by Tom Brown): two reprints from two sites named two
+    sources in the same place, which read as another name in the other's place, and the second
+    reprint split from the story's cluster. A name written only in such a line is no name of the
+    text."""
+    other = "Source: BBC News\n" + PHONE_STORY + "\nCopyright BBC News. All rights reserved.\nReporting by Jane Smith"
+    with Deduplicator() as dedup:
+        decided = dedup.decide_many([{"id": "story", "text": PHONE_STORY}, {"id": "bbc", "text": other},
+                                     {"id": "site", "text": head + PHONE_STORY + tail}])
+        got = {d.doc.id: (d.status, d.duplicate_of) for d in decided}
+    assert got["bbc"] == got["site"] == (Status.DUPLICATE, "story")
+
+
+def test_a_name_changed_in_the_story_under_the_same_furniture_is_still_another_name() -> None:
+    """Furniture lines hide only the names written nowhere else: the story about another chief
+    executive stays apart whatever lines a site puts around it, and a long line that starts with a
+    marker word (By the end of ...) is the story itself."""
+    furniture = "Source: The Guardian\n{}\nReporting by Tom Brown"
+    other_chief = PHONE_STORY.replace("Obermann", "Hoettges")
+    status, _, kind = decide_pair(furniture.format(PHONE_STORY), furniture.format(other_chief))
+    assert status is Status.UNIQUE and kind == "entity"
+    long_line = "By the end of the year, Chief executive Rene Obermann said sales in Germany would double."
+    assert without_furniture_lines(long_line + "\n" + PHONE_STORY).startswith(long_line)
+    page = "Source: The Guardian\n" + PHONE_STORY + "\n  (Reporting by Tom Brown)"
+    blanked = without_furniture_lines(page)
+    assert len(blanked) == len(page)
+    assert "Guardian" not in blanked and "Tom" not in blanked and "Obermann" in blanked
 
 
 RIVERS = ("武平县人民法院积极开展法制宣传教育，先后开展法律知识咨询服务百余次，上法制课28场次。"
