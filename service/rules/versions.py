@@ -34,6 +34,15 @@ _ZH_DATE = re.compile(f"([{_ZH_DIGITS}]{{4}})年([一二三四五六七八九十
 _MONTH_DAY = re.compile(r"(\d{1,2})月(\d{1,2})日")
 _ZH_MONTH_DAY = re.compile("([一二三四五六七八九十]{1,3})月([一二三四五六七八九十]{1,3})日")
 _BODY = re.compile(r"第[一1]条|第[一1]章")  # where a regulation's articles begin
+# a date of coming into force (2015年9月1日 施行, 自二〇一五年九月一日起实施, 生效) is a mark of its own:
+# a law is filed with or without its effective-date line, the same version either way, so it tells
+# versions apart only where both heads give one (different_versions)
+_DAY_OR_MONTH = r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})"
+_EFFECTIVE = re.compile(rf"(?:\d{{4}}|[{_ZH_DIGITS}]{{4}})年{_DAY_OR_MONTH}月{_DAY_OR_MONTH}日\s*起?(?:施行|实施|生效)")
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group())
 
 
 MAX_BODY_DATES = 32  # a record keeps at most this many dates of a regulation's body
@@ -41,17 +50,25 @@ MAX_BODY_DATES = 32  # a record keeps at most this many dates of a regulation's 
 
 @dataclass(frozen=True, slots=True)
 class VersionMarks:
-    """A regulation's version marks: the sorted 32-bit hashes of the full dates in its head, and of
-    the other full dates of its text (at most :data:`MAX_BODY_DATES`; None: not known, a record
-    written before they were kept). Empty for a text without articles."""
+    """A regulation's version marks, as sorted 32-bit hashes of full dates: its head's dates of
+    adoption and revision, its head's dates of coming into force (``effective``), and the other
+    full dates of its text (``body``, at most :data:`MAX_BODY_DATES`). A record written before the
+    body's dates were kept (meta v1) has ``body`` None and every date of its head in ``head``.
+    Empty for a text without articles."""
 
     head: tuple[int, ...] = ()
     body: tuple[int, ...] | None = ()
+    effective: tuple[int, ...] = ()
 
     def lacks(self, dates: set[int]) -> bool:
         """Whether some of ``dates`` (another text's head's, absent from this head) stands nowhere
         in this text: not moved, added (an amendment). Without a known body every one is lacking."""
         return bool(dates) and (self.body is None or not dates <= set(self.body))
+
+    @property
+    def legacy(self) -> tuple[int, ...]:
+        """Every date of the head, as a meta v1 record kept them."""
+        return tuple(sorted({*self.head, *self.effective}))
 
 
 NO_MARKS = VersionMarks()  # a text without articles (immutable: one is shared)
@@ -68,9 +85,11 @@ def version_marks(text: str) -> VersionMarks:
     52 told apart either way)."""
     if _BODY.search(text) is None:
         return NO_MARKS
-    head = _date_hashes(text[:HEAD_CHARS])
-    rest = _date_hashes(text) - head
-    return VersionMarks(tuple(sorted(head)), tuple(sorted(rest)[:MAX_BODY_DATES]))
+    first = text[:HEAD_CHARS]
+    head = _date_hashes(_EFFECTIVE.sub(_blank, first))
+    effective = _date_hashes(" ".join(m.group() for m in _EFFECTIVE.finditer(first))) - head
+    rest = _date_hashes(text) - head - effective
+    return VersionMarks(tuple(sorted(head)), tuple(sorted(rest)[:MAX_BODY_DATES]), tuple(sorted(effective)))
 
 
 def _date_hashes(text: str) -> set[int]:
@@ -122,12 +141,22 @@ def _zh_number(text: str) -> int:
 
 
 def different_versions(a: VersionMarks, b: VersionMarks) -> bool:
-    """Both texts declare their versions, and not the same ones: a date of one head that the other
-    text has nowhere (a line moved out of the head keeps its date in the text)."""
-    if not a.head or not b.head or a.head == b.head:
+    """Both texts declare their versions, and not the same ones: a date of adoption or revision of
+    one head that the other text has nowhere (a line moved out of the head keeps its date in the
+    text), or both heads give a date of coming into force and one of them stands nowhere in the
+    other text (a law filed without its effective-date line says nothing of it). A meta v1 record
+    is compared as it was written: every date of both heads, all equal or not."""
+    if a.body is None or b.body is None:
+        old, new = a.legacy, b.legacy
+        return bool(old) and bool(new) and old != new
+    return _apart(a.head, b.head, a, b) or _apart(a.effective, b.effective, a, b)
+
+
+def _apart(mine: tuple[int, ...], theirs: tuple[int, ...], a: VersionMarks, b: VersionMarks) -> bool:
+    """Both texts have dates of one kind in their heads, and one of them stands nowhere in the other."""
+    if not mine or not theirs or mine == theirs:
         return False
-    mine, theirs = set(a.head), set(b.head)
-    return b.lacks(mine - theirs) or a.lacks(theirs - mine)
+    return b.lacks(set(mine) - set(theirs)) or a.lacks(set(theirs) - set(mine))
 
 
 __all__ = ["HEAD_CHARS", "MAX_BODY_DATES", "NO_MARKS", "VersionMarks", "dates_in", "different_versions",

@@ -146,12 +146,12 @@ META_VERSION = 2  # v1 had no body dates: read as not known
 
 
 def encode_meta(original: str, marks: VersionMarks) -> bytes:
-    """Meta v2: version byte, the original's id (u16 length + UTF-8), the head's version marks
-    (u16 count + u32 each), then the body's dates (u16 count + u32 each)."""
+    """Meta v2: version byte, the original's id (u16 length + UTF-8), the head's dates of adoption
+    and revision, the body's dates, the head's dates of coming into force (each u16 count + u32 each)."""
     raw = original.encode("utf-8", "surrogatepass")
-    head, body = marks.head, marks.body or ()
-    return struct.pack(f">BH{len(raw)}sH{len(head)}IH{len(body)}I", META_VERSION, len(raw), raw, len(head), *head,
-                       len(body), *body)
+    head, body, effective = marks.head, marks.body or (), marks.effective
+    return struct.pack(f">BH{len(raw)}sH{len(head)}IH{len(body)}IH{len(effective)}I", META_VERSION, len(raw), raw,
+                       len(head), *head, len(body), *body, len(effective), *effective)
 
 
 def decode_meta(data: bytes) -> tuple[str, VersionMarks]:
@@ -169,7 +169,10 @@ def decode_meta(data: bytes) -> tuple[str, VersionMarks]:
         return original, VersionMarks(head, None)
     at += 2 + 4 * k
     (m,) = struct.unpack_from(">H", data, at)
-    return original, VersionMarks(head, tuple(struct.unpack_from(f">{m}I", data, at + 2)))
+    body = tuple(struct.unpack_from(f">{m}I", data, at + 2))
+    at += 2 + 4 * m
+    (e,) = struct.unpack_from(">H", data, at)
+    return original, VersionMarks(head, body, tuple(struct.unpack_from(f">{e}I", data, at + 2)))
 
 
 def window_sketches(fps: Fingerprints, ids: list[str], published_at: list[float], profiles: Sequence[Profile],
