@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -47,10 +48,12 @@ def middle(text: str, rng: random.Random) -> str:
 
 
 def flipped(passage: str) -> str | None:
-    """``passage`` with its first flippable word made its opposite (None when it has none)."""
+    """``passage`` with its first flippable word made its opposite (None when it has none). An
+    English word is flipped where it stands as a word, never inside one (American is no "can")."""
     for word, opposite in FLIPS:
-        if word in passage:
-            return passage.replace(word, opposite, 1)
+        at = re.search(("(?<![A-Za-z])" if word.isascii() else "") + re.escape(word), passage)
+        if at:
+            return passage[: at.start()] + opposite + passage[at.end() :]
     return None
 
 

@@ -1,4 +1,5 @@
-"""The look-alike bench's reading of the PKU corpus's names (bench/lookalikes.py)."""
+"""The benches' own generators: the PKU names the look-alikes use (bench/lookalikes.py), the
+flips of excerpts (bench/excerpts.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from lookalikes import as_written  # the bench folder is no package: on the path above
+from excerpts import flipped  # the bench folder is no package: on the path above
+from lookalikes import as_written
 
 
 @pytest.mark.parametrize(("name", "written"), [
@@ -24,3 +26,14 @@ def test_a_pku_name_is_read_as_a_text_writes_it(name: str, written: str | None) 
     """The corpus's brackets are annotations: a look-alike that put 曲（沃） in a notice where
     another place stood made a text no one writes, which the name check need not read."""
     assert as_written(name) == written
+
+
+@pytest.mark.parametrize(("passage", "flip"), [
+    ("than American John can do it", "than American John cannot do it"),  # not Americannot
+    ("Many Jamaican entertainers", None),  # no word to flip: none inside a word
+    ("依法可以申请复议", "依法不得申请复议"),
+])
+def test_an_excerpts_flip_is_of_a_word_not_inside_one(passage: str, flip: str | None) -> None:
+    """The excerpt bench's flip replaced "can " inside American and Jamaican: a text that says no
+    opposite, which the check rightly merged, counted as a flip merged (2 of 200)."""
+    assert flipped(passage) == flip
