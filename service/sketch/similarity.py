@@ -147,9 +147,13 @@ META_VERSION = 2  # v1 had no body dates: read as not known
 
 def encode_meta(original: str, marks: VersionMarks) -> bytes:
     """Meta v2: version byte, the original's id (u16 length + UTF-8), the head's dates of adoption
-    and revision, the body's dates, the head's dates of coming into force (each u16 count + u32 each)."""
+    and revision, the body's dates, the head's dates of coming into force (each u16 count + u32
+    each). A text without version marks (all but regulations) is written as v1, four bytes
+    shorter, which reads back as the same: no marks."""
     raw = original.encode("utf-8", "surrogatepass")
     head, body, effective = marks.head, marks.body or (), marks.effective
+    if not (head or body or effective):
+        return struct.pack(f">BH{len(raw)}sH", 1, len(raw), raw, 0)
     return struct.pack(f">BH{len(raw)}sH{len(head)}IH{len(body)}IH{len(effective)}I", META_VERSION, len(raw), raw,
                        len(head), *head, len(body), *body, len(effective), *effective)
 

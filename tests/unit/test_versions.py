@@ -110,6 +110,11 @@ def test_version_marks_survive_a_records_meta() -> None:
     v1 = bytes([1]) + (6).to_bytes(2, "big") + b"orig-7" + len(marks.head).to_bytes(2, "big") + b"".join(
         m.to_bytes(4, "big") for m in marks.head)
     assert decode_meta(v1) == ("orig-7", VersionMarks(marks.head, None))
+    # a text without marks is written as v1 (four bytes shorter) and reads back as no marks
+    none = encode_meta("orig-7", NO_MARKS)
+    assert none[0] == 1 and len(none) == len(v1) - 4 * len(marks.head)
+    _, back = decode_meta(none)
+    assert not back.head and not different_versions(back, marks) and not different_versions(marks, back)
     many = "\n".join(LAW + ARTICLES + [f"第{i}条 自{1950 + i}年1月1日起施行。" for i in range(40)])
     assert len(version_marks(many).body or ()) == MAX_BODY_DATES
 
