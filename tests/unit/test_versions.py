@@ -96,6 +96,10 @@ def test_a_date_of_coming_into_force_is_no_version_mark(line: str) -> None:
     later = "\n".join([*LAW, "2024年1月1日施行", *ARTICLES])
     assert different_versions(version_marks(later), version_marks(filed))
     assert not different_versions(version_marks(filed), version_marks(filed.replace(line, "自2015年9月1日起实施")))
+    # a date the other head gives as another kind (a revision line's, where this one has it come
+    # into force) stands in that text
+    assert not VersionMarks(head=(5,), body=(), effective=()).lacks({5})
+    assert not VersionMarks(head=(), body=(), effective=(5,)).lacks({5}) and VersionMarks((1,), ()).lacks({5})
     # a record of meta v1 kept every date of its head: compared as it was written
     v1 = VersionMarks(version_marks(filed).legacy, None)
     assert not different_versions(version_marks(filed), v1) and different_versions(version_marks(plain), v1)
