@@ -94,9 +94,18 @@ def version_marks(text: str) -> VersionMarks:
     return VersionMarks(tuple(sorted(head)), tuple(sorted(rest)[:MAX_BODY_DATES]), tuple(sorted(effective)))
 
 
+# a year that markup or noise split (20<br/>13年 normalised to 20 13年): no year is written with a
+# space inside, so its two runs of digits are joined again when they make four
+_SPLIT_YEAR = re.compile(r"(?<!\d)(\d{1,3})\s+(\d{1,3})(?=年)")
+
+
+def _join_year(m: re.Match[str]) -> str:
+    return m[1] + m[2] if len(m[1]) + len(m[2]) == 4 else m.group()
+
+
 def _date_hashes(text: str) -> set[int]:
     """The 32-bit hashes of the full dates of ``text`` (a date in figures or in numerals is one)."""
-    figures, numerals = dates_in(text)
+    figures, numerals = dates_in(_SPLIT_YEAR.sub(_join_year, text))
     dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in figures}
     dates |= {f"{_zh_year(y)}-{_zh_number(m):02d}-{_zh_number(d):02d}" for y, m, d in numerals}
     return {mmh3.hash(date, 0x7E25, signed=False) for date in dates}

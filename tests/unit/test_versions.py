@@ -123,6 +123,19 @@ def test_version_marks_survive_a_records_meta() -> None:
     assert len(version_marks(many).body or ()) == MAX_BODY_DATES
 
 
+def test_a_year_split_by_a_pages_markup_is_the_same_date() -> None:
+    """Crawler noise put markup inside a year (20<br/>13年12月7日, normalised to 20 13年): the
+    revision date is the same, so the copy is the same version; a year of other digits is not."""
+    text = "\n".join(LAW + ARTICLES)
+    split = normalize_text(text.replace("2012年2月23日", "20<br/>12年2月23日"))
+    assert "20 12年2月23日" in split
+    assert version_marks(split) == version_marks(normalize_text(text))
+    assert not different_versions(version_marks(split), version_marks(text))
+    other = normalize_text(text.replace("2012年2月23日", "20<br/>13年2月23日"))
+    assert different_versions(version_marks(other), version_marks(normalize_text(text)))
+    assert version_marks("某条例\n1 23年4月5日通过\n第一条 总则").head == ()  # three digits: no year to join
+
+
 def test_text_without_articles_has_no_marks() -> None:
     """News and prose carry dates too, but no articles: they are never vetoed as versions."""
     assert version_marks("新华社北京一九九五年一月一日电 今天举行了会议，会议决定……") == NO_MARKS
