@@ -893,21 +893,12 @@ def _resized(a, used, cap):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _zh_figures(frame, length, i, step, figure_mark):
-    """How many figures in a row stand from frame offset ``i`` on, going ``step`` (1 or -1), the
-    figure there included."""
-    d = 0
-    while 0 <= i + step * d < length and frame[i + step * d] == figure_mark:
-        d += 1
-    return d
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _en_figures(u_src, units, i, step):
+def _figures_in_row(units, length, i, step, figure):
     """How many figures in a row stand from unit ``i`` on, going ``step`` (1 or -1), the figure
-    there included."""
+    there included: ``units`` a Chinese frame (a figure is ``figure``, its mark) or an English
+    text's unit sources (a figure is source 3)."""
     d = 0
-    while 0 <= i + step * d < units and u_src[i + step * d] == 3:
+    while 0 <= i + step * d < length and units[i + step * d] == figure:
         d += 1
     return d
 
@@ -952,8 +943,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     as 1200) and Chinese numerals fill as their value (一千二百 fills as 1200). ``identifiers``:
     runs of ASCII letters and digits are figures (v8: a credit code's letter, x5 / x3).
     ``figure_runs``: a figure deep in a run of at most this many figures has its place in the run
-    in its context (v11, :func:`_in_figure_run`; 0: none). The class-free marks and fills of v4 are in the tables the
-    caller passes."""
+    in its context (v11, :func:`_in_figure_run`; 0: none). The class-free marks and fills of v4
+    are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -1016,12 +1007,12 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                                            cw_cps, cw_off, buf)
                 if figure_runs > 0 and kinds[j] == ANCHOR_FIGURE:
                     if is_zh[d]:
-                        ctx, buf = _in_figure_run(ctx, _zh_figures(frame, length, at[j], -1, figure_mark),
-                                                  _zh_figures(frame, length, at[j], 1, figure_mark), k_zh,
-                                                  figure_runs, buf)
+                        before = _figures_in_row(frame, length, at[j], -1, figure_mark)
+                        after = _figures_in_row(frame, length, at[j], 1, figure_mark)
                     else:
-                        ctx, buf = _in_figure_run(ctx, _en_figures(u_src, length, at[j], -1),
-                                                  _en_figures(u_src, length, at[j], 1), k_en, figure_runs, buf)
+                        before = _figures_in_row(u_src, length, at[j], -1, 3)
+                        after = _figures_in_row(u_src, length, at[j], 1, 3)
+                    ctx, buf = _in_figure_run(ctx, before, after, k_zh if is_zh[d] else k_en, figure_runs, buf)
                 keys[m] = ((ctx >> shift) << np.uint64(16)) | fill
                 src[m] = j
                 m += 1

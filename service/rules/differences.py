@@ -460,8 +460,7 @@ class Profile:
         """Which entries are figures'."""
         if isinstance(self.fills, KernelFills):
             return self.fills.kinds == kprof.ANCHOR_FIGURE
-        return np.fromiter((f.lstrip("N ").startswith("#") for f in self.fills), dtype=np.bool_,
-                           count=len(self.fills))
+        return np.fromiter(map(_is_figure_fill, self.fills), dtype=np.bool_, count=len(self.fills))
 
     def compared_at(self, jaccard: float) -> Profile:
         """The profile as a pair of this Jaccard compares it: without its header's figures when the
@@ -1316,7 +1315,7 @@ class AnchorProfiler:
                              (">" + sep.join(units[i : i + 1 + k]), fill, at, (0, 0))]
             else:
                 after = units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k]
-                run = _figures_around(units, i, figure) if runs and fill.lstrip("N ").startswith("#") else (0, 0)
+                run = _figures_around(units, i, figure) if runs and _is_figure_fill(fill) else (0, 0)
                 contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at, run))
         if version >= CLASS_FREE_SINCE:
             most = kprof.MAX_SENTENCE_NEGATORS
@@ -1474,9 +1473,14 @@ _SENTENCE_FILL_TABLE = np.zeros(1 << 16, dtype=np.bool_)  # fill -> whether it i
 _SENTENCE_FILL_TABLE[sorted(SENTENCE_COUNT_OF)] = True
 
 
+def _is_figure_fill(fill: str) -> bool:
+    """Whether a fill is a figure's ("#12", "N #12")."""
+    return fill.lstrip("N ").startswith("#")
+
+
 def _figure_or_bare(fill: str) -> bool:
     """Whether a fill is a figure's ("#12", "N #12") or a lone negator's ("N"): one context over both sides."""
-    return fill == "N" or fill.lstrip("N ").startswith("#")
+    return fill == "N" or _is_figure_fill(fill)
 
 
 @lru_cache(maxsize=4)
