@@ -279,16 +279,18 @@ NOT_IN_NAMES = ("的了在是和与及或等到从向于为对把被将据经自
                 "该本全我各每其此这那个些有无不也都就又还所之以由")
 
 
-# words that end a company's or an institution's name (金鹰/建筑工程/有限公司), and the words its
-# legal form puts before them (股份/有限公司)
-BODY_HEADS = ("有限公司", "有限责任公司", "集团公司", "股份公司", "事务所", "合作社", "研究院", "研究所", "基金会")
-BODY_LINKS = ("股份", "有限", "责任", "有限责任", "控股", "集团", "科技")
+# a company's legal form, and the words a legal form puts before it (股份/有限公司)
+COMPANY_FORMS = ("有限公司", "有限责任公司", "集团公司", "股份公司")
+FORM_LINKS = ("股份", "有限", "责任", "有限责任", "控股", "集团")
+# words that end a company's or an institution's name (金鹰/建筑工程/有限公司), and the words
+# between them and the name (股份, and 科技)
+BODY_HEADS = (*COMPANY_FORMS, "事务所", "合作社", "研究院", "研究所", "基金会")
+BODY_LINKS = (*FORM_LINKS, "科技")
 
 
 # a company's legal form: the contexts of the names around it leave these out (profile v10), so
 # the same words follow 力拓化工有限公司 and 明辉农业开发股份有限公司
-FORM_WORDS = ("有限公司", "有限责任公司", "集团公司", "股份公司", "股份有限公司", "集团有限公司", "股份", "有限",
-              "责任", "有限责任", "控股", "集团")
+FORM_WORDS = (*COMPANY_FORMS, "股份有限公司", "集团有限公司", *FORM_LINKS)
 
 
 @lru_cache(maxsize=1)
