@@ -41,10 +41,6 @@ _DAY_OR_MONTH = r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})"
 _EFFECTIVE = re.compile(rf"(?:\d{{4}}|[{_ZH_DIGITS}]{{4}})年{_DAY_OR_MONTH}月{_DAY_OR_MONTH}日\s*起?(?:施行|实施|生效)")
 
 
-def _blank(m: re.Match[str]) -> str:
-    return " " * len(m.group())
-
-
 MAX_BODY_DATES = 32  # a record keeps at most this many dates of a regulation's body
 
 
@@ -87,9 +83,14 @@ def version_marks(text: str) -> VersionMarks:
     amended versions have."""
     if _BODY.search(text) is None:
         return NO_MARKS
-    first = text[:HEAD_CHARS]
-    head = _date_hashes(_EFFECTIVE.sub(_blank, first))
-    effective = _date_hashes(" ".join(m.group() for m in _EFFECTIVE.finditer(first))) - head
+    coming: list[str] = []  # the head's dates of coming into force, blanked there in one pass
+
+    def blank(m: re.Match[str]) -> str:
+        coming.append(m.group())
+        return " " * len(m.group())
+
+    head = _date_hashes(_EFFECTIVE.sub(blank, text[:HEAD_CHARS]))
+    effective = _date_hashes(" ".join(coming)) - head
     rest = _date_hashes(text) - head - effective
     return VersionMarks(tuple(sorted(head)), tuple(sorted(rest)[:MAX_BODY_DATES]), tuple(sorted(effective)))
 

@@ -166,17 +166,18 @@ def decode_meta(data: bytes) -> tuple[str, VersionMarks]:
         raise ValueError("record meta of an unknown version")
     (n,) = struct.unpack_from(">H", data, 1)
     original = data[3 : 3 + n].decode("utf-8", "surrogatepass")
-    at = 3 + n
-    (k,) = struct.unpack_from(">H", data, at)
-    head = tuple(struct.unpack_from(f">{k}I", data, at + 2))
+    head, at = _hashes_at(data, 3 + n)
     if data[0] == 1:
         return original, VersionMarks(head, None)
-    at += 2 + 4 * k
-    (m,) = struct.unpack_from(">H", data, at)
-    body = tuple(struct.unpack_from(f">{m}I", data, at + 2))
-    at += 2 + 4 * m
-    (e,) = struct.unpack_from(">H", data, at)
-    return original, VersionMarks(head, body, tuple(struct.unpack_from(f">{e}I", data, at + 2)))
+    body, at = _hashes_at(data, at)
+    effective, _ = _hashes_at(data, at)
+    return original, VersionMarks(head, body, effective)
+
+
+def _hashes_at(data: bytes, at: int) -> tuple[tuple[int, ...], int]:
+    """(the u16 count and u32 hashes at ``at`` of a record's meta, the offset after them)."""
+    (k,) = struct.unpack_from(">H", data, at)
+    return tuple(struct.unpack_from(f">{k}I", data, at + 2)), at + 2 + 4 * k
 
 
 def window_sketches(fps: Fingerprints, ids: list[str], published_at: list[float], profiles: Sequence[Profile],
