@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from neardup.storage.redis.store import _LOOKUP_LUA  # noqa: E402
+from neardup.storage.redis.store import _LOOKUP_LUA, LOOKUP  # noqa: E402
 from tests.fixtures.redis_servers import start_redis  # noqa: E402
 
 PREFIX = b"nd:"
@@ -67,7 +67,8 @@ def measure(r: redis.Redis, entries: int, buckets: int, rng: random.Random) -> d
     blob = b"".join(struct.pack(">II", i, rng.randrange(SHARDS)) + rng.randbytes(5) for i in range(entries))
     r.config_resetstat()
     started = time.perf_counter()
-    r.eval(_LOOKUP_LUA, 0, 0, PREFIX, blob, b",".join(suffixes(buckets)))
+    # no class sets given: the script reads the buckets listed (class_buckets' fallback)
+    r.eval(_LOOKUP_LUA, 0, 0, PREFIX, blob, 0, 1, 0, LOOKUP, b",".join(suffixes(buckets)), 0)
     wall = time.perf_counter() - started
     stats = r.info("commandstats")
     script = stats.get("cmdstat_eval", {}).get("usec", 0)

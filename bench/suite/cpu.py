@@ -126,7 +126,7 @@ def per_document(start: CpuSample, end: CpuSample) -> dict[str, Any]:
         calls = {cmd: (c - before.commands.get(cmd, (0, 0))[0], u - before.commands.get(cmd, (0, 0))[1])
                  for cmd, (c, u) in after.commands.items()}
         scripts = sum(u for cmd, (_, u) in calls.items() if cmd in ("evalsha", "eval", "fcall"))
-        top = sorted(((u, cmd, c) for cmd, (c, u) in calls.items() if c > 0), reverse=True)[:4]
+        top = sorted(((u, cmd, c) for cmd, (c, u) in calls.items() if c > 0), reverse=True)[:8]
         nodes[name] = {"role": after.role, "cpu_us_per_document": us(spent),
                        "scripts_us_per_document": round(scripts / docs, 1),
                        "top_commands": [{"command": cmd, "calls_per_document": round(c / docs, 3),

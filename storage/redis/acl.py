@@ -26,6 +26,10 @@ STORE_COMMANDS: tuple[str, ...] = (
     "zrange",
     "zadd",
     "expireat",
+    # the sets of ttl classes in use: registered (SADD) before a class's first entry, read by the
+    # scripts (SMEMBERS) and at open
+    "sadd",
+    "smembers",
     # forget(): the archive removes a moved document's entries from the kept bucket
     "zrem",
     # kept(), forget() and migrate(): the scans of records and index keys, deletes (in scripts)

@@ -19,6 +19,9 @@ key                  type (writer)     value                             expiry
 ``P:{s}<name>``      string            versioned shared state            none
                      (write_state)     (thresholds, learned model)
 ``P:{g<n>}``         string (open)     the store's generation token      none
+``P:{g<n>}c``        set (commit,      the ttl classes in use: each      none
+                     open)             ttl in seconds, ``0`` for kept;
+                                       ``v``: classes are registered
 ===================  ================  ================================  ==============================
 
 ``D``
@@ -46,11 +49,23 @@ key                  type (writer)     value                             expiry
 ``W``
     :func:`bucket_width`: a quarter of the longest finite ttl of the store's content types
     (``redis.index_bucket_seconds`` overrides it): news 7 days and others 30 days give 7.5 days,
-    so a lookup reads the kept bucket and 5 or 6 timed ones per index key, and a news entry stays
-    at most 7.5 days past its expiry. Writers and readers must agree on ``W`` (they share the
+    and a news entry stays at most 7.5 days past its expiry. A lookup reads, per index key, the
+    buckets of the ttl classes in use only (:meth:`KeyLayout.lookup_buckets`): news alone, one or
+    two; the kept bucket only once something kept was filed; every class configured, the kept
+    one and 5 or 6 timed ones. Writers and readers must agree on ``W`` (they share the
     ttl settings); after changing it, ``neardup store migrate`` re-files the keys of the old width
     (and the unbucketed ``P:{i<S>}`` keys of the layout before buckets, whose 17-byte members
     carried their own expiry).
+
+Classes in use
+    A writer adds a ttl class to every class set (``P:{g<n>}c``, one beside each generation
+    marker, so every master holds some) before it files the first entry of that class; the
+    scripts read the set on their node, atomically with the index, and compute the buckets of the
+    classes it holds. So an entry is never in a bucket its node's scripts do not read, whichever
+    worker filed it and whatever that worker knew. A store stamped by this layout gets ``v`` in
+    its sets as it is stamped; a store without it (written before classes were registered) has
+    every configured class registered by the first client to open it, and a node holding no set
+    reads every live bucket, as before.
 
 Why sorted sets and shards instead of one set per index key: most LSH band keys are held by one
 document only, and a Redis key costs about 100-150 bytes before its first member. Sharded listpack
@@ -197,6 +212,11 @@ class KeyLayout:
         """The generation marker keys (spread over slots, so every master holds some)."""
         return [self.prefix + b"{g%d}" % i for i in range(count)]
 
+    def class_keys(self, count: int) -> list[bytes]:
+        """The sets of ttl classes in use, one beside each generation marker (its slot): every
+        master holding index keys holds one, and its scripts read only the classes' buckets."""
+        return [key + b"c" for key in self.marker_keys(count)]
+
     # -- index -------------------------------------------------------------------------------
     def index_slots(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
         """(shard, check as a 40-bit integer) of many index keys (see the module docstring)."""
@@ -226,9 +246,22 @@ class KeyLayout:
 
     def live_buckets(self, now: int, longest_ttl: int) -> list[int]:
         """Every bucket a lookup at ``now`` reads: kept, then each timed one that ends after ``now``
-        and can hold an entry written up to now (``longest_ttl`` ahead, with room for clocks)."""
-        first, last = self.bucket_end(now), self.bucket_end(now + longest_ttl + self.margin)
-        return [KEPT, *range(first, last + 1, self.bucket_seconds)]
+        and can hold an entry written up to now (``longest_ttl`` ahead, with room for clocks):
+        every class's, where a node knows no classes in use."""
+        return self.lookup_buckets(now, [None, longest_ttl])
+
+    def lookup_buckets(self, now: int, ttls: Iterable[int | None]) -> list[int]:
+        """Every bucket an entry of these ttl classes written up to now can stand in, for a lookup
+        at ``now``: kept, if a ttl is None, then each finite ttl's buckets from now's to that of
+        ``now + ttl`` (with room for clocks). lua/live_hits.lua's ``class_buckets`` does these sums."""
+        ends: set[int] = set()
+        for ttl in ttls:
+            if ttl is None or ttl <= 0:
+                ends.add(KEPT)
+            else:
+                ends.update(range(self.bucket_end(now), self.bucket_end(now + ttl + self.margin) + 1,
+                                  self.bucket_seconds))
+        return sorted(ends)
 
     def write_buckets(self, now: int, ttls: Iterable[int | None], lag: int) -> list[int]:
         """The buckets an entry written within ``lag`` seconds of ``now`` goes to, for entries of

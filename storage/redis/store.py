@@ -146,11 +146,17 @@ _HEAD = _lua("head")
 # live_hits: the members filed under the 5-byte ``check`` in every bucket (key suffix) of one shard
 # tag, each appended to ``hits`` as row u32 + ref (8 B): the lookup and the write script's recheck.
 # split: a comma-separated list; bucket_suffix: a bucket's key suffix from its end (0: kept, ``k``).
+# class_buckets: the buckets of the ttl classes in use that a lookup or a recheck reads.
 _LIVE_HITS = _lua("live_hits")
 
+# The index scripts' A[3..8]: which buckets they read (class_buckets): now, the bucket width, the
+# margin, the recheck's lag (LOOKUP: a lookup), the bucket suffixes to read where the node knows
+# no classes (comma-separated), and a count r; then the r class sets on the node.
+
 # K: plain keys to GET. A[1]: key prefix; A[2]: lookups, 13 bytes each, big-endian: row u32, shard
-# u32, check (5 B); A[3]: the bucket suffixes to read, comma-separated. Returns the GETs, then one
-# blob of hits: row u32 + ref (8 B) per member found.
+# u32, check (5 B); A[3..8+r]: as above. Returns the GETs, then one blob of hits: row u32 + ref
+# (8 B) per member found, then what the node's class set holds: 'v' and the classes,
+# comma-separated ('' where it knows none).
 _LOOKUP_LUA = _HEAD + _LIVE_HITS + _lua("lookup")
 
 # K: claim keys. A: "id" then ttl (0 = none) per key. Returns the owner per key.
@@ -158,13 +164,18 @@ _CLAIM_LUA = _HEAD + _lua("claim")
 
 # K: keys to SET. A[1]: key prefix; A[2]: index entries, 25 bytes each, big-endian: shard u32,
 # bucket end u32 (0: kept), member (check 5 B, ref 8 B), recheck row u32 (NO_RECHECK: none);
-# A[3]: the margin (s) a bucket key outlives its end by; A[4]: the bucket suffixes a recheck
-# reads, comma-separated; A[5..]: value then ttl (0 = none) per key. Values are written before the
+# A[3..8+r]: as above (A[5], the margin, is also what a bucket key outlives its end by); then
+# value and ttl (0 = none) per key. Values are written before the
 # index entries. An entry with a recheck row is first looked up as the lookup script does (the
 # race check, folded in: the members already under its check, whoever wrote them); the script
 # returns those hits, row u32 + ref (8 B) each. Each timed bucket key written gets EXPIREAT its
 # end + margin (NX: once): the whole key goes once its entries are dead, so nothing sweeps members.
 NO_RECHECK = 0xFFFFFFFF
+LOOKUP = -1  # the lag argument of a lookup's class_buckets (lua/live_hits.lua): not a recheck
+# a call that reads no index: class_buckets' arguments (never used), and no class sets
+_NO_BUCKETS = (0, 1, 0, LOOKUP, b"", 0)
+# the class sets' member that says "this store registers its ttl classes" (written as it is stamped)
+CLASSES_KNOWN = b"v"
 _WRITE_LUA = _HEAD + _LIVE_HITS + _lua("write", NO_RECHECK=NO_RECHECK)
 
 # K: keys to delete; A[1]: key prefix; A[2]: kept-bucket members to remove (shard u32 + member 13
@@ -278,6 +289,7 @@ class _NodeWork:
     rows: list[int] = field(default_factory=list)  # caller's index per key
     argv: list[bytes | str | int] = field(default_factory=list)
     blob: list[npt.NDArray[Any]] = field(default_factory=list)
+    classes: list[bytes] = field(default_factory=list)  # the node's sets of ttl classes in use
 
 
 class RedisFingerprintStore:
@@ -334,6 +346,8 @@ class RedisFingerprintStore:
         self._generation: bytes | None = None
         self._markers = self.layout.marker_keys(GENERATION_MARKERS)
         self._marker_slots = [key_slot(k) for k in self._markers]
+        self._class_keys = self.layout.class_keys(GENERATION_MARKERS)  # beside the markers: their slots
+        self._registered: set[int] = set()  # the ttl classes this client has registered (0: kept)
         self._nodes_by_slot: list[Any] | None = None
         self._node_list: list[Any] | None = None
         self._node_index: npt.NDArray[np.int64] | None = None  # slot -> position in _node_list
@@ -399,6 +413,38 @@ class RedisFingerprintStore:
             for body in _SCRIPTS.values():
                 await self._on(node, "SCRIPT", "LOAD", body)
         await self._stamp_generation()
+        self._registered = set()
+        await self._know_classes()
+
+    async def _add_classes(self, members: Sequence[bytes]) -> None:
+        """SADD ``members`` to every set of ttl classes in use (their slots: the markers')."""
+        await asyncio.gather(*(self._on(self._node_of_slot(slot), "SADD", key, *members)
+                               for key, slot in zip(self._class_keys, self._marker_slots, strict=True)))
+
+    async def _know_classes(self) -> None:
+        """A store written before ttl classes were registered holds entries of any configured
+        class: register them all, then mark the sets as kept (:data:`CLASSES_KNOWN`)."""
+        held = await asyncio.gather(*(self._on(self._node_of_slot(slot), "SMEMBERS", key)
+                                      for key, slot in zip(self._class_keys, self._marker_slots, strict=True)))
+        if all(CLASSES_KNOWN in members for members in held):
+            return
+        notice.warning("%s: the store was written before its ttl classes were registered: every configured "
+                       "class is registered, and lookups read all their buckets", self.url)
+        await self._add_classes([str(self._ttl_class(t)).encode() for t in self._ttls])
+        await self._add_classes([CLASSES_KNOWN])
+
+    @staticmethod
+    def _ttl_class(ttl: int | None) -> int:
+        return 0 if ttl is None else ttl
+
+    async def _register(self, classes: Collection[int]) -> None:
+        """Add the ttl classes this client is about to file entries of to every class set, before
+        any entry of them is written: a script on a node reads the buckets of the classes its set
+        holds, so an entry is never where a lookup does not read."""
+        new = set(classes) - self._registered
+        if new:
+            await self._add_classes([str(c).encode() for c in sorted(new)])
+            self._registered |= new
 
     async def _stamp_generation(self) -> None:
         """Read the markers; stamp a new generation on an empty store; refuse a half-empty one."""
@@ -409,6 +455,8 @@ class RedisFingerprintStore:
             first = self._group(self._markers[:1], self._marker_slots[:1])
             won = await self._call_nodes(_CLAIM_SHA, first, lambda w: [secrets.token_hex(8).encode(), 0])
             token = next(iter(won.values()))[0]
+            # before the token is everywhere: whoever sees the whole generation sees the class sets
+            await self._add_classes([CLASSES_KNOWN])
             await self._call_nodes(_CLAIM_SHA, self._group(self._markers, self._marker_slots),
                                    lambda w: [x for _ in w.keys for x in (token, 0)])
             held = await self._get_all(self._markers)
@@ -545,7 +593,8 @@ class RedisFingerprintStore:
         """GET many keys of any slots: one lookup script per node."""
         out: list[bytes | None] = [None] * len(keys)
         work = self._group(keys)
-        for node, res in (await self._call_nodes(_LOOKUP_SHA, work, lambda w: [self._prefix, b"", ""])).items():
+        replies = await self._call_nodes(_LOOKUP_SHA, work, lambda w: [self._prefix, b"", *_NO_BUCKETS])
+        for node, res in replies.items():
             for i, v in zip(work[node].rows, res, strict=False):
                 out[i] = v
         return out
@@ -569,23 +618,51 @@ class RedisFingerprintStore:
         if index_keys.size:
             slots, raw = self._index_lookups(index_keys)
             self._spread(work, slots, raw)
-        buckets = self._live_buckets()
+        now = int(time.time())
+        self._add_class_keys(work)
+        buckets = self._bucket_args(now, LOOKUP, self._live_buckets(now))
         gets: list[bytes | None] = [None] * len(keys)
         found: list[Candidates] = [{} for _ in range(n_rows)]
 
         def argv(w: _NodeWork) -> list[Any]:
-            return [self._prefix, np.concatenate(w.blob).tobytes() if w.blob else b"", buckets]
+            return [self._prefix, np.concatenate(w.blob).tobytes() if w.blob else b"", *buckets, len(w.classes),
+                    *w.classes]
 
         for node, res in (await self._call_nodes(_LOOKUP_SHA, work, argv)).items():
             w = work[node]
             for i, v in zip(w.rows, res, strict=False):
                 gets[i] = v
-            _count_hits(res[-1], found)
+            _count_hits(res[len(w.keys)], found)
+            self._check_registered(res[len(w.keys) + 1])
         return gets, found
 
-    def _live_buckets(self) -> bytes:
-        """The key suffixes of every bucket a lookup reads now, comma-separated (lua/live_hits.lua)."""
-        return b",".join(bucket_suffix(e) for e in self.layout.live_buckets(int(time.time()), self._longest_ttl))
+    def _add_class_keys(self, work: dict[Any, _NodeWork]) -> None:
+        """Give each node's script one class set it holds (each holds every class registered; a
+        node holding none reads every bucket)."""
+        for key, slot in zip(self._class_keys, self._marker_slots, strict=True):
+            node = self._node_of_slot(slot)
+            if node in work and not work[node].classes:
+                work[node].classes.append(key)
+
+    def _bucket_args(self, now: int, lag: int, fallback: bytes) -> list[Any]:
+        """The scripts' arguments for class_buckets (lua/live_hits.lua): now, the width, the
+        margin, the recheck's lag (:data:`LOOKUP`: a lookup), and the buckets a node without
+        known classes reads."""
+        return [now, self.layout.bucket_seconds, self.layout.margin, lag, fallback]
+
+    def _check_registered(self, found: bytes) -> None:
+        """A node whose class set lacks a class this client registered (a failover that lost the
+        write): register again before the next write."""
+        held = set(found.split(b","))
+        if CLASSES_KNOWN in held and not self._registered <= {int(c) for c in held - {CLASSES_KNOWN}}:
+            log.warning("%s: a node's set of ttl classes lacks one this worker registered; registering again",
+                        self.url)
+            self._registered = set()
+
+    def _live_buckets(self, now: int) -> bytes:
+        """The key suffixes of every bucket of every class a lookup at ``now`` could read,
+        comma-separated: where a node knows no classes (lua/live_hits.lua)."""
+        return b",".join(bucket_suffix(e) for e in self.layout.live_buckets(now, self._longest_ttl))
 
     def _write_buckets(self, now: int) -> bytes:
         """The key suffixes of the buckets records filed in the last minutes stand in (the commit's
@@ -701,19 +778,22 @@ class RedisFingerprintStore:
         keys = [self.layout.record_key(ref) for ref in refs]
         ttls = [self._ttl_arg(r.content_type) for r in records]
         raw, slots = self._index_entries(records, refs, ttls, recheck, now)
-        buckets = self._write_buckets(now)
+        buckets = self._bucket_args(now, RECHECK_LAG, self._write_buckets(now))
 
         def argv(w: _NodeWork) -> list[Any]:
             # a record kept forever (ttl 0) keeps its index keys: the archive moves it to the cold
             # tier later, and needs them there and to remove its warm index entries
             values = [x for i in w.rows for x in (encode_record(records[i], with_keys=ttls[i] == 0), ttls[i])]
-            return [self._prefix, np.concatenate(w.blob).tobytes() if w.blob else b"", self.layout.margin, buckets,
-                    *values]
+            return [self._prefix, np.concatenate(w.blob).tobytes() if w.blob else b"", *buckets, len(w.classes),
+                    *w.classes, *values]
 
         async def call() -> list[bytes]:
+            if raw.shape[0]:
+                await self._register(ttls)
             work = self._group(keys)  # inside the retry: a failover moves slots
             if raw.shape[0]:
                 self._spread(work, slots, raw)
+                self._add_class_keys(work)
             return list((await self._call_nodes(_WRITE_SHA, work, argv)).values())
 
         for reply in await self._call("commit", call):
@@ -754,7 +834,7 @@ class RedisFingerprintStore:
         def argv(w: _NodeWork) -> list[Any]:
             values = [x for i in w.rows for x in (encode_decision(decisions[i]),
                                                   self._ttl_arg(decisions[i].content_type))]
-            return [self._prefix, b"", 0, "", *values]
+            return [self._prefix, b"", *_NO_BUCKETS, *values]
 
         await self._call("put_decisions", lambda: self._call_nodes(_WRITE_SHA, self._group(keys), argv))
 
@@ -851,7 +931,9 @@ class RedisFingerprintStore:
         expiry) and buckets of another width. Entries of content kept forever go to the kept
         bucket, live timed ones to the bucket of their expiry, expired ones are dropped; each old
         key is deleted in the same script. Idempotent, and safe while workers write: a rerun finds
-        nothing left."""
+        nothing left. Every configured ttl class is registered first: which classes the old entries
+        are of is not known."""
+        await self._call("migrate", lambda: self._register([self._ttl_class(t) for t in self._ttls]))
         total = [0, 0, 0]
         for node in sorted(self._primaries(), key=lambda n: getattr(n, "name", "")):
             cursor = -1

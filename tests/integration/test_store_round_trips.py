@@ -29,7 +29,7 @@ CONNECTION = {"replconf", "psync", "sync",
               "info", "hello", "auth", "ping", "select", "readonly", "cluster|nodes", "cluster|slots", "cluster|shards",
               "client|setinfo", "client|setname", "command", "command|docs", "script|load"}
 # commands the store's scripts run inside: counted by commandstats, but not sent by the client
-IN_SCRIPTS = {"get", "set", "zrange", "zadd", "zrem", "expireat"}
+IN_SCRIPTS = {"get", "set", "zrange", "zadd", "zrem", "expireat", "smembers"}
 
 
 def _calls(ports: list[int]) -> dict[str, int]:

@@ -120,6 +120,23 @@ def test_a_lookup_reads_every_bucket_an_entry_written_up_to_now_is_in(now: int, 
     assert len(live) <= (ttl + layout.margin) // width + 3  # the kept bucket, and timed ones
 
 
+@given(st.integers(0, 2**31), st.lists(st.sampled_from([None, 3_600, 86_400, 7 * 86_400, 30 * 86_400]),
+                                       min_size=1, max_size=4))
+def test_a_lookup_reads_every_bucket_an_entry_of_a_class_in_use_is_in(now: int, ttls: list[int | None]) -> None:
+    """Per class: the buckets an entry written up to now stands in, and never more than reading
+    every class would (the kept bucket only with a class kept forever)."""
+    layout = KeyLayout(bucket_seconds=bucket_width([7 * 86_400, None, 30 * 86_400]))
+    read = layout.lookup_buckets(now, ttls)
+    for ttl in ttls:
+        for written in (now - (ttl or 0) + 1, now, now + 59):
+            expires = None if ttl is None else written + ttl
+            assert (expires is not None and expires <= now) or layout.bucket_end(expires) in read
+    assert set(read) <= set(layout.live_buckets(now, 30 * 86_400))
+    assert (KEPT in read) == (None in ttls)
+    if set(ttls) == {7 * 86_400}:
+        assert len(read) <= 2  # news alone: one or two buckets, where every class reads 6 or 7
+
+
 @given(st.integers(10**6, 2**31), st.integers(1, 600), st.integers(-600, 600))
 def test_the_race_recheck_reads_the_buckets_recent_writes_stand_in(now: int, lag: int, written_at: int) -> None:
     """A record another worker filed within ``lag`` seconds of this commit stands in one of the

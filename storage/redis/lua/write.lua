@@ -1,19 +1,24 @@
 
+local prefix, blob = A[1], A[2]
+local margin = tonumber(A[5])
+local r = tonumber(A[8])
+local R = {}
+for i = 1, r do R[i] = A[8 + i] end
 for i = 1, #K do
-  local ttl = tonumber(A[4 + 2 * i])
-  if ttl > 0 then redis.call('SET', K[i], A[3 + 2 * i], 'EX', ttl)
-  else redis.call('SET', K[i], A[3 + 2 * i]) end
+  local ttl = tonumber(A[10 + r + 2 * (i - 1)])
+  if ttl > 0 then redis.call('SET', K[i], A[9 + r + 2 * (i - 1)], 'EX', ttl)
+  else redis.call('SET', K[i], A[9 + r + 2 * (i - 1)]) end
 end
-local prefix = A[1]
-local blob = A[2]
-local margin = tonumber(A[3])
-local buckets = split(A[4])
 local touched = {}
 local hits = {}
+local buckets = nil
 for off = 1, #blob, 25 do
   local shard, ends, member, row = struct.unpack('>I4I4c13I4', blob, off)
   local tag = prefix .. '{i' .. string.format('%x', shard) .. '}'
   if row ~= $NO_RECHECK then
+    if buckets == nil then
+      buckets = class_buckets(R, tonumber(A[3]), tonumber(A[4]), margin, tonumber(A[6]), A[7])
+    end
     live_hits(tag, buckets, string.sub(member, 1, 5), row, hits)
   end
   local key = tag .. bucket_suffix(ends)
