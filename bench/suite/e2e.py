@@ -33,6 +33,7 @@ import itertools
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -551,6 +552,8 @@ def run(opts: E2EOptions) -> dict[str, Any]:
                 result["throughput"], prof = drain(workers, backlog, prof_paths, meter)
             finally:
                 meter.close()
+            if prof_paths is not None and prof_paths[0].exists():  # py-spy's collapsed stacks, for flame graphs
+                shutil.copyfile(prof_paths[0], prof_paths[1].with_suffix(".raw"))
             rate = 0.5 * (result["throughput"]["sustained_documents_per_second"] or backlog / 60)
             result["latency_at_half_load"] = asyncio.run(latency(opts, crawler, workers, rate, seconds))
             result["worker_memory"] = [{"worker": w.name, **w.memory()} for w in workers]
