@@ -104,9 +104,24 @@ def _join_year(m: re.Match[str]) -> str:
     return m[1] + m[2] if len(m[1]) + len(m[2]) == 4 else m.group()
 
 
+def join_split_years(text: str) -> str:
+    """``text`` with every year split by markup joined again (:data:`_SPLIT_YEAR`). The pattern
+    runs only where it can match, found from each 年: one to three digits before it, whitespace
+    before them. Tried at every position it took 50 us a text, a tenth of a window's version marks."""
+    i = text.find("年")
+    while i >= 0:
+        j = i
+        while j > 0 and i - j < 4 and text[j - 1].isdecimal():
+            j -= 1
+        if 1 <= i - j <= 3 and j > 0 and text[j - 1].isspace():
+            return _SPLIT_YEAR.sub(_join_year, text)
+        i = text.find("年", i + 1)
+    return text
+
+
 def _date_hashes(text: str) -> set[int]:
     """The 32-bit hashes of the full dates of ``text`` (a date in figures or in numerals is one)."""
-    figures, numerals = dates_in(_SPLIT_YEAR.sub(_join_year, text))
+    figures, numerals = dates_in(join_split_years(text))
     dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in figures}
     dates |= {f"{_zh_year(y)}-{_zh_number(m):02d}-{_zh_number(d):02d}" for y, m, d in numerals}
     return {mmh3.hash(date, 0x7E25, signed=False) for date in dates}

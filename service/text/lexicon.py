@@ -47,11 +47,25 @@ class Lexicon:
     negation_weight: float
 
 
+_LEXICONS: dict[tuple[str, int, int], Lexicon] = {}  # (path, mtime, size) -> the lexicon read from it
+
+
 def load_lexicon(path: str | Path | None = None) -> Lexicon:
-    """The lexicon in ``path`` (YAML or TOML), or the bundled ``data/lexicon.yaml``."""
+    """The lexicon in ``path`` (YAML or TOML), or the bundled ``data/lexicon.yaml``: read once
+    while the file is unchanged (an engine asks for it four times as it opens; a Lexicon is frozen)."""
     p = Path(path) if path else DEFAULT_LEXICON
+    stat = p.stat()
+    key = (str(p), stat.st_mtime_ns, stat.st_size)
+    if key not in _LEXICONS:
+        _LEXICONS[key] = _read_lexicon(p)
+    return _LEXICONS[key]
+
+
+def _read_lexicon(p: Path) -> Lexicon:
     text = p.read_text(encoding="utf-8")
-    data: dict[str, Any] = tomllib.loads(text) if p.suffix == ".toml" else yaml.safe_load(text)
+    # libyaml's loader where PyYAML has it: the same documents, a tenth of the time
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data: dict[str, Any] = tomllib.loads(text) if p.suffix == ".toml" else yaml.load(text, Loader=loader)
     weights = data.get("weights", {})
     polarity: dict[str, tuple[str, str]] = {}
     for cls, signs in (data.get("polarity") or {}).items():

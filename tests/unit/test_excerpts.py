@@ -6,10 +6,13 @@ sentences stand in the longer one), with the critical-difference checks on the s
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup import Deduplicator, Status
 from neardup.config import Settings
@@ -199,6 +202,14 @@ def test_a_passage_of_one_whole_sentence_is_a_duplicate_of_its_article(datasets_
 ])
 def test_the_cut_word_is_a_last_ascii_word_with_no_mark_after_it(text: str, span: tuple[int, int] | None) -> None:
     assert cut_word_span(text) == span
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="aZ09%'’.．。受 \t\n\u3000\xa0-", max_size=30))
+def test_the_cut_word_is_what_its_pattern_matches(text: str) -> None:
+    """Read backwards from the end, the same span as the pattern searched from the front."""
+    m = re.search(r"[0-9A-Za-z'’%.．]*[0-9A-Za-z%]\s*$", text)
+    assert cut_word_span(text) == ((m.start(), m.end()) if m else None)
 
 
 def test_a_page_that_mixes_two_articles_is_no_excerpt_of_either() -> None:

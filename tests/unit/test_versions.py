@@ -177,3 +177,12 @@ def test_dates_found_in_the_development_set_heads_are_the_patterns_matches(datas
         heads = [t[:HEAD_CHARS] for t in normalize_batch([json.loads(line)["text"] for line in fh]).texts]
     assert sum(bool(dates_in(h)[0] or dates_in(h)[1]) for h in heads) > 500  # the check has dates to compare
     assert all(dates_in(h) == (_DATE.findall(h), _ZH_DATE.findall(h)) for h in heads)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789０１２年月日 \t\n\u3000a。", max_size=40))
+def test_split_years_are_joined_as_the_pattern_everywhere_joins_them(text: str) -> None:
+    """The gate (digits before a 年, whitespace before them) never skips a text the pattern would change."""
+    from neardup.rules.versions import _SPLIT_YEAR, _join_year, join_split_years
+
+    assert join_split_years(text) == _SPLIT_YEAR.sub(_join_year, text)
