@@ -73,8 +73,9 @@ sorted sets cost about 17 bytes per entry. Size ``index_shards`` near ``live ent
 buckets)`` so that bucket keys hold enough entries to spread a key's own cost (above, and an
 entry in the expires dictionary) and stay well under ``zset-max-listpack-entries``
 (128 by default; above it a key switches to the skiplist encoding, about 100 bytes per member). The
-default, 2**19, suits about 900,000 live documents at 38 keys each all written within one bucket;
-spread over 6 live buckets, a store that size fills its keys with about 11 entries each. Changing
+default, 2**19, suits about half a million live documents of 64 keys each (38 bands and the
+sentence keys of excerpts) in one or two live buckets; a million fill its keys with 111 entries
+and an eighth of them turn into skiplists, where 2**20 keeps them at 56 (docs/measurements.md). Changing
 ``index_shards`` moves every index key to another shard: set it before the store fills (``neardup
 store migrate`` re-files other layouts and widths, not another shard count). A lookup scans its
 bucket keys' listpacks, so fewer members a key also make lookups cheaper (1.6 us at 8, 3.5 us at
