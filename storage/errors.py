@@ -82,6 +82,16 @@ class StoreLostDataError(StoreError):
                     "the workers to accept the store as it is now (a new generation)")
 
 
+class StoreLayoutError(StoreError):
+    """Permanent: the store's index was written in another layout than these settings read (another
+    shard count, another bucket width): every lookup would look in the wrong keys and find nothing."""
+
+    reason = "store_layout"
+    transient = False
+    default_hint = ("use the store's redis.index_shards and redis.index_bucket_seconds (neardup store migrate "
+                    "re-files another width)")
+
+
 class MissingExtraError(NeardupError, ImportError):
     """A feature needs an optional part that is not installed (``pip install 'neardup[EXTRA]'``)."""
 

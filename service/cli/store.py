@@ -51,7 +51,7 @@ async def _migrate(settings: Settings) -> dict[str, Any]:
     store = open_store(settings.store_url, ttl=settings.ttl_seconds, **store_options(settings))
     assert isinstance(store, RedisFingerprintStore)  # a redis URL, checked above
     started = time.perf_counter()
-    await store.open()
+    await store.open(migrating=True)
     try:
         report = await store.migrate()
     finally:

@@ -22,6 +22,8 @@ key                  type (writer)     value                             expiry
 ``P:{g<n>}c``        set (commit,      the ttl classes in use: each      none
                      open)             ttl in seconds, ``0`` for kept;
                                        ``v``: classes are registered
+``P:{g0}l``          string (open,     the index layout the store was    none
+                     migrate)          written in: ``shards=S width=W``
 ===================  ================  ================================  ==============================
 
 ``D``
@@ -66,6 +68,13 @@ Classes in use
     its sets as it is stamped; a store without it (written before classes were registered) has
     every configured class registered by the first client to open it, and a node holding no set
     reads every live bucket, as before.
+
+Layout stamp
+    ``index_shards`` and ``W`` decide every index key's name, so a client with another shard count
+    or width would look for every entry in keys nobody wrote and find nothing. The store's first
+    client stamps them (``P:{g0}l``, SET NX); a client whose settings give another layout is refused
+    as it opens (``StoreLayoutError``), except ``neardup store migrate`` for another width, which
+    re-files the entries and then stamps its own.
 
 Why sorted sets and shards instead of one set per index key: most LSH band keys are held by one
 document only, and a Redis key costs about 100-150 bytes before its first member. Sharded listpack

@@ -92,6 +92,7 @@ from neardup.storage.errors import (
     NOTICE_LOGGER,
     StoreAuthError,
     StoreError,
+    StoreLayoutError,
     StoreLostDataError,
     StoreUnavailableError,
 )
@@ -347,6 +348,8 @@ class RedisFingerprintStore:
         self._markers = self.layout.marker_keys(GENERATION_MARKERS)
         self._marker_slots = [key_slot(k) for k in self._markers]
         self._class_keys = self.layout.class_keys(GENERATION_MARKERS)  # beside the markers: their slots
+        self._layout_key = self._markers[0] + b"l"  # the index layout the store was written in: marker 0's slot
+        self._migrating = False
         self._registered: set[int] = set()  # the ttl classes this client has registered (0: kept)
         self._nodes_by_slot: list[Any] | None = None
         self._node_list: list[Any] | None = None
@@ -364,10 +367,13 @@ class RedisFingerprintStore:
         return self._client
 
     # -- lifecycle -----------------------------------------------------------------------------
-    async def open(self) -> None:
-        """Connect, load the scripts, read (or stamp) the store's generation."""
+    async def open(self, *, migrating: bool = False) -> None:
+        """Connect, load the scripts, read (or stamp) the store's generation and its index layout;
+        ``migrating`` (``neardup store migrate``): a layout of another bucket width is accepted, to
+        be re-filed (:meth:`migrate`), and another shard count still refused."""
         if self._client is not None:
             return
+        self._migrating = migrating
         common: dict[str, Any] = {
             "socket_timeout": self._socket_timeout,
             "socket_connect_timeout": self._socket_timeout,
@@ -415,6 +421,29 @@ class RedisFingerprintStore:
         await self._stamp_generation()
         self._registered = set()
         await self._know_classes()
+        await self._check_layout()
+
+    def _layout_stamp(self) -> bytes:
+        return b"shards=%d width=%d" % (self.layout.index_shards, self.layout.bucket_seconds)
+
+    async def _check_layout(self) -> None:
+        """The index layout the store was written in (``P:{g0}l``, set by its first client; a store
+        written before the stamp gets this client's) must be the one these settings read: another
+        shard count or bucket width would look for every entry in other keys and find none."""
+        key, node = self._layout_key, self._node_of_slot(self._marker_slots[0])
+        await self._on(node, "SET", key, self._layout_stamp(), "NX")
+        held = await self._on(node, "GET", key)
+        if held == self._layout_stamp():
+            return
+        theirs = dict(part.split(b"=", 1) for part in (held or b"").split())
+        shards, width = int(theirs.get(b"shards", -1)), int(theirs.get(b"width", -1))
+        if shards == self.layout.index_shards and self._migrating:
+            return  # another width: what migrate re-files
+        raise StoreLayoutError(
+            f"{self.url}: the store's index was written with {shards} shards and {width} s buckets; these settings "
+            f"give {self.layout.index_shards} and {self.layout.bucket_seconds} s",
+            hint=f"set redis.index_shards={shards} and redis.index_bucket_seconds={width} (a ttl change moves the "
+                 "width), or re-file another width with neardup store migrate")
 
     async def _add_classes(self, members: Sequence[bytes]) -> None:
         """SADD ``members`` to every set of ttl classes in use (their slots: the markers')."""
@@ -940,6 +969,9 @@ class RedisFingerprintStore:
             while cursor != 0:
                 cursor, done = await self._migrate_step(node, max(cursor, 0), count)
                 total = [a + b for a, b in zip(total, done, strict=True)]
+        # every entry is in this width's buckets now: the clients that open from here on read them
+        await self._call("migrate", lambda: self._on(self._node_of_slot(self._marker_slots[0]), "SET",
+                                                     self._layout_key, self._layout_stamp()))
         return MigrationReport(total[0], total[1], total[2], self.layout.bucket_seconds)
 
     async def _migrate_step(self, node: Any, cursor: int, count: int) -> tuple[int, list[int]]:

@@ -104,7 +104,7 @@ async def test_buckets_of_another_width_are_re_filed(redis_server: str) -> None:
     before: Any = open_store(redis_server, ttl=TTL, key_prefix=prefix, index_bucket_seconds=7 * 3600)
     after: Any = open_store(redis_server, ttl=TTL, key_prefix=prefix)
     await before.open()
-    await after.open()
+    await after.open(migrating=True)  # another width than the store's: refused unless migrating
     try:
         recs = [make_record(f"n{i}", (k(f"n{i}"), k("both"))) for i in range(30)]
         recs += [make_record(f"a{i}", (k(f"a{i}"), k("both")), content_type="announcement") for i in range(5)]
