@@ -176,10 +176,11 @@ def decide_window(case: WindowCase, thresholds: Thresholds | Sequence[Thresholds
     exact_of = _exact_owners(case)
     pairs = case.pairs
     if pairs.shape[0]:
-        # an exact copy is decided already, and is nobody's original
-        keep = np.array([exact_of[a] is None and (b >= case.n or exact_of[b] is None) for a, b in pairs.tolist()],
-                        dtype=bool)
-        pairs = pairs[keep]
+        # an exact copy is decided already, and is nobody's original (b past the window: a stored one)
+        exact = np.fromiter((e is not None for e in exact_of), dtype=np.bool_, count=case.n)
+        a, b = pairs[:, 0], pairs[:, 1]
+        in_window = b < case.n
+        pairs = pairs[~exact[a] & ~(in_window & exact[np.where(in_window, b, 0)])]
     sims = similarities(case.table, pairs[:, 0], pairs[:, 1])
     codes = _codes_per_row(sims, per_row)
     _drop_undecodable(case, sims, codes)
