@@ -69,6 +69,25 @@ def _redis_sample(client: Any) -> RedisNodeSample:
     return RedisNodeSample(str(role), float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]), commands)
 
 
+# buffers in used_memory that hold no data: the replication backlog (it grows to its limit with the
+# first writes) and the clients' and replicas' output buffers (as full as the moment's traffic)
+BUFFERS = ("mem_replication_backlog", "mem_clients_slaves", "mem_clients_normal")
+
+
+def primaries_used_memory(store_url: str) -> int:
+    """``used_memory`` summed over the primaries of ``store_url``, less their buffers
+    (:data:`BUFFERS`): the bytes the data set holds, once (replicas hold a copy each)."""
+    total = 0
+    for client in _redis_clients(store_url):
+        try:
+            if client.info("replication").get("role") == "master":
+                memory = client.info("memory")
+                total += int(memory["used_memory"]) - sum(int(memory.get(b, 0)) for b in BUFFERS)
+        finally:
+            client.close()
+    return total
+
+
 @dataclass(frozen=True, slots=True)
 class CpuSample:
     """Every measured process at one moment, with the documents decided by then."""

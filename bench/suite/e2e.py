@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from neardup.bench.corpus import Corpus, load_chinese_texts
-from neardup.bench.cpu import CpuMeter, CpuSample, per_document
+from neardup.bench.cpu import CpuMeter, CpuSample, per_document, primaries_used_memory
 from neardup.bench.net import free_port
 from neardup.bench.profile import Profile, Recorder
 from neardup.bench.report import MachineLoad, Row, environment, number, percentile, table
@@ -536,6 +536,7 @@ def run(opts: E2EOptions) -> dict[str, Any]:
     asyncio.run(create_topics(opts, names))
     result["crawler_backlog"] = asyncio.run(crawler.backlog(backlog))
     prof: Profile | str | None = None
+    empty = primaries_used_memory(opts.store_url)  # before any worker wrote
     with tempfile.TemporaryDirectory(prefix="neardup-bench-e2e-") as tmp:
         folder = Path(tmp)
         workers = [start_worker(f"w{i + 1}", opts, names, window_env, folder) for i in range(workers_n)]
@@ -552,6 +553,11 @@ def run(opts: E2EOptions) -> dict[str, Any]:
                 result["throughput"], prof = drain(workers, backlog, prof_paths, meter)
             finally:
                 meter.close()
+            held = primaries_used_memory(opts.store_url) - empty
+            result["redis_memory"] = {
+                "what": "used_memory of the primaries less their replication and client buffers, once the backlog was "
+                        "decided, less before the workers started",
+                "documents": backlog, "bytes": held, "bytes_per_document": round(held / backlog, 1)}
             if prof_paths is not None and prof_paths[0].exists():  # py-spy's collapsed stacks, for flame graphs
                 shutil.copyfile(prof_paths[0], prof_paths[1].with_suffix(".raw"))
             rate = 0.5 * (result["throughput"]["sustained_documents_per_second"] or backlog / 60)
@@ -582,6 +588,8 @@ def summary(r: dict[str, Any]) -> str:
         Row("CPU a document, Redis (all nodes), us", number(cpu.get("redis_us_per_document")), "120"),
         Row("CPU a document, workers, us", number(cpu.get("workers_us_per_document")), "300"),
         Row("CPU a document, broker, us", number(cpu.get("processes_us_per_document", {}).get("broker"))),
+        Row("Redis used_memory a document decided, bytes", number(r.get("redis_memory", {}).get("bytes_per_document")),
+            "1,000"),
         Row("worker peak RSS, MiB", number(peak), "1,024"),
         Row("spawn -> first window decided, s (slowest worker)", number(first, 1), "5"),
         Row("machine otherwise idle", "yes" if r["machine"]["otherwise_idle"] else

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from neardup.bench.cpu import CpuMeter, per_document, process_cpu_seconds
+from neardup.bench.cpu import CpuMeter, per_document, primaries_used_memory, process_cpu_seconds
 from tests.fixtures.redis_servers import RedisCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -51,3 +51,24 @@ def test_every_node_of_a_cluster_is_measured_and_scripts_are_counted(redis_clust
     scripts = sum(n["scripts_us_per_document"] for n in got["redis_nodes"].values())
     assert scripts > 0 and got["redis_us_per_document"] >= scripts * 0.5
     assert any(c["command"] == "evalsha" for n in got["redis_nodes"].values() for c in n["top_commands"])
+
+
+def test_the_data_set_is_counted_once_on_the_primaries(redis_cluster: RedisCluster) -> None:
+    """``primaries_used_memory``: what a megabyte written adds is counted once, not again on each replica."""
+    import time
+
+    import redis
+
+    before = primaries_used_memory(redis_cluster.url)
+    client = redis.cluster.RedisCluster(host="127.0.0.1", port=redis_cluster.ports[0])
+    keys = [f"mem-test-{i}" for i in range(64)]
+    try:
+        for key in keys:
+            client.set(key, b"x" * 16_384)
+        time.sleep(0.5)  # the replicas have their copies by now: they must not be counted
+        grew = primaries_used_memory(redis_cluster.url) - before
+    finally:
+        for key in keys:
+            client.delete(key)
+        client.close()
+    assert 64 * 16_384 <= grew < 2 * 64 * 16_384
