@@ -452,7 +452,7 @@ class RedisFingerprintStore:
 
     async def _know_classes(self) -> None:
         """A store written before ttl classes were registered holds entries of any configured
-        class: register them all, then mark the sets as kept (:data:`CLASSES_KNOWN`)."""
+        class: register them all, then mark the sets as known (:data:`CLASSES_KNOWN`)."""
         held = await asyncio.gather(*(self._on(self._node_of_slot(slot), "SMEMBERS", key)
                                       for key, slot in zip(self._class_keys, self._marker_slots, strict=True)))
         if all(CLASSES_KNOWN in members for members in held):
