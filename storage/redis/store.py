@@ -97,7 +97,7 @@ from neardup.storage.errors import (
     StoreUnavailableError,
 )
 from neardup.storage.redact import redact_url
-from neardup.storage.redis.keys import NEVER, KeyLayout, bucket_suffix, bucket_width, doc_digest
+from neardup.storage.redis.keys import KEPT, NEVER, KeyLayout, bucket_suffix, bucket_width, doc_digest
 
 log = logging.getLogger(__name__)
 notice = logging.getLogger(NOTICE_LOGGER)
@@ -164,20 +164,22 @@ _LOOKUP_LUA = _HEAD + _LIVE_HITS + _lua("lookup")
 _CLAIM_LUA = _HEAD + _lua("claim")
 
 # K: keys to SET. A[1]: key prefix; A[2]: index entries, 25 bytes each, big-endian: shard u32,
-# bucket end u32 (0: kept), member (check 5 B, ref 8 B), recheck row u32 (NO_RECHECK: none);
+# bucket end u32 (0: kept), member (check 5 B, ref 8 B), recheck row u32 (NO_RECHECK: none; plus
+# EXPIRY_SET: the client knows the bucket key has its expiry, so the script sets none);
 # A[3..8+r]: as above (A[5], the margin, is also what a bucket key outlives its end by); then
 # value and ttl (0 = none) per key. Values are written before the
 # index entries. An entry with a recheck row is first looked up as the lookup script does (the
 # race check, folded in: the members already under its check, whoever wrote them); the script
 # returns those hits, row u32 + ref (8 B) each. Each timed bucket key written gets EXPIREAT its
 # end + margin (NX: once): the whole key goes once its entries are dead, so nothing sweeps members.
-NO_RECHECK = 0xFFFFFFFF
+NO_RECHECK = 0x7FFFFFFF
+EXPIRY_SET = 0x80000000  # the row's top bit: this client saw the entry's bucket key get its expiry
 LOOKUP = -1  # the lag argument of a lookup's class_buckets (lua/live_hits.lua): not a recheck
 # a call that reads no index: class_buckets' arguments (never used), and no class sets
 _NO_BUCKETS = (0, 1, 0, LOOKUP, b"", 0)
 # the class sets' member that says "this store registers its ttl classes" (written as it is stamped)
 CLASSES_KNOWN = b"v"
-_WRITE_LUA = _HEAD + _LIVE_HITS + _lua("write", NO_RECHECK=NO_RECHECK)
+_WRITE_LUA = _HEAD + _LIVE_HITS + _lua("write", NO_RECHECK=NO_RECHECK, EXPIRY_SET=EXPIRY_SET)
 
 # K: keys to delete; A[1]: key prefix; A[2]: kept-bucket members to remove (shard u32 + member 13
 # B); A[3..]: per key, the value it must hold ('' = any). Returns 1/0 per key. The archive's only write.
@@ -351,6 +353,10 @@ class RedisFingerprintStore:
         self._layout_key = self._markers[0] + b"l"  # the index layout the store was written in: marker 0's slot
         self._migrating = False
         self._registered: set[int] = set()  # the ttl classes this client has registered (0: kept)
+        # bucket end -> which shards' bucket keys this client saw get their expiry (its own write
+        # script set it, or found it set): the next entry there needs no EXPIREAT. Forgotten on any
+        # failure (a failover can lose the write that set it) and once the bucket has ended.
+        self._expiring: dict[int, npt.NDArray[np.bool_]] = {}
         self._nodes_by_slot: list[Any] | None = None
         self._node_list: list[Any] | None = None
         self._node_index: npt.NDArray[np.int64] | None = None  # slot -> position in _node_list
@@ -420,6 +426,7 @@ class RedisFingerprintStore:
                 await self._on(node, "SCRIPT", "LOAD", body)
         await self._stamp_generation()
         self._registered = set()
+        self._expiring.clear()
         await self._know_classes()
         await self._check_layout()
 
@@ -589,6 +596,7 @@ class RedisFingerprintStore:
             # INFO: the CLI's one-line error stays one line; a worker's log (INFO) shows each retry
             log.info("%s: %s: %s; retrying in %.2fs", self.url, op, type(exc).__name__,
                      self._retry_backoff.compute(failures))
+            self._expiring.clear()  # whatever failed may have lost a key's expiry with its write
             if self.cluster and self._client is not None:
                 self._nodes_by_slot = self._node_index = None
                 with contextlib.suppress(rex.RedisError, OSError):
@@ -806,7 +814,7 @@ class RedisFingerprintStore:
         refs = [doc_digest(r.doc_id) for r in records]
         keys = [self.layout.record_key(ref) for ref in refs]
         ttls = [self._ttl_arg(r.content_type) for r in records]
-        raw, slots = self._index_entries(records, refs, ttls, recheck, now)
+        raw, slots, filed = self._index_entries(records, refs, ttls, recheck, now)
         buckets = self._bucket_args(now, RECHECK_LAG, self._write_buckets(now))
 
         def argv(w: _NodeWork) -> list[Any]:
@@ -821,23 +829,49 @@ class RedisFingerprintStore:
                 await self._register(ttls)
             work = self._group(keys)  # inside the retry: a failover moves slots
             if raw.shape[0]:
-                self._spread(work, slots, raw)
+                # inside the retry too: a failure forgets every expiry seen
+                self._spread(work, slots, self._with_expiry_known(raw, *filed))
                 self._add_class_keys(work)
             return list((await self._call_nodes(_WRITE_SHA, work, argv)).values())
 
         for reply in await self._call("commit", call):
             _count_hits(reply, found)
+        self._expiry_seen(*filed, now)
         return found
+
+    def _with_expiry_known(self, raw: npt.NDArray[np.uint8], shards: npt.NDArray[np.int64],
+                           ends: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
+        """Packed entries (``_index_entries``) with :data:`EXPIRY_SET` in the row of each whose
+        bucket key this client saw get its expiry."""
+        known = np.zeros(shards.shape[0], dtype=np.bool_)
+        for end, seen in self._expiring.items():
+            at = ends == np.uint64(end)
+            known[at] = seen[shards[at]]
+        if not known.any():
+            return raw
+        out = raw.copy()
+        out[known, 21] |= np.uint8(EXPIRY_SET >> 24)  # the row's first byte (big-endian) holds its top bit
+        return out
+
+    def _expiry_seen(self, shards: npt.NDArray[np.int64], ends: npt.NDArray[np.uint64], now: int) -> None:
+        """The write script that filed these entries set (or found) their bucket keys' expiry."""
+        for end in np.unique(ends[ends != np.uint64(KEPT)]).tolist():
+            seen = self._expiring.setdefault(int(end), np.zeros(self.layout.index_shards, dtype=np.bool_))
+            seen[shards[ends == np.uint64(end)]] = True
+        for end in [e for e in self._expiring if e <= now]:  # the bucket is over: nothing is filed there
+            del self._expiring[end]
 
     def _index_entries(self, records: Sequence[FingerprintRecord], refs: Sequence[bytes], ttls: Sequence[int],
                        recheck: Sequence[Collection[int] | None], now: int
-                       ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
+                       ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64],
+                                  tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]]:
         """(packed entries: shard, bucket end, check, ref, recheck row: only under a key its
-        record is rechecked under; the slot of each) of ``records``."""
+        record is rechecked under; the slot of each; the shard and bucket end of each) of ``records``."""
         doc_rows = np.repeat(np.arange(len(records)), [len(r.index_keys) for r in records])
         flat = np.fromiter((k for r in records for k in r.index_keys), dtype=np.uint64, count=doc_rows.shape[0])
         if not flat.size:
-            return np.zeros((0, 25), dtype=np.uint8), np.zeros(0, dtype=np.int64)
+            return (np.zeros((0, 25), dtype=np.uint8), np.zeros(0, dtype=np.int64),
+                    (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)))
         shard, check = self.layout.index_slots(flat)
         ends = np.array([self.layout.bucket_end(None if t == 0 else now + t) for t in ttls], dtype=np.uint64)
         entries = np.empty(flat.shape[0], dtype=[("shard", ">u4"), ("end", ">u4"), ("check", ">u8"),
@@ -852,7 +886,7 @@ class RedisFingerprintStore:
         entries["row"] = np.where(checked, doc_rows, NO_RECHECK)
         raw = entries.view(np.uint8).reshape(-1, 28)
         raw = np.hstack([raw[:, :13], raw[:, 16:]])  # shard, end, the check's 5 bytes, ref, row
-        return raw, self.layout.shard_slots()[shard]
+        return raw, self.layout.shard_slots()[shard], (shard, ends[doc_rows])
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""

@@ -142,3 +142,44 @@ async def test_a_bucket_keys_expiry_is_set_once_and_replicated_once(redis_cluste
         finally:
             client.close()
     assert ttls and all(t > 0 for t in ttls)
+
+
+async def test_a_bucket_key_seen_with_its_expiry_gets_no_expireat_until_a_failure(redis_server: str) -> None:
+    """A client that saw a bucket key get its expiry sends no EXPIREAT for it again (nearly every
+    entry filed cost one); a failure it sees makes it forget them all, so a key lost with its
+    write (a failover) is created again with its expiry, never without one."""
+    from neardup.storage import FingerprintRecord, open_store
+
+    admin = redis.Redis.from_url(redis_server)
+    prefix = f"ex{uuid.uuid4().hex[:8]}"
+    store = open_store(redis_server, ttl={"news": 3600}, key_prefix=prefix, retry_seconds=20)
+    await store.open()
+
+    def record(doc_id: str) -> FingerprintRecord:
+        return FingerprintRecord(doc_id=doc_id, content_type="news", published_at=1.7e9,
+                                 content_hash=doc_id.encode().ljust(16, b"-"), simhash=b"\0" * 8,
+                                 signature=b"\0" * 512, profile=b"", shingles=1, length=10,
+                                 index_keys=tuple(range(2000, 2040)))  # fmt: skip
+
+    def expireats() -> int:
+        return int(admin.info("commandstats").get("cmdstat_expireat", {}).get("calls", 0))
+
+    def bucket_keys() -> list[bytes]:
+        return list(admin.scan_iter(match=f"{prefix}:{{i*", count=1000))
+
+    try:
+        await store.commit([], [record("first")])
+        before = expireats()
+        await store.commit([], [record("again")])
+        assert expireats() == before  # every key was seen with its expiry
+        lost = bucket_keys()[0]
+        admin.delete(lost)  # what a failover that lost the write leaves
+        admin.execute_command("CLIENT", "KILL", "TYPE", "normal")  # the failure the client sees
+        await store.commit([], [record("after")])
+    finally:
+        await store.close()
+    try:
+        assert expireats() > before
+        assert admin.exists(lost) and all(admin.ttl(k) > 0 for k in bucket_keys())
+    finally:
+        admin.close()

@@ -14,6 +14,8 @@ local hits = {}
 local buckets = nil
 for off = 1, #blob, 25 do
   local shard, ends, member, row = struct.unpack('>I4I4c13I4', blob, off)
+  local expiry_known = row >= $EXPIRY_SET
+  if expiry_known then row = row - $EXPIRY_SET end
   local tag = prefix .. '{i' .. string.format('%x', shard) .. '}'
   if row ~= $NO_RECHECK then
     if buckets == nil then
@@ -23,7 +25,7 @@ for off = 1, #blob, 25 do
   end
   local key = tag .. bucket_suffix(ends)
   redis.call('ZADD', key, 0, member)
-  if ends ~= 0 then touched[key] = ends end
+  if ends ~= 0 and not expiry_known then touched[key] = ends end
 end
 -- NX: a bucket key's expiry follows from its name, so it is set once: a key that has it is
 -- left alone and nothing is replicated for it
