@@ -44,7 +44,8 @@ key                  type (writer)     value                             expiry
     hex (``(expires_at // W + 1) * W`` for the bucket width ``W``), or ``k`` for content kept forever
     (ttl None). Every bucket key of a shard has the shard's tag, hence its slot: one script per node
     still reads all of them. A bucket key gets ``EXPIREAT end + margin`` (``margin = min(W, 60 s)``:
-    room for the writers' and the server's clocks to differ) as it is written, so once the TTLs
+    room for the writers' and the server's clocks to differ) as it is written (NX, and not again
+    by a client that saw it get one), so once the TTLs
     pass, the index keys disappear on their own; nothing sweeps members. An entry outlives its
     document by less than ``W + margin``; a lookup reads only buckets that end after now, and the
     engine fetches every candidate's record, which has expired with its document.

@@ -16,9 +16,13 @@ arguments per node instead of one per index key.
   ZRANGE BYLEX over every live bucket of every index key on it (the kept bucket and the timed ones
   ending after now: :meth:`KeyLayout.live_buckets`).
 * ``commit``: per node, claims (GET, then SET NX-like in the script: atomic per key), then, once
-  the owners are known, the records of the winners and their index entries (ZADD, one EXPIREAT per
-  timed bucket key written). Records are written before index entries in the same script, so
-  whoever finds an entry can read its record.
+  the owners are known, the records of the winners and their index entries (ZADD, and EXPIREAT NX
+  for each timed bucket key this client has not yet seen get its expiry; it forgets them all on
+  any failure). Records are written before index entries in the same script, so whoever finds an
+  entry can read its record.
+* ``lookup`` and the commit's race recheck read the buckets of the ttl classes in use only (the
+  class sets, ``KeyLayout.class_keys``); a store's index layout is stamped by its first client and
+  checked by every other as it opens (``StoreLayoutError``).
 * ``migrate``: re-files the index keys of an older layout (unbucketed shards, buckets of another
   width) into the buckets of this store's width, one script per node (``neardup store migrate``).
 * Retries: one redis-py ``Retry`` (exponential backoff, capped) around each call, for connection
