@@ -361,6 +361,7 @@ class RedisFingerprintStore:
         # script set it, or found it set): the next entry there needs no EXPIREAT. Forgotten on any
         # failure (a failover can lose the write that set it) and once the bucket has ended.
         self._expiring: dict[int, npt.NDArray[np.bool_]] = {}
+        self._evicting = False  # a primary may evict keys: every write sets its keys' expiry (NX)
         self._nodes_by_slot: list[Any] | None = None
         self._node_list: list[Any] | None = None
         self._node_index: npt.NDArray[np.int64] | None = None  # slot -> position in _node_list
@@ -431,8 +432,22 @@ class RedisFingerprintStore:
         await self._stamp_generation()
         self._registered = set()
         self._expiring.clear()
+        await self._check_eviction()
         await self._know_classes()
         await self._check_layout()
+
+    async def _check_eviction(self) -> None:
+        """A primary whose ``maxmemory-policy`` evicts keys loses index entries and records
+        without a word (say so), and may evict a bucket key that a later entry makes again: this
+        client then never skips a key's EXPIREAT (a key made again without one would never go)."""
+        policies = set()
+        for node in self._primaries():
+            policies.add(str((await self._on(node, "INFO", "memory")).get("maxmemory_policy", "noeviction")))
+        self._evicting = policies != {"noeviction"}
+        if self._evicting:
+            notice.warning("%s: maxmemory-policy %s evicts keys: stored fingerprints can vanish and their duplicates "
+                           "go unnoticed; set maxmemory-policy noeviction on every node", self.url,
+                           "/".join(sorted(policies - {"noeviction"})))
 
     def _layout_stamp(self) -> bytes:
         return b"shards=%d width=%d" % (self.layout.index_shards, self.layout.bucket_seconds)
@@ -846,7 +861,9 @@ class RedisFingerprintStore:
     def _with_expiry_known(self, raw: npt.NDArray[np.uint8], shards: npt.NDArray[np.int64],
                            ends: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
         """Packed entries (``_index_entries``) with :data:`EXPIRY_SET` in the row of each whose
-        bucket key this client saw get its expiry."""
+        bucket key this client saw get its expiry (none where the store evicts keys)."""
+        if self._evicting:
+            return raw
         known = np.zeros(shards.shape[0], dtype=np.bool_)
         for end, seen in self._expiring.items():
             at = ends == np.uint64(end)

@@ -183,3 +183,38 @@ async def test_a_bucket_key_seen_with_its_expiry_gets_no_expireat_until_a_failur
         assert admin.exists(lost) and all(admin.ttl(k) > 0 for k in bucket_keys())
     finally:
         admin.close()
+
+
+async def test_a_store_that_evicts_keys_is_named_and_every_expiry_is_set(
+        redis_server: str, caplog: pytest.LogCaptureFixture) -> None:
+    """With a maxmemory-policy that evicts, a bucket key may be evicted and made again by a later
+    entry: the client then never skips its EXPIREAT, and says once that the store loses data."""
+    from neardup.storage import FingerprintRecord, open_store
+
+    admin = redis.Redis.from_url(redis_server)
+    policy = admin.config_get("maxmemory-policy")["maxmemory-policy"]
+    admin.config_set("maxmemory-policy", "volatile-lru")  # maxmemory stays 0: nothing is evicted here
+    prefix = f"ev{uuid.uuid4().hex[:8]}"
+    store = open_store(redis_server, ttl={"news": 3600}, key_prefix=prefix)
+
+    def record(doc_id: str) -> FingerprintRecord:
+        return FingerprintRecord(doc_id=doc_id, content_type="news", published_at=1.7e9,
+                                 content_hash=doc_id.encode().ljust(16, b"-"), simhash=b"\0" * 8,
+                                 signature=b"\0" * 512, profile=b"", shingles=1, length=10,
+                                 index_keys=tuple(range(3000, 3040)))  # fmt: skip
+
+    def expireats() -> int:
+        return int(admin.info("commandstats").get("cmdstat_expireat", {}).get("calls", 0))
+
+    try:
+        await store.open()
+        await store.commit([], [record("first")])
+        before = expireats()
+        await store.commit([], [record("again")])
+        sent = expireats() - before
+    finally:
+        await store.close()
+        admin.config_set("maxmemory-policy", policy)
+        admin.close()
+    assert sent == 40  # one EXPIREAT NX a bucket key, as before clients remembered them
+    assert any("maxmemory-policy volatile-lru evicts keys" in r.getMessage() for r in caplog.records)
