@@ -18,6 +18,7 @@ import redis
 from neardup.config import load_settings
 from neardup.document import Document, parse_document
 from neardup.engine import Engine
+from neardup.storage import FingerprintRecord, open_store
 from tests.fixtures.redis_servers import RedisCluster
 
 pytestmark = pytest.mark.integration
@@ -104,30 +105,35 @@ def _replica_stats(cluster: RedisCluster) -> dict[str, int]:
                    if "slave" in row["flags"] and "fail" not in row["flags"]])
 
 
+def _record(doc_id: str, first_key: int) -> FingerprintRecord:
+    """A news record filed under 40 index keys from ``first_key``: the same bucket keys each time."""
+    return FingerprintRecord(doc_id=doc_id, content_type="news", published_at=1.7e9,
+                             content_hash=doc_id.encode().ljust(16, b"-"), simhash=b"\0" * 8,
+                             signature=b"\0" * 512, profile=b"", shingles=1, length=10,
+                             index_keys=tuple(range(first_key, first_key + 40)))  # fmt: skip
+
+
+def _expireats(client: redis.Redis) -> int:
+    """EXPIREAT calls the server has run (inside scripts too)."""
+    return int(client.info("commandstats").get("cmdstat_expireat", {}).get("calls", 0))
+
+
 async def test_a_bucket_keys_expiry_is_set_once_and_replicated_once(redis_cluster: RedisCluster) -> None:
     """A bucket key's expiry follows from its name: the write sets it only where the key has
     none (EXPIREAT NX), so filing more entries into keys that have it replicates no expiry; the
     keys keep it."""
     import asyncio
 
-    from neardup.storage import FingerprintRecord, open_store
-
     prefix = f"ex{uuid.uuid4().hex[:8]}"
     store = open_store(redis_cluster.url, ttl={"news": 3600}, key_prefix=prefix)
     await store.open()
 
-    def record(doc_id: str) -> FingerprintRecord:
-        return FingerprintRecord(doc_id=doc_id, content_type="news", published_at=1.7e9,
-                                 content_hash=doc_id.encode().ljust(16, b"-"), simhash=b"\0" * 8,
-                                 signature=b"\0" * 512, profile=b"", shingles=1, length=10,
-                                 index_keys=tuple(range(1000, 1040)))  # fmt: skip
-
     try:
-        await store.commit([], [record("first")])
+        await store.commit([], [_record("first", 1000)])
         await asyncio.sleep(0.5)  # replication of the first write has arrived
         before = _replica_stats(redis_cluster)
         for k in range(5):
-            await store.commit([], [record(f"again{k}")])
+            await store.commit([], [_record(f"again{k}", 1000)])
         await asyncio.sleep(0.5)
         delta = _delta(before, _replica_stats(redis_cluster))
     finally:
@@ -148,38 +154,27 @@ async def test_a_bucket_key_seen_with_its_expiry_gets_no_expireat_until_a_failur
     """A client that saw a bucket key get its expiry sends no EXPIREAT for it again (nearly every
     entry filed cost one); a failure it sees makes it forget them all, so a key lost with its
     write (a failover) is created again with its expiry, never without one."""
-    from neardup.storage import FingerprintRecord, open_store
-
     admin = redis.Redis.from_url(redis_server)
     prefix = f"ex{uuid.uuid4().hex[:8]}"
     store = open_store(redis_server, ttl={"news": 3600}, key_prefix=prefix, retry_seconds=20)
     await store.open()
 
-    def record(doc_id: str) -> FingerprintRecord:
-        return FingerprintRecord(doc_id=doc_id, content_type="news", published_at=1.7e9,
-                                 content_hash=doc_id.encode().ljust(16, b"-"), simhash=b"\0" * 8,
-                                 signature=b"\0" * 512, profile=b"", shingles=1, length=10,
-                                 index_keys=tuple(range(2000, 2040)))  # fmt: skip
-
-    def expireats() -> int:
-        return int(admin.info("commandstats").get("cmdstat_expireat", {}).get("calls", 0))
-
     def bucket_keys() -> list[bytes]:
         return list(admin.scan_iter(match=f"{prefix}:{{i*", count=1000))
 
     try:
-        await store.commit([], [record("first")])
-        before = expireats()
-        await store.commit([], [record("again")])
-        assert expireats() == before  # every key was seen with its expiry
+        await store.commit([], [_record("first", 2000)])
+        before = _expireats(admin)
+        await store.commit([], [_record("again", 2000)])
+        assert _expireats(admin) == before  # every key was seen with its expiry
         lost = bucket_keys()[0]
         admin.delete(lost)  # what a failover that lost the write leaves
         admin.execute_command("CLIENT", "KILL", "TYPE", "normal")  # the failure the client sees
-        await store.commit([], [record("after")])
+        await store.commit([], [_record("after", 2000)])
     finally:
         await store.close()
     try:
-        assert expireats() > before
+        assert _expireats(admin) > before
         assert admin.exists(lost) and all(admin.ttl(k) > 0 for k in bucket_keys())
     finally:
         admin.close()
@@ -189,29 +184,18 @@ async def test_a_store_that_evicts_keys_is_named_and_every_expiry_is_set(
         redis_server: str, caplog: pytest.LogCaptureFixture) -> None:
     """With a maxmemory-policy that evicts, a bucket key may be evicted and made again by a later
     entry: the client then never skips its EXPIREAT, and says once that the store loses data."""
-    from neardup.storage import FingerprintRecord, open_store
-
     admin = redis.Redis.from_url(redis_server)
     policy = admin.config_get("maxmemory-policy")["maxmemory-policy"]
     admin.config_set("maxmemory-policy", "volatile-lru")  # maxmemory stays 0: nothing is evicted here
     prefix = f"ev{uuid.uuid4().hex[:8]}"
     store = open_store(redis_server, ttl={"news": 3600}, key_prefix=prefix)
 
-    def record(doc_id: str) -> FingerprintRecord:
-        return FingerprintRecord(doc_id=doc_id, content_type="news", published_at=1.7e9,
-                                 content_hash=doc_id.encode().ljust(16, b"-"), simhash=b"\0" * 8,
-                                 signature=b"\0" * 512, profile=b"", shingles=1, length=10,
-                                 index_keys=tuple(range(3000, 3040)))  # fmt: skip
-
-    def expireats() -> int:
-        return int(admin.info("commandstats").get("cmdstat_expireat", {}).get("calls", 0))
-
     try:
         await store.open()
-        await store.commit([], [record("first")])
-        before = expireats()
-        await store.commit([], [record("again")])
-        sent = expireats() - before
+        await store.commit([], [_record("first", 3000)])
+        before = _expireats(admin)
+        await store.commit([], [_record("again", 3000)])
+        sent = _expireats(admin) - before
     finally:
         await store.close()
         admin.config_set("maxmemory-policy", policy)
