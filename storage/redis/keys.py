@@ -97,7 +97,7 @@ width is not smaller.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -265,27 +265,25 @@ class KeyLayout:
         """Every bucket an entry of these ttl classes written up to now can stand in, for a lookup
         at ``now``: kept, if a ttl is None, then each finite ttl's buckets from now's to that of
         ``now + ttl`` (with room for clocks). lua/live_hits.lua's ``class_buckets`` does these sums."""
-        ends: set[int] = set()
-        for ttl in ttls:
-            if ttl is None or ttl <= 0:
-                ends.add(KEPT)
-            else:
-                ends.update(range(self.bucket_end(now), self.bucket_end(now + ttl + self.margin) + 1,
-                                  self.bucket_seconds))
-        return sorted(ends)
+        return self._buckets(ttls, lambda ttl: (now, now + ttl + self.margin))
 
     def write_buckets(self, now: int, ttls: Iterable[int | None], lag: int) -> list[int]:
         """The buckets an entry written within ``lag`` seconds of ``now`` goes to, for entries of
         these ttls: where a record filed by another worker since this one's lookup stands (the
         race re-check reads these, not every live bucket). Kept, if a ttl is None, then each
         finite ttl's bucket, and the next one when ``lag`` reaches across a bucket's end."""
+        return self._buckets(ttls, lambda ttl: (now - lag + ttl, now + lag + ttl))
+
+    def _buckets(self, ttls: Iterable[int | None], expiring: Callable[[int], tuple[int, int]]) -> list[int]:
+        """Kept, if a ttl is None, and for each finite ttl every bucket from that of the first
+        expiry ``expiring(ttl)`` gives to that of the last, sorted."""
         ends: set[int] = set()
         for ttl in ttls:
             if ttl is None or ttl <= 0:
                 ends.add(KEPT)
                 continue
-            first, last = self.bucket_end(now - lag + ttl), self.bucket_end(now + lag + ttl)
-            ends.update(range(first, last + 1, self.bucket_seconds))
+            first, last = expiring(ttl)
+            ends.update(range(self.bucket_end(first), self.bucket_end(last) + 1, self.bucket_seconds))
         return sorted(ends)
 
     def shard_slots(self) -> npt.NDArray[np.int64]:
