@@ -22,7 +22,7 @@ local function bucket_end(t, w)
 end
 -- The bucket suffixes to read for the ttl classes registered in the class sets R (members: a ttl
 -- in seconds, '0' for kept, and 'v': this store registers its classes), the same sums as
--- KeyLayout.class_buckets: lag < 0, a lookup (buckets from now's to that of now + ttl + margin);
+-- KeyLayout.lookup_buckets and write_buckets: lag < 0, a lookup (buckets from now's to that of now + ttl + margin);
 -- else the race recheck (those of now - lag + ttl to now + lag + ttl). Where no set says 'v' (a
 -- store written before classes were registered, a node holding no set) every bucket in
 -- ``fallback`` is read. Returns the suffixes and what the sets hold: 'v' and the classes found,
@@ -53,4 +53,11 @@ local function class_buckets(R, now, w, margin, lag, fallback)
   end
   table.sort(names)
   return out, 'v' .. (#names > 0 and ',' or '') .. table.concat(names, ',')
+end
+-- class_buckets with the arguments as the index scripts get them (store.py): A[3..7] now, the
+-- width, the margin, the lag and the fallback; A[8] a count r, then the r class sets
+local function index_buckets(A)
+  local R = {}
+  for i = 1, tonumber(A[8]) do R[i] = A[8 + i] end
+  return class_buckets(R, tonumber(A[3]), tonumber(A[4]), tonumber(A[5]), tonumber(A[6]), A[7])
 end

@@ -1,9 +1,7 @@
 
 local prefix, blob = A[1], A[2]
 local margin = tonumber(A[5])
-local r = tonumber(A[8])
-local R = {}
-for i = 1, r do R[i] = A[8 + i] end
+local r = tonumber(A[8])  -- the class sets before the values
 for i = 1, #K do
   local ttl = tonumber(A[10 + r + 2 * (i - 1)])
   if ttl > 0 then redis.call('SET', K[i], A[9 + r + 2 * (i - 1)], 'EX', ttl)
@@ -19,7 +17,7 @@ for off = 1, #blob, 25 do
   local tag = prefix .. '{i' .. string.format('%x', shard) .. '}'
   if row ~= $NO_RECHECK then
     if buckets == nil then
-      buckets = class_buckets(R, tonumber(A[3]), tonumber(A[4]), margin, tonumber(A[6]), A[7])
+      buckets = index_buckets(A)
     end
     live_hits(tag, buckets, string.sub(member, 1, 5), row, hits)
   end
