@@ -222,10 +222,23 @@ def change_line_breaks(raw: str, lang: str, rng: random.Random) -> str:
     return joined
 
 
+PAGE_FURNITURE = {"zh": ["返回搜狐，查看更多", "点击图片进入下一页", "[图]", "（图片来源：网络）"],
+                  "en": ["Click here", "| Print |", "[Image]", "Read more"]}
+
+
+def insert_page_furniture(raw: str, lang: str, rng: random.Random) -> str:
+    """A crawl's buttons and captions at random places, inside words and names too."""
+    for _ in range(4):
+        at = rng.randrange(len(raw))
+        raw = raw[:at] + rng.choice(PAGE_FURNITURE[lang]) + raw[at:]
+    return raw
+
+
 Edit = Callable[[str, str, random.Random], str]
 
 
-@pytest.mark.parametrize("edit", [add_boilerplate, delete_sentence, change_punctuation, change_line_breaks],
+@pytest.mark.parametrize("edit", [add_boilerplate, delete_sentence, change_punctuation, change_line_breaks,
+                                  insert_page_furniture],
                          ids=lambda f: f.__name__)
 def test_benign_edit_is_not_critical(dev_docs: list[dict[str, str]], edit: Edit) -> None:
     rng = random.Random(zlib.crc32(edit.__name__.encode()))

@@ -200,6 +200,23 @@ def test_html_strip_can_be_switched_off() -> None:
     assert normalize_text("<b>x</b>", html_strip=False) == "<b>x</b>"
 
 
+@pytest.mark.parametrize(("noisy", "clean"), [
+    ("It also says AuClick herestralia will", "It also says Australia will"),
+    ("he was n| Print |ot told", "he was not told"),
+    ("[Image]The minister said", "The minister said"),
+    ("记者赵返回搜狐，查看更多天衡报道", "记者赵天衡报道"),
+    ("（图片来源：网络）点击图片进入下一页市政府决定", "市政府决定"),
+])
+def test_page_furniture_is_dropped_wherever_it_stands(noisy: str, clean: str) -> None:
+    """A crawl's buttons inside a word or a name leave the word whole (the name and the negation
+    read as in the page's copy without them)."""
+    assert normalize_text(noisy) == normalize_text(clean)
+
+
+def test_page_furniture_stays_without_html_strip() -> None:
+    assert "click here" in normalize_text("Click here to register", html_strip=False)
+
+
 # ------------------------------------------------------------------------------ source offsets
 
 @SETTINGS
@@ -221,6 +238,7 @@ def test_source_offsets_point_into_the_original(text: str) -> None:
     ("The <b>plan</b> was &quot;not&quot;  approved.", '"not" approved', "&quot;not&quot;  approved"),
     ("ﬁnancial  ＷＩＤＴＨ", "financial width", "ﬁnancial  ＷＩＤＴＨ"),
     ("設立登記申請", "设立登记", "設立登記"),
+    ("says AuClick herestralia will", "australia", "AuClick herestralia"),
 ])
 def test_original_span_quotes_the_text_as_written(raw: str, span: str, quoted: str) -> None:
     norm = normalize_text(raw)
