@@ -28,7 +28,7 @@ from neardup.text.cache import cached_arrays
 
 DATA = Path(__file__).resolve().parent / "data"
 TABLE_SIZE = 0x30000  # BMP + SMP + SIP; above that code points pass through unchanged
-TABLE_VERSION = 4
+TABLE_VERSION = 5
 
 # folded after NFKC: CJK and typographic punctuation -> ASCII
 PUNCT_FOLD = {
@@ -41,6 +41,14 @@ PUNCT_FOLD = {
     "…": ".", "‥": ".", "·": "·", "・": "·", "•": "·",
 }
 DROP_CHARS = "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"
+
+
+def is_decoration(ch: str) -> bool:
+    """A page's bullets and ornaments (▲ ■ ◆ ● ★: the geometric shapes and the two stars), read as
+    a space: layout, not words. A crawl leaves them inside words too (新华▲社, 江▲西省), where the
+    name reader would read two names."""
+    cp = ord(ch)
+    return 0x25A0 <= cp <= 0x25FF or cp in (0x2605, 0x2606)
 
 TAG_RE = re.compile(r"<[^>]{0,2000}>")
 SCRIPT_RE = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
@@ -76,12 +84,14 @@ def _mapped(cp: int, t2s_map: dict[int, int]) -> int:
     if 0xD800 <= cp <= 0xDFFF:
         return ktext.DROP
     ch = chr(cp)
-    if ch.isspace():
+    if ch.isspace() or is_decoration(ch):
         return 32
     cat = unicodedata.category(ch)
     if ch in DROP_CHARS or cat == "Cc" or cat == "Cf":
         return ktext.DROP
     norm = unicodedata.normalize("NFKC", ch)
+    if len(norm) == 1 and is_decoration(norm):  # a half-width one (U+FFED)
+        return 32
     composes = _composes(ch, cat, norm)
     norm = PUNCT_FOLD.get(norm, norm)
     low = norm.lower()

@@ -222,7 +222,7 @@ def change_line_breaks(raw: str, lang: str, rng: random.Random) -> str:
     return joined
 
 
-PAGE_FURNITURE = {"zh": ["返回搜狐，查看更多", "点击图片进入下一页", "[图]", "（图片来源：网络）"],
+PAGE_FURNITURE = {"zh": ["返回搜狐，查看更多", "点击图片进入下一页", "[图]", "（图片来源：网络）", "▲", "■"],
                   "en": ["Click here", "| Print |", "[Image]", "Read more"]}
 
 

@@ -25,6 +25,7 @@ from neardup.text.normalize import (
     DROP_CHARS,
     PUNCT_FOLD,
     TABLE_SIZE,
+    is_decoration,
     normalize_batch,
     normalize_text,
     original_span,
@@ -67,7 +68,7 @@ def reference(text: str, t2s: bool = True) -> str:
     text = unicodedata.normalize("NFKC", strip_html(text))
     chars: list[str | None] = []  # None marks whitespace
     for ch in text:
-        if ch.isspace():
+        if ch.isspace() or is_decoration(ch):
             chars.append(None)
         elif ch in DROP_CHARS or (ord(ch) < TABLE_SIZE and unicodedata.category(ch) in ("Cc", "Cf")):
             continue
@@ -206,6 +207,8 @@ def test_html_strip_can_be_switched_off() -> None:
     ("[Image]The minister said", "The minister said"),
     ("记者赵返回搜狐，查看更多天衡报道", "记者赵天衡报道"),
     ("（图片来源：网络）点击图片进入下一页市政府决定", "市政府决定"),
+    ("据新华▲社华盛顿电", "据新华社华盛顿电"),
+    ("■ Beck★ham scored", "Beck ham scored"),
 ])
 def test_page_furniture_is_dropped_wherever_it_stands(noisy: str, clean: str) -> None:
     """A crawl's buttons inside a word or a name leave the word whole (the name and the negation
