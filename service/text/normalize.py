@@ -28,11 +28,13 @@ from neardup.text.cache import cached_arrays
 
 DATA = Path(__file__).resolve().parent / "data"
 TABLE_SIZE = 0x30000  # BMP + SMP + SIP; above that code points pass through unchanged
-TABLE_VERSION = 5
+TABLE_VERSION = 6
 
-# folded after NFKC: CJK and typographic punctuation -> ASCII
+# folded after NFKC: CJK and typographic punctuation -> ASCII. Not the enumeration comma 、: it is
+# never a thousands separator, and folded to "," it made one number of a list (104、320国道 read
+# as 104,320)
 PUNCT_FOLD = {
-    "。": ".", "｡": ".", "、": ",", "，": ",", "；": ";", "：": ":", "？": "?", "！": "!",
+    "。": ".", "｡": ".", "，": ",", "；": ";", "：": ":", "？": "?", "！": "!",
     "“": '"', "”": '"', "„": '"', "‟": '"', "「": '"', "」": '"', "『": '"', "』": '"',
     "‘": "'", "’": "'", "‚": "'", "‛": "'", "`": "'", "´": "'",
     "《": "<", "》": ">", "〈": "<", "〉": ">", "【": "[", "】": "]", "〔": "[", "〕": "]",

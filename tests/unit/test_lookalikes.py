@@ -76,6 +76,16 @@ def test_swapped_counts_written_with_a_thousands_separator_are_unique() -> None:
     assert status is Status.UNIQUE and kind == "figure"
 
 
+HUB = ("石家庄是一个重要的交通枢纽，104、{a}国道交汇于此，全省{b}个地市进出省会的通道也在此，"
+       "加快这一区域的建设对全省经济发展意义重大，有关部门已经开始编制规划。")
+
+
+def test_a_figure_of_a_list_swapped_with_another_is_unique() -> None:
+    """The enumeration comma is no thousands separator: 104、320 is two figures, not 104,320."""
+    status, _, kind = decide_pair(HUB.format(a=320, b=8), HUB.format(a=8, b=320))
+    assert status is Status.UNIQUE and kind == "figure"
+
+
 @pytest.mark.parametrize("a,b", [("1,200", "980"), ("12,500", "1,250"), ("1,200,000", "980,000")])
 def test_swapped_english_amounts_with_thousands_separators_are_unique(a: str, b: str) -> None:
     text = ("The council said it had approved {a} new homes this year and rejected {b} applications, "

@@ -216,6 +216,11 @@ def test_page_furniture_is_dropped_wherever_it_stands(noisy: str, clean: str) ->
     assert normalize_text(noisy) == normalize_text(clean)
 
 
+def test_the_enumeration_comma_is_kept() -> None:
+    """、 is never a thousands separator (104、320 is a list of two); ， still folds to ","."""
+    assert normalize_text("104、320国道，1，200人") == "104、320国道,1,200人"
+
+
 def test_page_furniture_stays_without_html_strip() -> None:
     assert "click here" in normalize_text("Click here to register", html_strip=False)
 
