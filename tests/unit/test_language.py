@@ -113,7 +113,7 @@ def test_a_documents_own_lang_field_keeps_priority() -> None:
 def test_japanese_and_korean_are_read_as_characters_without_the_chinese_segmenter() -> None:
     fps = FPR.fingerprint(["東京都は本日、新条例を発表。", "서울시 조례 a"])
     assert fps.langs == ["ja", "ko"]
-    assert fps.texts[0] == "东京都は本日,新条例を発表."  # normalised: kanji folded like Chinese characters
+    assert fps.texts[0] == "东京都は本日、新条例を発表."  # normalised: kanji folded like Chinese characters
     assert tokens(FPR, fps.texts[0], "ja") == ["东京", "京都", "都は", "は本", "本日", "新条", "条例", "例を", "を発",
                                               "発表"]
     assert tokens(FPR, fps.texts[1], "ko") == ["서울", "울시", "조례", "a"]  # a run of one is its own token
