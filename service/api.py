@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from neardup.config import Settings, load_settings
 from neardup.decision import Decision
 from neardup.document import Document, parse_document
-from neardup.errors import NeardupError
+from neardup.errors import InputError, NeardupError
 from neardup.media.hashes import limits_of
 
 DocumentLike = Document | Mapping[str, Any] | str | bytes
@@ -109,24 +109,35 @@ class AsyncDeduplicator:
 
     async def decide_many(self, docs: Iterable[DocumentLike] | AsyncIterable[DocumentLike]) -> list[Decision]:
         """Decide a stream of documents (an iterable or an async iterable) a window
-        (``settings.window.max_count``) at a time; every decision, in input order."""
+        (``settings.window.max_count``) at a time, the next windows fingerprinted while one is
+        decided (:class:`neardup.engine.WindowPipeline`); every decision, in input order."""
+        from neardup.engine import WindowPipeline
+
+        await self.open()
+        pipeline = WindowPipeline(self._engine)
         out: list[Decision] = []
-        window: list[DocumentLike] = []
+        window: list[Document] = []
         size = self.settings.window.max_count
-        if isinstance(docs, AsyncIterable):
-            async for doc in docs:
-                window.append(doc)
-                if len(window) >= size:
-                    out.extend(await self.decide_window(window))
-                    window = []
-        else:
-            for doc in docs:
-                window.append(doc)
-                if len(window) >= size:
-                    out.extend(await self.decide_window(window))
-                    window = []
-        if window:
-            out.extend(await self.decide_window(window))
+
+        async def add(doc: DocumentLike) -> None:
+            window.append(self._document(doc))
+            if len(window) >= size:
+                for decided in await pipeline.add(window):
+                    out.extend(decided)
+                window.clear()
+
+        try:
+            if isinstance(docs, AsyncIterable):
+                async for doc in docs:
+                    await add(doc)
+            else:
+                for doc in docs:
+                    await add(doc)
+        except InputError:
+            await pipeline.drain()  # the windows before the invalid document are decided and stored
+            raise
+        for decided in await pipeline.add(window) + await pipeline.drain():
+            out.extend(decided)
         return out
 
     async def check(self, doc: DocumentLike) -> Decision:

@@ -30,7 +30,9 @@ import json
 import logging
 import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -98,6 +100,24 @@ class _Window:
         return text | frozenset(self.images.keys_of(r)) if self.docs[r].images else text
 
 
+PREFETCH_AHEAD = 2  # windows fingerprinted ahead of the one decided, each in a thread of its own
+
+
+@dataclass(slots=True)
+class _Prefetch:
+    """A window being fingerprinted ahead of its decision (:meth:`Engine.prefetch`): its documents
+    in decision order, the model version it is fingerprinted under, the thread's result."""
+
+    batch: list[Document]
+    model_version: int
+    task: asyncio.Future[_Window]
+
+    def holds(self, batch: list[Document], model_version: int) -> bool:
+        """Whether this is ``batch``'s window (the same documents, in order) under ``model_version``."""
+        return (self.model_version == model_version and len(self.batch) == len(batch)
+                and all(a is b for a, b in zip(self.batch, batch, strict=True)))
+
+
 class Engine:
     """Decides windows of documents against a fingerprint store (see the module docstring)."""
 
@@ -129,6 +149,8 @@ class Engine:
                             if settings.translation.enabled else None)
         self._state_names = [MODEL_STATE, STATE_NAME] + ([TRANSLATION_STATE] if self.translation is not None else [])
         self.windows = 0
+        self._prefetched: list[_Prefetch] = []  # in the order they were asked for, fingerprinted one at a time
+        self._fingerprinting: ThreadPoolExecutor | None = None  # the prefetches' thread, made on the first
         self._publish_thresholds()
 
     # ---------------------------------------------------------------- life cycle
@@ -143,7 +165,11 @@ class Engine:
         return cls(settings, store, Metrics(registry) if registry is not None else None)
 
     async def close(self) -> None:
-        """Close the store."""
+        """Close the store (after any window still being fingerprinted ahead)."""
+        await self._settle_prefetches()
+        if self._fingerprinting is not None:
+            self._fingerprinting.shutdown(wait=True)
+            self._fingerprinting = None
         await self.store.close()
 
     # ---------------------------------------------------------------- store calls, timed
@@ -176,7 +202,50 @@ class Engine:
         w = await asyncio.to_thread(self._prepare, [doc], time.time())
         return w.sketches[0], w.profiles[0], w.keys
 
+    def prefetch(self, docs: Sequence[Document]) -> None:
+        """Start fingerprinting the window ``docs`` now, in a thread, for a later :meth:`decide`
+        of the same documents (:class:`WindowPipeline` does it for a stream of windows). Windows
+        fingerprinted while another is decided share the cores: the kernels release the GIL. The
+        decisions are the same: fingerprints depend on the documents and the model only, and a
+        window fingerprinted under a model that changed meanwhile is fingerprinted again.
+        :data:`PREFETCH_AHEAD` windows are fingerprinted at once at most, in the order asked."""
+        batch = self._fresh_batch(list(docs))
+        if not batch:
+            return
+        if self._fingerprinting is None:
+            self._fingerprinting = ThreadPoolExecutor(max_workers=PREFETCH_AHEAD, thread_name_prefix="neardup-prefetch")
+        # threads of their own, fed in order: a window starts as soon as a thread is free, without
+        # waiting for the event loop (busy deciding the window before)
+        task = asyncio.get_running_loop().run_in_executor(self._fingerprinting, self._prepare, batch, time.time())
+        task.add_done_callback(_retrieved)  # a failed prefetch is its decide's error, or no one's
+        self._prefetched.append(_Prefetch(batch, self.model.version, task))
+
     # ---------------------------------------------------------------- the path
+    async def _prepared(self, batch: list[Document], t0: float) -> _Window:
+        """``batch`` fingerprinted: by its prefetch where there is one under the model in force
+        (the prefetches asked before it are dropped: their windows were not decided), else now."""
+        at = next((k for k, p in enumerate(self._prefetched) if p.holds(batch, self.model.version)), -1)
+        if at >= 0:
+            pre = self._prefetched[at]
+            del self._prefetched[: at + 1]
+            try:
+                return await pre.task
+            except Exception:  # fingerprinted again below, where the error shows as the decide's own
+                pass
+        return await asyncio.to_thread(self._prepare, batch, t0)
+
+    async def _settle_prefetches(self) -> None:
+        """Wait for the windows being fingerprinted ahead, and forget them."""
+        pending, self._prefetched = self._prefetched, []
+        if pending:
+            await asyncio.wait([p.task for p in pending])
+
+    def _fresh_batch(self, docs: list[Document]) -> list[Document]:
+        """The documents of ``docs`` that :meth:`_decide_fresh` fingerprints, in its order."""
+        fresh, _, _ = _split_ids(docs)
+        batch = [docs[i] for i in fresh]
+        return [batch[i] for i in _decision_order(batch)]
+
     async def _run(self, docs: list[Document], dry_run: bool) -> list[Decision]:
         started = time.perf_counter()
         out = await self._decide_all(docs, dry_run)
@@ -188,17 +257,7 @@ class Engine:
         if not docs:
             return []
         results: list[Decision | None] = [None] * len(docs)
-        # an id repeated in the window: the same text is a replay of the first occurrence; other
-        # text is decided in a window of its own after this one
-        first_of: dict[str, int] = {}
-        fresh: list[int] = []
-        later: list[int] = []
-        for i, doc in enumerate(docs):
-            j = first_of.setdefault(doc.id, i)
-            if j == i:
-                fresh.append(i)
-            elif docs[j].text != doc.text:
-                later.append(i)
+        fresh, later, first_of = _split_ids(docs)
         decided = await self._decide_fresh([docs[i] for i in fresh], dry_run)
         for i, d in zip(fresh, decided, strict=True):
             results[i] = d
@@ -229,10 +288,8 @@ class Engine:
         self.windows += 1
         window_id = f"{self.settings.worker_id}:{self.windows}"
         t0 = time.time()
-        # the earlier document is the original: decide in (published_at, arrival) order
-        order = sorted(range(len(docs)), key=lambda i: (docs[i].published_at if docs[i].published_at is not None
-                                                        else math.inf, i))
-        w = await asyncio.to_thread(self._prepare, [docs[i] for i in order], t0)
+        order = _decision_order(docs)
+        w = await self._prepared([docs[i] for i in order], t0)
         n = len(w.docs)
 
         # lookup: replays, exact owners (Bloom hits only), candidates, shared thresholds
@@ -262,6 +319,7 @@ class Engine:
         under it), the adaptive thresholds, the translation window."""
         model = answer.states.get(MODEL_STATE)
         if model is not None and model.version != self.model.version:
+            await self._settle_prefetches()  # not while a window is fingerprinted under the model it replaces
             await asyncio.to_thread(self.apply_model, Model.from_bytes(model.payload))
             w = await asyncio.to_thread(self._prepare, w.docs, t0)  # fingerprinted again under the new model
         if self.settings.thresholds.adaptive:
@@ -688,10 +746,72 @@ def store_options(settings: Settings) -> dict[str, Any]:
     }
 
 
+def _split_ids(docs: list[Document]) -> tuple[list[int], list[int], dict[str, int]]:
+    """(the first document of each id, the later ones of an id whose text differs, each id's
+    first position). An id repeated in a window: the same text is a replay of the first
+    occurrence; other text is decided in a window of its own after this one."""
+    first_of: dict[str, int] = {}
+    fresh: list[int] = []
+    later: list[int] = []
+    for i, doc in enumerate(docs):
+        j = first_of.setdefault(doc.id, i)
+        if j == i:
+            fresh.append(i)
+        elif docs[j].text != doc.text:
+            later.append(i)
+    return fresh, later, first_of
+
+
+def _decision_order(docs: list[Document]) -> list[int]:
+    """The earlier document is the original: a window is decided in (published_at, arrival) order."""
+    return sorted(range(len(docs)), key=lambda i: (docs[i].published_at if docs[i].published_at is not None
+                                                   else math.inf, i))
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+class WindowPipeline:
+    """Decides a stream of windows in order, the next :data:`PREFETCH_AHEAD` fingerprinted
+    (:meth:`Engine.prefetch`) while one is decided: on two cores the batch CLI and the library
+    decide about a third more documents a second (docs/measurements.md). A window's decisions
+    come once that many windows followed it, or at :meth:`drain`."""
+
+    def __init__(self, engine: Engine, ahead: int = PREFETCH_AHEAD) -> None:
+        """Windows of ``engine``, ``ahead`` of them fingerprinted ahead of the one decided."""
+        self.engine = engine
+        self.ahead = ahead
+        self._waiting: deque[list[Document]] = deque()
+
+    async def add(self, docs: Sequence[Document]) -> list[list[Decision]]:
+        """Queue a window; the decisions of the windows decided now (each a list, in input order)."""
+        batch = list(docs)
+        if not batch:
+            return []
+        self.engine.prefetch(batch)
+        self._waiting.append(batch)
+        out = []
+        while len(self._waiting) > self.ahead:
+            out.append(await self.engine.decide(self._waiting.popleft()))
+        return out
+
+    async def drain(self) -> list[list[Decision]]:
+        """Decide every window queued."""
+        out = []
+        while self._waiting:
+            out.append(await self.engine.decide(self._waiting.popleft()))
+        return out
+
+
 async def decide_all(engine: Engine, docs: Sequence[Document], window: int) -> list[Decision]:
-    """Helper for batch use: decide ``docs`` in windows of ``window`` documents."""
+    """Helper for batch use: decide ``docs`` in windows of ``window`` documents (a :class:`WindowPipeline`)."""
+    pipeline = WindowPipeline(engine)
     out: list[Decision] = []
     for start in range(0, len(docs), window):
-        out.extend(await engine.decide(docs[start : start + window]))
-        await asyncio.sleep(0)
+        for decided in await pipeline.add(docs[start : start + window]):
+            out.extend(decided)
+    for decided in await pipeline.drain():
+        out.extend(decided)
     return out

@@ -40,6 +40,7 @@ from neardup.files.records import (
 
 if TYPE_CHECKING:
     from neardup.config import Settings
+    from neardup.decision import Decision
     from neardup.engine import Engine
 
 log = logging.getLogger("neardup")
@@ -280,11 +281,13 @@ class DedupRun:
     def __init__(self, engine: Engine, settings: Settings, outputs: DedupOutputs, bar: Any,
                  fields: FieldMap) -> None:  # fmt: skip
         """``bar``: a tqdm progress bar or None; ``fields`` restores the input's id/text field names."""
+        from neardup.engine import WindowPipeline
         from neardup.media.hashes import limits_of
         from neardup.sketch.window import Window
 
         self.fields = fields
         self.engine = engine
+        self.pipeline = WindowPipeline(engine)
         self.settings = settings
         self.outputs = outputs
         self.bar = bar
@@ -329,14 +332,24 @@ class DedupRun:
             self.bar.update(1)
 
     async def flush(self, reason: str) -> None:
-        """Decide the window's documents and write their decisions."""
+        """Close the window: it is fingerprinted at once and decided once the next windows are
+        being fingerprinted (:class:`neardup.engine.WindowPipeline`); a window closed by age
+        (slow input) or the last one is decided now, with those before it. Writes the
+        decisions of every window decided."""
+        docs = self.window.drain()
+        if docs:
+            self.engine.metrics.window_closed.labels(reason).inc()
+        decided = await self.pipeline.add(docs)
+        if reason != "count":
+            decided += await self.pipeline.drain()
+        for decisions in decided:
+            self.write(decisions)
+
+    def write(self, decisions: list[Decision]) -> None:
+        """Write a window's decisions and count them."""
         from neardup.decision import Status
 
-        docs = self.window.drain()
-        if not docs:
-            return
-        self.engine.metrics.window_closed.labels(reason).inc()
-        for d in await self.engine.decide(docs):
+        for d in decisions:
             record = self.fields.restore(d.to_record())
             self.outputs.all.write(record)
             target = self.outputs.unique if d.status is Status.UNIQUE else self.outputs.duplicates
@@ -350,7 +363,7 @@ class DedupRun:
                 self.counts["unique:critical_difference"] += 1
             self.decided += 1
         if self.bar is not None:
-            self.bar.update(len(docs))
+            self.bar.update(len(decisions))
 
     def summary(self, elapsed: float) -> dict[str, Any]:
         """The run's figures, printed as JSON on stderr."""

@@ -8,6 +8,7 @@ root of the folder whose ``numba`` subfolder holds the compiled kernels (:mod:`n
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -37,7 +38,8 @@ def cached_arrays(name: str, build: Callable[[], Arrays]) -> Arrays:
     arrays = build()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        # a file of this process and thread: two threads may build one table at once (prefetches)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp.npz")
         np.savez(tmp, **cast(dict[str, Any], arrays))  # numpy types the first keyword as bool
         os.replace(tmp, path)
     except OSError:

@@ -59,6 +59,68 @@ async def test_batch_equals_one_by_one() -> None:
     assert sum(d.status == "duplicate" for d in whole) > 0
 
 
+def _outcomes(decisions: list[Any]) -> list[tuple[Any, ...]]:
+    return [(d.doc.id, d.status, d.duplicate_of, d.evidence.reason, d.evidence.rule, d.evidence.critical)
+            for d in decisions]
+
+
+def _counting_prepare(eng: Engine, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The windows ``eng`` fingerprints, as lists of ids (prefetches and its own alike)."""
+    calls: list[list[str]] = []
+    real = eng._prepare
+
+    def counted(batch: list[Document], t0: float) -> Any:
+        calls.append([d.id for d in batch])
+        return real(batch, t0)
+
+    monkeypatch.setattr(eng, "_prepare", counted)
+    return calls
+
+
+async def test_windows_fingerprinted_ahead_decide_as_one_after_another(monkeypatch: pytest.MonkeyPatch) -> None:
+    """decide_all fingerprints the next windows while one is decided (WindowPipeline): each window
+    is fingerprinted once, and the decisions are those of plain decide calls, window after window."""
+    docs = sample_docs()
+    eng = await engine()
+    calls = _counting_prepare(eng, monkeypatch)
+    ahead = await decide_all(eng, docs, 40)
+    assert len(calls) == 5 and sorted(i for c in calls for i in c) == sorted(d.id for d in docs)
+    plain_engine = await engine()
+    plain = [d for k in range(0, len(docs), 40) for d in await plain_engine.decide(docs[k : k + 40])]
+    assert _outcomes(ahead) == _outcomes(plain)
+    assert sum(d.status == "duplicate" for d in ahead) > 0
+    await eng.close()
+    assert eng._fingerprinting is None
+
+
+async def test_a_window_fingerprinted_under_a_model_replaced_since_is_fingerprinted_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from neardup.learning.model import Model
+
+    eng = await engine()
+    calls = _counting_prepare(eng, monkeypatch)
+    docs = sample_docs(20)
+    eng.prefetch(docs)
+    await asyncio.wait([eng._prefetched[0].task])
+    eng.apply_model(Model(version=1))
+    await eng.decide(docs)
+    assert len(calls) == 2  # the prefetch, then again under version 1
+    await eng.close()
+
+
+async def test_a_window_fingerprinted_ahead_and_never_decided_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    eng = await engine()
+    calls = _counting_prepare(eng, monkeypatch)
+    docs = sample_docs(40)
+    eng.prefetch(docs[:20])
+    eng.prefetch(docs[20:])
+    await eng.decide(docs[20:])  # the second window's prefetch; the first is dropped
+    assert len(calls) == 2 and not eng._prefetched
+    await eng.decide(docs[:20])  # fingerprinted now
+    assert len(calls) == 3
+    await eng.close()
+
+
 async def test_every_duplicate_carries_its_evidence() -> None:
     decisions = await decide_all(await engine(), sample_docs(), 100)
     dups = [d for d in decisions if d.status == "duplicate"]
