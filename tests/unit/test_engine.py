@@ -93,6 +93,21 @@ async def test_windows_fingerprinted_ahead_decide_as_one_after_another(monkeypat
     assert eng._fingerprinting is None
 
 
+async def test_on_one_core_windows_are_decided_one_after_another(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fingerprinting ahead on one core only makes threads take turns: the pipeline decides each
+    window as it comes."""
+    from neardup import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "usable_cores", lambda: 1)
+    eng = await engine()
+    asked: list[int] = []
+    monkeypatch.setattr(eng, "prefetch", lambda docs: asked.append(len(docs)))
+    pipeline = engine_module.WindowPipeline(eng)
+    decided = await pipeline.add(sample_docs(10))
+    assert pipeline.ahead == 0 and not asked and len(decided) == 1 and len(decided[0]) == 10
+    await eng.close()
+
+
 async def test_a_window_fingerprinted_under_a_model_replaced_since_is_fingerprinted_again(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from neardup.learning.model import Model
