@@ -123,6 +123,26 @@ async def test_a_window_fingerprinted_under_a_model_replaced_since_is_fingerprin
     await eng.close()
 
 
+async def test_a_window_whose_prefetch_failed_is_fingerprinted_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prefetch's error is no one's: the window's decide fingerprints it again, and raises only
+    if that fails too."""
+    eng = await engine()
+    real = eng._prepare
+    failures = [RuntimeError("a kernel failed once")]
+
+    def flaky(batch: list[Document], t0: float) -> Any:
+        if failures:
+            raise failures.pop()
+        return real(batch, t0)
+
+    monkeypatch.setattr(eng, "_prepare", flaky)
+    docs = sample_docs(10)
+    eng.prefetch(docs)
+    decided = await eng.decide(docs)
+    assert len(decided) == 10 and not failures
+    await eng.close()
+
+
 async def test_a_window_fingerprinted_ahead_and_never_decided_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     eng = await engine()
     calls = _counting_prepare(eng, monkeypatch)
