@@ -845,10 +845,14 @@ def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray
 
 
 def _written_alike(letters: int, other: int) -> bool:
-    """Whether two names' letter sets share half their letters or more, and two of them at least:
-    a one-character name (the surname token of 王/新民) shares its one letter, by a 24-bit set's
-    collisions, with about one name in twelve."""
+    """Whether two names' letter sets share half their letters or more, and two of them at least
+    (a one-character name, the surname token of 王/新民, shares its one letter, by a 24-bit set's
+    collisions, with about one name in twelve); or one set, of three letters or more, is all in
+    the other: a name cut short (Terr itory, a page's space inside Territory; 解放军 of
+    中国人民解放军)."""
     shared = (letters & other).bit_count()
+    if shared >= 3 and shared == min(letters.bit_count(), other.bit_count()):
+        return True
     return shared >= 2 and 2 * shared >= (letters | other).bit_count()
 
 

@@ -201,6 +201,19 @@ def test_format_only_changes_still_merge(edit: object) -> None:
     assert status is Status.DUPLICATE and original == "first"
 
 
+FLOODS = ("The state's flood bill has risen to 41 million dollars, after more damage was counted on the coast. "
+          "A 52-year-old farmer, who lost his herd in the storm last week, has asked for help. Nine towns have "
+          "been cut off in Queensland, four in Victoria, three in the Northern Territory, two each in Western "
+          "Australia and South Australia. The ACT and Tasmania remain untouched.")
+
+
+@pytest.mark.parametrize("noise", ["&nbsp;", "<br/>", "\xa0"])
+def test_a_name_cut_by_a_pages_noise_is_the_same_name(noise: str) -> None:
+    """Terr itory (a page's space inside the word) is Territory cut short, not another place."""
+    status, original, _ = decide_pair(FLOODS, FLOODS.replace("Territory", "Terr" + noise + "itory"))
+    assert status is Status.DUPLICATE and original == "first"
+
+
 def test_abbreviated_place_still_merges() -> None:
     text = NOTICE.format(c="北京市华为技术有限公司")
     status, original, _ = decide_pair(text, text.replace("北京市华为", "北京华为"))
