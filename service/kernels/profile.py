@@ -506,10 +506,11 @@ def _article_number(cps, start, end, lo, hi):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum):
+def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum, starts):
     """Record the sentence frame[start:end] (rows of ``sents``: start, end, negators, text offset,
     text end: after its mark, or the text's end) when it has at least ``minimum`` units; the new
-    sentence count."""
+    sentence count. ``starts[end]``: a sentence starts at unit ``end`` (whatever its length)."""
+    starts[end] = True
     if end - start >= minimum:
         sents[ns, 0] = start
         sents[ns, 1] = end
@@ -523,11 +524,12 @@ def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum)
 @njit(nogil=True, cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
-                fig_a, fig_b, pos, counted, sents, min_sentence, grouped, identifiers):
+                fig_a, fig_b, pos, counted, sents, min_sentence, grouped, identifiers, starts):
     """Frame (word characters, each anchor as one mark), anchors and sentences of the Chinese text
     ``cps[lo:hi]``: (anchor count, frame length, sentence count). ``counted``: negators in a row
     add up (v4); else the first of two stands alone (v1-v3). ``grouped``: thousands groups (v7).
-    ``identifiers``: runs of ASCII letters and digits (v8)."""
+    ``identifiers``: runs of ASCII letters and digits (v8). ``starts``: set at every unit a
+    sentence starts at (:func:`_close_sentence`)."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
@@ -549,7 +551,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                 frame[length] = cps[p]
                 length += 1
             elif c & SENTENCE_END:
-                ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, p + 1 - lo, min_sentence)
+                ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, p + 1 - lo, min_sentence, starts)
                 s_start = length
                 s_negs = 0
                 s_at = p + 1 - lo
@@ -580,7 +582,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                             neg if anchor == ANCHOR_CLASS else min(neg, 1), start - lo, start, end)
         frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
-    ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, hi - lo, min_sentence)
+    ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, hi - lo, min_sentence, starts)
     return n, length, ns
 
 
@@ -712,7 +714,7 @@ def _negative_prefix(cps, a, b):
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
                 u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence, affixes,
-                grouped, identifiers):
+                grouped, identifiers, starts):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
@@ -736,7 +738,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     while p < hi:
         if not ctab[cps[p]] & AZ09:
             if ctab[cps[p]] & SENTENCE_END:
-                ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, p + 1 - lo, min_sentence)
+                ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, p + 1 - lo, min_sentence, starts)
                 s_start = units
                 s_negs = 0
                 s_at = p + 1 - lo
@@ -793,7 +795,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                                     or _spells(cps, a, b, DO_FORMS[2][0], DO_FORMS[2][1]))
             units += 1
             pending = False
-    ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, hi - lo, min_sentence)
+    ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, hi - lo, min_sentence, starts)
     return n, units, ns
 
 
@@ -926,11 +928,20 @@ def _in_figure_run(ctx, before, after, k, longest, buf):
     return murmur3_32(buf, 8, CONTEXT_SEED), buf
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _sentence_side(starts, u, length, side):
+    """Whether ``side`` of the anchor at unit ``u`` is its sentence's edge (v12): the anchor ends
+    its sentence (RIGHT_SIDE: the next unit starts another, or there is none) or starts it."""
+    if side == RIGHT_SIDE:
+        return u + 1 >= length or starts[u + 1]
+    return u == 0 or starts[u]
+
+
 @njit(nogil=True, cache=True)
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
-                  figure_values, identifiers, figure_runs):
+                  figure_values, identifiers, figure_runs, sentence_sides):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -943,8 +954,11 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     as 1200) and Chinese numerals fill as their value (一千二百 fills as 1200). ``identifiers``:
     runs of ASCII letters and digits are figures (v8: a credit code's letter, x5 / x3).
     ``figure_runs``: a figure deep in a run of at most this many figures has its place in the run
-    in its context (v11, :func:`_in_figure_run`; 0: none). The class-free marks and fills of v4
-    are in the tables the caller passes."""
+    in its context (v11, :func:`_in_figure_run`; 0: none). ``sentence_sides`` (v12): a polarity
+    word that ends its sentence gives no right entry, and one that starts it no left entry: that
+    side's context would be another sentence's, which a reordered or shortened copy changes (a
+    paragraph moved after 不予支持。 put its first words where another 支持。's were). The
+    class-free marks and fills of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -967,6 +981,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     fig_b = np.zeros(longest, dtype=np.int64)
     pos = np.empty(longest, dtype=np.int64)
     sents = np.empty((longest, 5), dtype=np.int64)
+    starts = np.zeros(longest + 2, dtype=np.bool_)  # a sentence starts at this unit (cleared after each document)
     min_zh_sentence = min_zh if counted else longest + 1  # no sentence entries before v4
     min_en_sentence = min_en if counted else longest + 1
     u_src = np.empty(2 * longest, dtype=np.int8)
@@ -985,12 +1000,12 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             n, length, ns = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
                                         word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
                                         frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted, sents,
-                                        min_zh_sentence, figure_values, identifiers)
+                                        min_zh_sentence, figure_values, identifiers, starts)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
                                         fig_a, fig_b, pos, sents, min_en_sentence, affixes, figure_values,
-                                        identifiers)
+                                        identifiers, starts)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR
@@ -1000,6 +1015,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             for side in (LEFT_SIDE, RIGHT_SIDE) if split else (BOTH_SIDES, -1):
                 if side < 0:
                     break
+                if sentence_sides and split and _sentence_side(starts, at[j], length, side):
+                    continue
                 if is_zh[d]:
                     ctx = _zh_context(frame, length, at[j], bare, k_zh, side, buf)
                 else:
@@ -1034,6 +1051,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             keys[m] = ((ctx >> shift) << np.uint64(16)) | fill
             src[m] = j
             m += 1
+        starts[: length + 2] = False
         order = np.argsort(keys[:m], kind="mergesort")
         if w + m > cap:
             cap = 2 * (w + m)

@@ -74,10 +74,15 @@ Byte formats (what the store keeps), all read:
   ``NAME_LETTERS_FILL``, its letters hashed with another seed): two names are written alike only
   if both their sets are. A surname before a name of the dictionary (赵/新民) and one glued to the
   first character of its given name (卫志/刚) are read as people.
-- v11 (written): v10's, and a figure more than ``k`` figures from both ends of its run of
+- v11: v10's, and a figure more than ``k`` figures from both ends of its run of
   figures (``k``: the units a context sees each side) has its place in the run hashed into its
   context (:func:`in_figure_run`): inside 6-3 6-7 (2-7) 7-6 (7-5) every figure saw only figures
   around it, so two that traded places (6-2 (7-7)) left the same entries.
+- v12 (written): v11's, less the one-sided entries that would cross a sentence's edge: a polarity
+  word that ends its sentence has no right entry, one that starts it no left entry. That side's
+  context was the next (or last) sentence's first (or last) words, which a reordered paragraph or
+  a deleted sentence changes: 无效。 followed by the paragraph that followed 支持。 in the other
+  copy read as a reversed outcome. The other side still tells a flip of the word.
 A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
@@ -113,7 +118,7 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 11
+PROFILE_VERSION = 12
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
@@ -121,6 +126,7 @@ NAMES_SINCE = 6  # ... and carry the entries of names (people, places, organisat
 FIGURE_VALUES_SINCE = 7  # ... and read figures as values: thousands groups (1,200), Chinese numerals (一千二百)
 IDENTIFIERS_SINCE = 8  # ... and read letters followed by digits as one figure (a credit code, x5, aud1.102)
 FIGURE_RUNS_SINCE = 11  # ... and give a figure deep in a run of figures its place in the run (6-3 6-7 (2-7) 7-6)
+SENTENCE_SIDES_SINCE = 12  # ... and give a polarity word no one-sided entry across its sentence's edge
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE): neardup.text.entities
 IDENTIFIER = r"(?<![0-9a-z])(?=[0-9a-z]*[a-z][0-9a-z]*[0-9])[0-9a-z]+(?![0-9a-z])"  # a digit after a letter
@@ -169,17 +175,19 @@ Sentences = list[tuple[int, int, int, int]]  # (frame start, frame end, negators
 class _SentenceRun:
     """The sentences of a frame as the reference reads it: each ends at an end mark or the text's end."""
 
-    __slots__ = ("found", "minimum", "negators", "start", "text_at")
+    __slots__ = ("found", "minimum", "negators", "start", "starts", "text_at")
 
     def __init__(self, minimum: int) -> None:
         self.minimum = minimum
         self.found: Sentences = []
+        self.starts = {0}  # every frame offset a sentence starts at, however short
         self.start = self.negators = self.text_at = 0
 
     def close(self, end: int, next_text_at: int) -> None:
         """The sentence ends at frame offset ``end``; the next starts at ``next_text_at`` in the text."""
         if end - self.start >= self.minimum:
             self.found.append((self.start, end, self.negators, self.text_at))
+        self.starts.add(end)
         self.start, self.negators, self.text_at = end, 0, next_text_at
 
 
@@ -238,8 +246,9 @@ def comparable(version: int) -> int:
     lacks and so never pairs); v7 has its own (figures read as values: 1,200 and 一千二百 are 1200),
     and so have v8 (identifiers read as figures: 91440300ma5dab1234, x5), v9 (a person's
     tokens read as one name, 王/新民 as 王新民, and one-character runs read: 单/兴/缘), v10
-    (second letter sets; 赵/新民 and 卫志/刚 read as people) and v11 (a figure deep in a run of
-    figures has its place in the run in its context: 6-3 6-7 (2-7) 7-6)."""
+    (second letter sets; 赵/新民 and 卫志/刚 read as people), v11 (a figure deep in a run of
+    figures has its place in the run in its context: 6-3 6-7 (2-7) 7-6) and v12 (no one-sided
+    entry across a sentence's edge)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
@@ -1194,7 +1203,7 @@ class AnchorProfiler:
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
             version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE,
-            FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0)
+            FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0, version >= SENTENCE_SIDES_SINCE)
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
@@ -1230,9 +1239,9 @@ class AnchorProfiler:
         return remade
 
     # ----------------------------------------------------------------------------- the reference
-    def _zh(self, text: str, version: int = PROFILE_VERSION) -> tuple[str, list[tuple[int, str, int]], Sentences]:
+    def _zh(self, text: str, version: int = PROFILE_VERSION) -> tuple[str, list[tuple[int, str, int]], _SentenceRun]:
         """Frame string (one character a unit), anchors (frame offset, fill, text offset) and
-        sentences (frame start, frame end, negators, text offset)."""
+        sentences (``found``: frame start, frame end, negators, text offset; ``starts``)."""
         pieces: list[str] = []
         anchors: list[tuple[int, str, int]] = []
         sentences = _SentenceRun(ZH_SENTENCE)
@@ -1284,10 +1293,10 @@ class AnchorProfiler:
             length += 1
         length = gap(pos, len(text))
         sentences.close(length, len(text))
-        return "".join(pieces), anchors, sentences.found
+        return "".join(pieces), anchors, sentences
 
     def _en(self, text: str, version: int = PROFILE_VERSION) -> tuple[list[str], list[tuple[int, str, int]],
-                                                                     Sentences, set[int]]:
+                                                                     _SentenceRun, set[int]]:
         """Units, anchors, sentences, and the units that are do-support (a do, does or did that a
         negator follows: "do not like" negates "like"), which sentence frames leave out."""
         reader = _EnReader(self, version)
@@ -1305,34 +1314,23 @@ class AnchorProfiler:
         for end in SENTENCE_END.finditer(text, pos):
             reader.sentences.close(len(reader.units), end.end())
         reader.sentences.close(len(reader.units), len(text))
-        return reader.units, reader.anchors, reader.sentences.found, reader.support
+        return reader.units, reader.anchors, reader.sentences, reader.support
 
     def profile(self, text: str, lang: str, version: int = PROFILE_VERSION) -> Profile:
         """The profile of one text, in plain Python: the reference :meth:`profile_batch` is tested against."""
-        one_sided = version >= ONE_SIDED_SINCE
         # units[a:b] as context text: characters (Chinese) or words joined by spaces
         support: set[int] = set()
         if lang == "zh":
-            units, found, sentences = self._zh(text, version)
+            units, found, read = self._zh(text, version)
             k = ZH_CONTEXT
             sep = ""
         else:
-            units, found, sentences, support = self._en(text, version)  # type: ignore[assignment]
+            units, found, read, support = self._en(text, version)  # type: ignore[assignment]
             k = EN_CONTEXT
             sep = " "
-        # (context, fill, text offset, figures in a row up to and from the anchor: a figure's place in its run)
-        contexts: list[tuple[str, str, int, tuple[int, int]]] = []
-        figure = FIGURE_MARK if lang == "zh" else "#"
-        runs = version >= FIGURE_RUNS_SINCE
-        for i, fill, at in found:
-            if one_sided and not _figure_or_bare(fill):
-                # each side with the anchor's own unit (its class mark): one class's context
-                contexts += [(sep.join(units[max(0, i - k) : i + 1]) + "<", fill, at, (0, 0)),
-                             (">" + sep.join(units[i : i + 1 + k]), fill, at, (0, 0))]
-            else:
-                after = units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k]
-                run = _figures_around(units, i, figure) if runs and _is_figure_fill(fill) else (0, 0)
-                contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at, run))
+        sentences = read.found
+        contexts = _anchor_contexts(units, found, _Framing(k, sep, FIGURE_MARK if lang == "zh" else "#"), version,
+                                    read.starts)
         if version >= CLASS_FREE_SINCE:
             most = kprof.MAX_SENTENCE_NEGATORS
             contexts += [(SENTENCE_MARK + sep.join(units[u] for u in range(a, b) if u not in support),
@@ -1345,6 +1343,44 @@ class AnchorProfiler:
         older = (lambda v: self.profile(text, lang, version=v)) if version > codec.VERSIONS[0] else None
         return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,
                        bits=self.context_bits, version=version, remade=older)
+
+
+@dataclass(frozen=True, slots=True)
+class _Framing:
+    """How the reference writes a context: ``k`` units each side, joined by ``sep``; ``figure``:
+    a figure's unit."""
+
+    k: int
+    sep: str
+    figure: str
+
+
+# (context, fill, text offset, figures in a row up to and from the anchor: a figure's place in its run)
+_Context = tuple[str, str, int, tuple[int, int]]
+
+
+def _anchor_contexts(units: Sequence[str], found: list[tuple[int, str, int]], framing: _Framing, version: int,
+                     starts: set[int]) -> list[_Context]:
+    """The reference's contexts of the anchors ``found`` (unit, fill, text offset) among ``units``;
+    ``starts``: the units a sentence starts at (v12: no one-sided entry across a sentence's edge)."""
+    k, sep = framing.k, framing.sep
+    one_sided = version >= ONE_SIDED_SINCE
+    runs = version >= FIGURE_RUNS_SINCE
+    edges = starts if version >= SENTENCE_SIDES_SINCE else set()
+    last = len(units) if edges else -1
+    contexts: list[_Context] = []
+    for i, fill, at in found:
+        if one_sided and not _figure_or_bare(fill):
+            # each side with the anchor's own unit (its class mark): one class's context
+            if i not in edges:
+                contexts.append((sep.join(units[max(0, i - k) : i + 1]) + "<", fill, at, (0, 0)))
+            if i + 1 != last and i + 1 not in edges:
+                contexts.append((">" + sep.join(units[i : i + 1 + k]), fill, at, (0, 0)))
+        else:
+            after = units[i : i + k] if fill == "N" else units[i + 1 : i + 1 + k]
+            run = _figures_around(units, i, framing.figure) if runs and _is_figure_fill(fill) else (0, 0)
+            contexts.append((sep.join(units[max(0, i - k) : i]) + "|" + sep.join(after), fill, at, run))
+    return contexts
 
 
 class _EnReader:

@@ -422,18 +422,20 @@ def test_deleting_a_numbered_article_is_not_critical() -> None:
     assert both_ways(deleted, law, "zh") == (None, None)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap of one-sided contexts (v3): a deleted article that ended "
-                   "in 应予支持 leaves the article before it, ending in 不予支持, next to the same following "
-                   "words, so the right-side contexts of 应予支持 and 不予支持 meet; on the development set "
-                   "this splits one 'combined' pair of 117, while one-sided contexts keep 2 more of its 668 "
-                   "flips apart (and 16 of the 18 flips of edited variants that v2 merged: bench/quality.py "
-                   "--flips-of-variants) and merge 2 more synonym edits")
 def test_deleting_an_article_ending_in_a_polarity_word_is_not_critical() -> None:
+    """A deleted article that ended in 应予支持 leaves the article before it, ending in 不予支持,
+    next to the same following words; the right side of a sentence's last word is no context
+    (v12), so the two never meet. A known gap of one-sided contexts from v3 to v11."""
     law = ("第十二条 离婚时一方主张分割养老保险金的，人民法院不予支持。"
            "第十三条 离婚时夫妻一方的财产分割请求合理的，人民法院应予支持。"
            "第十四条 当事人达成的以登记离婚为条件的财产分割协议，未办理离婚的，对双方不发生效力。")
     deleted = law.replace("第十三条 离婚时夫妻一方的财产分割请求合理的，人民法院应予支持。", "")
     assert both_ways(deleted, law, "zh") == (None, None)
+    flipped = law.replace("人民法院应予支持", "人民法院不予支持")  # the word's other side still tells a flip
+    assert all(d is not None and d.kind == "polarity" for d in both_ways(flipped, law, "zh"))
+    # a v11 record is compared with the text read the v11 way: the gap stays with the records it made
+    old = P.profile(normalize_text(law), "zh", version=11)
+    assert P.profile(normalize_text(deleted), "zh").critical_against(old.entries, 11) is not None
 
 
 def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
@@ -453,7 +455,7 @@ def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
         assert decode_profile(v1).tolist() == old.entries.tolist()
         v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x0c\x00", b"NP\x02\x05", b"NP\x05\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x0d\x00", b"NP\x02\x05", b"NP\x05\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
 
@@ -485,7 +487,7 @@ def test_a_v10_record_is_compared_with_the_text_read_the_v10_way() -> None:
     text = SCORE_LINE.lower()
     stored = decode_profile(P.profile(text, "en", version=10).encode())
     for mine in (P.profile_batch([text], ["en"])[0], P.profile(text, "en")):
-        assert mine.version == PROFILE_VERSION == 11
+        assert mine.version == PROFILE_VERSION
         assert mine.critical_against(stored, 10) is None
         assert 10 in mine._as and mine._as[10].entries.tolist() == stored.tolist()
     changed = P.profile(text.replace("6-3", "6-4"), "en").critical_against(stored, 10)
