@@ -27,18 +27,20 @@ import mmh3
 
 HEAD_CHARS = 800
 # the definitions of a full date; version_marks finds the same matches from each 年 (dates_in)
-_DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
+_DATE = re.compile(r"(\d{4})年\s?(\d{1,2})\s?月\s?(\d{1,2})\s?日")
 # the same date in Chinese numerals, as official documents print it (一九九五年一月一日, 二〇〇九年八月二十七日)
 _ZH_DIGITS = "〇○零一二三四五六七八九"
 _ZH_DATE = re.compile(f"([{_ZH_DIGITS}]{{4}})年([一二三四五六七八九十]{{1,3}})月([一二三四五六七八九十]{{1,3}})日")
-_MONTH_DAY = re.compile(r"(\d{1,2})月(\d{1,2})日")
+# a space where markup split the date (11月<br/>7日 normalised to 11月 7日): no date is written with one
+_MONTH_DAY = re.compile(r"\s?(\d{1,2})\s?月\s?(\d{1,2})\s?日")
 _ZH_MONTH_DAY = re.compile("([一二三四五六七八九十]{1,3})月([一二三四五六七八九十]{1,3})日")
 _BODY = re.compile(r"第[一1]条|第[一1]章")  # where a regulation's articles begin
 # a date of coming into force (2015年9月1日 施行, 自二〇一五年九月一日起实施, 生效) is a mark of its own:
 # a law is filed with or without its effective-date line, the same version either way, so it tells
 # versions apart only where both heads give one (different_versions)
 _DAY_OR_MONTH = r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})"
-_EFFECTIVE = re.compile(rf"(?:\d{{4}}|[{_ZH_DIGITS}]{{4}})年{_DAY_OR_MONTH}月{_DAY_OR_MONTH}日\s*起?(?:施行|实施|生效)")
+_EFFECTIVE = re.compile(rf"(?:\d{{4}}|[{_ZH_DIGITS}]{{4}})年\s?{_DAY_OR_MONTH}\s?月\s?{_DAY_OR_MONTH}\s?日"
+                        r"\s*起?(?:施行|实施|生效)")
 
 
 MAX_BODY_DATES = 32  # a record keeps at most this many dates of a regulation's body

@@ -171,7 +171,7 @@ def strip_html(text: str) -> str:
         for pattern, replacement in MARKUP_STEPS:
             text = pattern.sub(replacement, text)
     if "&" in text:
-        text = html.unescape(text)
+        text = html.unescape(AMP_IN_WORD_RE.sub("", text))
     if _has_page_furniture(text):
         text = PAGE_FURNITURE_RE.sub("", text)
     return text
@@ -239,6 +239,9 @@ def normalize_text(text: str, t2s: bool = True, html_strip: bool = True) -> str:
 # ------------------------------------------------------------------------------ source offsets
 
 ENTITY_RE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
+# an escaped ampersand between two lower-case letters is a crawl's, inside a word (no&amp;t, n&amp;ot):
+# dropped before the entities are read, or the negation would read as two words
+AMP_IN_WORD_RE = re.compile(r"(?<=[a-z])&amp;(?=[a-z])")
 
 
 def _substituted(chars: str, src: list[int], pattern: re.Pattern[str],
@@ -267,6 +270,7 @@ def _stripped_with_sources(text: str) -> tuple[str, list[int]]:
         for pattern, replacement in MARKUP_STEPS:
             chars, src = _substituted(chars, src, pattern, replacement)
     if "&" in chars:
+        chars, src = _substituted(chars, src, AMP_IN_WORD_RE, "")
         chars, src = _substituted(chars, src, ENTITY_RE, lambda m: html.unescape(m.group()))
     if _has_page_furniture(chars):
         chars, src = _substituted(chars, src, PAGE_FURNITURE_RE, "")

@@ -209,6 +209,7 @@ def test_html_strip_can_be_switched_off() -> None:
     ("（图片来源：网络）点击图片进入下一页市政府决定", "市政府决定"),
     ("据新华▲社华盛顿电", "据新华社华盛顿电"),
     ("■ Beck★ham scored", "Beck ham scored"),
+    ("Mr Nelson will n&amp;ot identify", "Mr Nelson will not identify"),
 ])
 def test_page_furniture_is_dropped_wherever_it_stands(noisy: str, clean: str) -> None:
     """A crawl's buttons inside a word or a name leave the word whole (the name and the negation
@@ -219,6 +220,10 @@ def test_page_furniture_is_dropped_wherever_it_stands(noisy: str, clean: str) ->
 def test_the_enumeration_comma_is_kept() -> None:
     """、 is never a thousands separator (104、320 is a list of two); ， still folds to ","."""
     assert normalize_text("104、320国道，1，200人") == "104、320国道,1,200人"
+
+
+def test_an_escaped_ampersand_is_dropped_inside_a_word_only() -> None:
+    assert normalize_text("R&amp;D at AT&amp;T, rock &amp; roll") == "r&d at at&t, rock & roll"
 
 
 def test_page_furniture_stays_without_html_strip() -> None:
@@ -247,6 +252,7 @@ def test_source_offsets_point_into_the_original(text: str) -> None:
     ("ﬁnancial  ＷＩＤＴＨ", "financial width", "ﬁnancial  ＷＩＤＴＨ"),
     ("設立登記申請", "设立登记", "設立登記"),
     ("says AuClick herestralia will", "australia", "AuClick herestralia"),
+    ("it has no&amp;t yet", "not", "no&amp;t"),
 ])
 def test_original_span_quotes_the_text_as_written(raw: str, span: str, quoted: str) -> None:
     norm = normalize_text(raw)

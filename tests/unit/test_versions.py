@@ -136,6 +136,16 @@ def test_a_year_split_by_a_pages_markup_is_the_same_date() -> None:
     assert version_marks("某条例\n1 23年4月5日通过\n第一条 总则").head == ()  # three digits: no year to join
 
 
+@pytest.mark.parametrize("split", ["2012年2月<br/>23日", "2012年<br/>2月23日", "2012年2&nbsp;月23日"])
+def test_a_month_or_day_split_by_a_pages_markup_is_the_same_date(split: str) -> None:
+    """Markup inside a date's month or day (11月<br/>7日, normalised to 11月 7日) leaves the date."""
+    text = "\n".join(LAW + ARTICLES)
+    copy = normalize_text(text.replace("2012年2月23日", split))
+    assert version_marks(copy) == version_marks(normalize_text(text))
+    other = normalize_text(text.replace("2012年2月23日", split.replace("23", "24")))
+    assert different_versions(version_marks(other), version_marks(normalize_text(text)))
+
+
 def test_text_without_articles_has_no_marks() -> None:
     """News and prose carry dates too, but no articles: they are never vetoed as versions."""
     assert version_marks("新华社北京一九九五年一月一日电 今天举行了会议，会议决定……") == NO_MARKS
