@@ -109,11 +109,13 @@ from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
 from neardup.text.cache import cached_arrays
 from neardup.text.entities import (
+    EN_NOT_NAMES,
     NAME_FILL_BYTE,
     SECOND_LETTERS_SINCE,
     NameEntries,
     NameSlots,
     canonical_name,
+    zh_place_suffixes,
 )
 from neardup.text.lexicon import Lexicon, load_lexicon
 
@@ -621,6 +623,8 @@ class Profile:
             rows = self._mentions(present)
             if not len(rows):
                 continue  # named only in a byline or as a website
+            if self._cut_by_a_space(rows, present, theirs):
+                continue
             where = positions[rows]
             if self._rewritten_around(present, where, missing, (starts, ends), added, (own, anchors), theirs):
                 pos = int(where[0])
@@ -628,6 +632,27 @@ class Profile:
                                           self.fills[int(rows[0])], start=max(0, pos - 12),
                                           end=min(len(self.text), pos + 16))
         return None
+
+    def _cut_by_a_space(self, rows: npt.NDArray[np.int64], present: int, theirs: npt.NDArray[np.uint64]) -> bool:
+        """Whether the English name of presence entry ``present`` (its mention entries ``rows``)
+        is a word a page's space or markup cut in two (Gar<br/>y, Bec&nbsp;kham, Januar y):
+        joined with the lower-case letters after its first mention, it is written as a name the
+        other text has and this one lacks (the same letters and fill byte), or as a word that is
+        no name (a month)."""
+        at = int(self.positions[int(rows[0])])
+        end = self._name_ends(rows[:1])[0]
+        rest = _CUT_REST.match(self.text, end)
+        if rest is None or not self.text[at:end].isascii():
+            return False
+        joined = (self.text[at:end] + rest[1]).lower()
+        if joined in EN_NOT_NAMES:
+            return True
+        cps = np.frombuffer(joined.encode("utf-32-le"), dtype="<u4").astype(np.uint32)
+        one = np.zeros(1, dtype=np.int64)
+        letters = int(kent.letter_sets(cps, one, np.array([len(joined)], dtype=np.int64), np.ones(1, dtype=np.bool_),
+                                       True, zh_place_suffixes())[0])
+        lacking = _present_lacking(theirs, self.entries).tolist()
+        return any(_letters(v) == letters and _fill_byte(v) == _fill_byte(present) for v in lacking)
 
     def _rewritten_around(self, present: int, where: npt.NDArray[np.int64], missing: list[bool],
                           sentences: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], added: int,
@@ -750,6 +775,10 @@ class Profile:
             if int(self.entries[j]) >> 16 != ctx:
                 return self.fills[j]
         return ""
+
+
+# the rest of a word a space cut off a name: one space, then lower-case letters up to the word's end
+_CUT_REST = re.compile(r" ([a-z]+)\b")
 
 
 def _furniture_name(text: str, start: int, end: int) -> bool:

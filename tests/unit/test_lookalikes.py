@@ -214,6 +214,24 @@ def test_a_name_cut_by_a_pages_noise_is_the_same_name(noise: str) -> None:
     assert status is Status.DUPLICATE and original == "first"
 
 
+FILM = ("The film will be directed by Gary Winick, who made the comedy Tadpole, and shooting is due to "
+        "start in January. Its producers said 12 actors had been cast so far and that the budget was "
+        "about 85 million dollars. Beckham will appear in one scene, a spokesman for the studio said.")
+
+
+@pytest.mark.parametrize("cut", [("Gary", "Gar<br/>y"), ("Beckham", "Bec&nbsp;kham"), ("January", "Januar\xa0y")])
+def test_a_short_piece_of_a_word_cut_by_a_pages_space_is_no_other_name(cut: tuple[str, str]) -> None:
+    """Gar y joined with the letters after it is Gary, the other text's name; Januar y is January,
+    which is no name: neither is a new name in the other's place."""
+    status, original, _ = decide_pair(FILM, FILM.replace(*cut))
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def test_another_name_that_begins_as_the_other_one_is_still_another_name() -> None:
+    status, _, kind = decide_pair(FILM, FILM.replace("Gary Winick", "Gar Winick"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
 def test_abbreviated_place_still_merges() -> None:
     text = NOTICE.format(c="北京市华为技术有限公司")
     status, original, _ = decide_pair(text, text.replace("北京市华为", "北京华为"))
