@@ -637,8 +637,8 @@ class Profile:
         """Whether the English name of presence entry ``present`` (its mention entries ``rows``)
         is a word a page's space or markup cut in two (Gar<br/>y, Bec&nbsp;kham, Januar y):
         joined with the lower-case letters after its first mention, it is written as a name the
-        other text has and this one lacks (the same letters and fill byte), or as a word that is
-        no name (a month)."""
+        other text has (the same letters and fill byte; this one may write it whole elsewhere),
+        or as a word that is no name (a month)."""
         at = int(self.positions[int(rows[0])])
         end = self._name_ends(rows[:1])[0]
         rest = _CUT_REST.match(self.text, end)
@@ -651,8 +651,7 @@ class Profile:
         one = np.zeros(1, dtype=np.int64)
         letters = int(kent.letter_sets(cps, one, np.array([len(joined)], dtype=np.int64), np.ones(1, dtype=np.bool_),
                                        True, zh_place_suffixes())[0])
-        lacking = _present_lacking(theirs, self.entries).tolist()
-        return any(_letters(v) == letters and _fill_byte(v) == _fill_byte(present) for v in lacking)
+        return any(_letters(v) == letters and _fill_byte(v) == _fill_byte(present) for v in _presence(theirs).tolist())
 
     def _rewritten_around(self, present: int, where: npt.NDArray[np.int64], missing: list[bool],
                           sentences: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], added: int,

@@ -227,6 +227,13 @@ def test_a_short_piece_of_a_word_cut_by_a_pages_space_is_no_other_name(cut: tupl
     assert status is Status.DUPLICATE and original == "first"
 
 
+def test_a_name_cut_in_one_mention_and_whole_in_another_is_the_same_name() -> None:
+    """A guard: the other text's name counts whether or not this one writes it whole elsewhere."""
+    text = FILM + " Beckham said he was pleased to have been asked."
+    status, original, _ = decide_pair(text, text.replace("Beckham will", "Bec&nbsp;kham will"))
+    assert status is Status.DUPLICATE and original == "first"
+
+
 def test_another_name_that_begins_as_the_other_one_is_still_another_name() -> None:
     status, _, kind = decide_pair(FILM, FILM.replace("Gary Winick", "Gar Winick"))
     assert status is Status.UNIQUE and kind == "entity"
