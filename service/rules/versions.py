@@ -44,6 +44,10 @@ _EFFECTIVE = re.compile(rf"(?:\d{{4}}|[{_ZH_DIGITS}]{{4}})年\s?{_DAY_OR_MONTH}\
 
 
 MAX_BODY_DATES = 32  # a record keeps at most this many dates of a regulation's body
+# where a page starts listing other documents (their titles and dates follow): 相关阅读：, Related stories
+# (in the normalised text, whose line breaks between Chinese characters are gone: the colon tells it)
+_RELATED = re.compile(r"(?:相关阅读|延伸阅读|推荐阅读|相关新闻|相关链接|related (?:stories|articles))\s*[:：]",
+                      re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,9 @@ def version_marks(text: str) -> VersionMarks:
     amended versions have."""
     if _BODY.search(text) is None:
         return NO_MARKS
+    related = _RELATED.search(text)
+    if related is not None:  # a page's list of other documents, with their dates: none of this one's
+        text = text[: related.start()]
     coming: list[str] = []  # the head's dates of coming into force, blanked there in one pass
 
     def blank(m: re.Match[str]) -> str:

@@ -146,6 +146,16 @@ def test_a_month_or_day_split_by_a_pages_markup_is_the_same_date(split: str) -> 
     assert different_versions(version_marks(other), version_marks(normalize_text(text)))
 
 
+def test_a_pages_list_of_related_documents_is_no_part_of_the_version() -> None:
+    """A reprint's footer lists other regulations with their dates (相关阅读：...): not this one's,
+    though in a short regulation it stands within the head's characters."""
+    text = "\n".join(LAW + ARTICLES[:2])
+    footer = "\n【我要纠错】 责任编辑：王芳\n相关阅读：\n政府参事工作条例\n2009年10月28日\n某某条例实施细则"
+    copy = normalize_text(text + footer)
+    assert not different_versions(version_marks(copy), version_marks(normalize_text(text)))
+    assert not different_versions(version_marks(normalize_text(text)), version_marks(copy))
+
+
 def test_text_without_articles_has_no_marks() -> None:
     """News and prose carry dates too, but no articles: they are never vetoed as versions."""
     assert version_marks("新华社北京一九九五年一月一日电 今天举行了会议，会议决定……") == NO_MARKS
