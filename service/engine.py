@@ -150,8 +150,8 @@ class Engine:
                             if settings.translation.enabled else None)
         self._state_names = [MODEL_STATE, STATE_NAME] + ([TRANSLATION_STATE] if self.translation is not None else [])
         self.windows = 0
-        self._prefetched: list[_Prefetch] = []  # in the order they were asked for, fingerprinted one at a time
-        self._fingerprinting: ThreadPoolExecutor | None = None  # the prefetches' thread, made on the first
+        self._prefetched: list[_Prefetch] = []  # in the order they were asked for
+        self._fingerprinting: ThreadPoolExecutor | None = None  # the prefetches' threads, made on the first prefetch
         self._publish_thresholds()
 
     # ---------------------------------------------------------------- life cycle
@@ -823,6 +823,7 @@ async def decide_all(engine: Engine, docs: Sequence[Document], window: int) -> l
     for start in range(0, len(docs), window):
         for decided in await pipeline.add(docs[start : start + window]):
             out.extend(decided)
+        await asyncio.sleep(0)
     for decided in await pipeline.drain():
         out.extend(decided)
     return out

@@ -623,10 +623,9 @@ class Profile:
             rows = self._mentions(present)
             if not len(rows):
                 continue  # named only in a byline or as a website
-            if self._cut_by_a_space(rows, present, theirs):
-                continue
             where = positions[rows]
-            if self._rewritten_around(present, where, missing, (starts, ends), added, (own, anchors), theirs):
+            if (self._rewritten_around(present, where, missing, (starts, ends), added, (own, anchors), theirs)
+                    and not self._cut_by_a_space(rows, present, theirs)):
                 pos = int(where[0])
                 return CriticalDifference("entity", self.text[max(0, pos - 12) : pos + 16].strip(),
                                           self.fills[int(rows[0])], start=max(0, pos - 12),
@@ -936,8 +935,6 @@ def furniture_spans(text: str) -> list[tuple[int, int]]:
     if first is not None and first.end() < len(text):
         return [(0, first.end())]
     return []
-
-
 
 
 # a text that ends in a word or number written in ASCII, no sentence mark or closing quote after it:

@@ -148,6 +148,9 @@ def tables(t2s: bool = True) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint
 
 # what strip_html does to markup, in order (source_offsets traces the same steps)
 MARKUP_STEPS = ((SCRIPT_RE, " "), (BREAK_TAG_RE, "\n"), (TAG_RE, " "))
+# an escaped ampersand between two lower-case letters is a crawl's, inside a word (no&amp;t, n&amp;ot):
+# dropped before the entities are read, or the negation would read as two words
+AMP_IN_WORD_RE = re.compile(r"(?<=[a-z])&amp;(?=[a-z])")
 
 # The buttons and captions a crawl keeps of a page (Click here, | Print |, 返回搜狐，查看更多), dropped
 # wherever they stand: left inside a word they make other words of it, read as another name
@@ -239,9 +242,6 @@ def normalize_text(text: str, t2s: bool = True, html_strip: bool = True) -> str:
 # ------------------------------------------------------------------------------ source offsets
 
 ENTITY_RE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
-# an escaped ampersand between two lower-case letters is a crawl's, inside a word (no&amp;t, n&amp;ot):
-# dropped before the entities are read, or the negation would read as two words
-AMP_IN_WORD_RE = re.compile(r"(?<=[a-z])&amp;(?=[a-z])")
 
 
 def _substituted(chars: str, src: list[int], pattern: re.Pattern[str],
