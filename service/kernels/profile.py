@@ -623,11 +623,15 @@ def _zh_sentence(frame, a, b, buf):
 # ---------------------------------------------------------------------------------------------
 
 @njit(nogil=True, cache=True)
-def _en_word_end(cps, p, hi, ctab, grouped):
+def _en_word_end(cps, p, hi, ctab, grouped, unit_tails):
     """End of the word at ``p``: ``[a-z0-9]+(?:'[a-z]+)?(?:\\.[0-9]+[a-z]*)?%?``. A decimal keeps
     its unit as a whole number does (57.2m as 110m, 2.7bn): two figures that trade places then
     take their contexts along alike ($110m (£57.2m) / $57.2m (£110m)). ``grouped`` (v7): one to
-    three digits and thousands groups are one word with what follows them (1,200m as 1200m)."""
+    three digits and thousands groups are one word with what follows them (1,200m as 1200m).
+    ``unit_tails`` (v13): a percentage keeps the letters after it (42%m) and a decimal or a
+    percentage its 's (2.2's, 12%'s), as a whole number does (719m, 2004's): a figure is one word
+    whatever it is written with, so two that trade places (42% to 719m / 719 to 42%m) share their
+    contexts."""
     q = p + 1
     while q < hi and ctab[cps[q]] & AZ09:
         q += 1
@@ -641,14 +645,23 @@ def _en_word_end(cps, p, hi, ctab, grouped):
         q += 2
         while q < hi and ctab[cps[q]] & AZ:
             q += 1
+    tail = False  # a decimal or a percentage was read: its 's may follow (v13)
     if q + 1 < hi and cps[q] == DOT and ctab[cps[q + 1]] & DIGIT:
         q += 2
         while q < hi and ctab[cps[q]] & DIGIT:
             q += 1
         while q < hi and ctab[cps[q]] & AZ:
             q += 1
+        tail = unit_tails
     if q < hi and cps[q] == PERCENT:
         q += 1
+        while unit_tails and q < hi and ctab[cps[q]] & AZ:
+            q += 1
+        tail = unit_tails
+    if tail and q + 1 < hi and cps[q] == APOSTROPHE and ctab[cps[q + 1]] & AZ:
+        q += 2
+        while q < hi and ctab[cps[q]] & AZ:
+            q += 1
     return q
 
 
@@ -714,7 +727,7 @@ def _negative_prefix(cps, a, b):
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
                 u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence, affixes,
-                grouped, identifiers, starts):
+                grouped, identifiers, starts, unit_tails):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
@@ -723,6 +736,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     stem that is a polarity word is that word negated (disapproved: not approved). ``grouped``:
     thousands groups are part of a figure (v7, :func:`_en_word_end`). ``identifiers`` (v8): a word
     with a digit anywhere is a figure (x5, aud1.102), not only one that starts with a digit.
+    ``unit_tails`` (v13): a percentage or a decimal is one word with its letters and 's (42%m).
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -745,7 +759,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
             p += 1
             continue
         s = p
-        e = _en_word_end(cps, p, hi, ctab, grouped)
+        e = _en_word_end(cps, p, hi, ctab, grouped, unit_tails)
         p = e
         first, second = _split_contraction(cps, s, e)
         for part in range(2):
@@ -941,7 +955,7 @@ def _sentence_side(starts, u, length, side):
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
-                  figure_values, identifiers, figure_runs, sentence_sides):
+                  figure_values, identifiers, figure_runs, sentence_sides, unit_tails):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -957,8 +971,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     in its context (v11, :func:`_in_figure_run`; 0: none). ``sentence_sides`` (v12): a polarity
     word that ends its sentence gives no right entry, and one that starts it no left entry: that
     side's context would be another sentence's, which a reordered or shortened copy changes (a
-    paragraph moved after 不予支持。 put its first words where another 支持。's were). The
-    class-free marks and fills of v4 are in the tables the caller passes."""
+    paragraph moved after 不予支持。 put its first words where another 支持。's were).
+    ``unit_tails`` (v13): an English percentage or decimal is one word with the letters and the 's
+    after it (:func:`_en_word_end`). The class-free marks and fills of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -1005,7 +1020,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
                                         fig_a, fig_b, pos, sents, min_en_sentence, affixes, figure_values,
-                                        identifiers, starts)
+                                        identifiers, starts, unit_tails)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR

@@ -78,11 +78,15 @@ Byte formats (what the store keeps), all read:
   figures (``k``: the units a context sees each side) has its place in the run hashed into its
   context (:func:`in_figure_run`): inside 6-3 6-7 (2-7) 7-6 (7-5) every figure saw only figures
   around it, so two that traded places (6-2 (7-7)) left the same entries.
-- v12 (written): v11's, less the one-sided entries that would cross a sentence's edge: a polarity
+- v12: v11's, less the one-sided entries that would cross a sentence's edge: a polarity
   word that ends its sentence has no right entry, one that starts it no left entry. That side's
   context was the next (or last) sentence's first (or last) words, which a reordered paragraph or
   a deleted sentence changes: 无效。 followed by the paragraph that followed 支持。 in the other
   copy read as a reversed outcome. The other side still tells a flip of the word.
+- v13 (written): v12's, and an English percentage or decimal is one word with the letters after a
+  % and an 's (42%m, 2.2's, 12%'s), as a whole number was (719m, 2004's): where two figures traded
+  places without their units (42% to 719m / 719 to 42%m) the letters left behind stood as a word
+  of their own in one text only, so the two figures' contexts differed and no swap was seen.
 A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
@@ -120,7 +124,7 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 12
+PROFILE_VERSION = 13
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
@@ -129,6 +133,7 @@ FIGURE_VALUES_SINCE = 7  # ... and read figures as values: thousands groups (1,2
 IDENTIFIERS_SINCE = 8  # ... and read letters followed by digits as one figure (a credit code, x5, aud1.102)
 FIGURE_RUNS_SINCE = 11  # ... and give a figure deep in a run of figures its place in the run (6-3 6-7 (2-7) 7-6)
 SENTENCE_SIDES_SINCE = 12  # ... and give a polarity word no one-sided entry across its sentence's edge
+UNIT_TAILS_SINCE = 13  # ... and read an English percentage or decimal with its letters and 's as one word (42%m)
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE): neardup.text.entities
 IDENTIFIER = r"(?<![0-9a-z])(?=[0-9a-z]*[a-z][0-9a-z]*[0-9])[0-9a-z]+(?![0-9a-z])"  # a digit after a letter
@@ -162,6 +167,9 @@ EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+[a-z]*)?%?")
 # v7: one to three digits with thousands groups are one word, with what follows them (1,200m)
 GROUPED_DIGITS = r"[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])"
 EN_WORD_V7 = re.compile(rf"(?:{GROUPED_DIGITS}[a-z0-9]*|[a-z0-9]+)(?:'[a-z]+)?(?:\.[0-9]+[a-z]*)?%?")
+# v13: a decimal or a percentage with the letters after a % and an 's is one word (42%m, 2.2's, 12%'s)
+EN_WORD_V13 = re.compile(rf"(?:{GROUPED_DIGITS}[a-z0-9]*|[a-z0-9]+)(?:'[a-z]+)?"
+                         r"(?:(?:\.[0-9]+[a-z]*(?:%[a-z]*)?|%[a-z]*)(?:'[a-z]+)?)?")
 DO_SUPPORT = frozenset({"do", "does", "did"})  # left out of a sentence's frame before a negator
 EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": ["will", "not"],
                    "shan't": ["shall", "not"]}
@@ -240,6 +248,13 @@ def shown_term(term: str) -> str:
     return term if len(term) <= TERM_CHARS else term[: TERM_CHARS - 3] + "..."
 
 
+def _en_words(version: int) -> re.Pattern[str]:
+    """The English word pattern of profile ``version`` (the reference's reading of words)."""
+    if version >= UNIT_TAILS_SINCE:
+        return EN_WORD_V13
+    return EN_WORD_V7 if version >= FIGURE_VALUES_SINCE else EN_WORD
+
+
 @lru_cache(maxsize=65536)
 def comparable(version: int) -> int:
     """The scheme a record version's entries are made by, as the version a text is profiled at to
@@ -249,8 +264,9 @@ def comparable(version: int) -> int:
     and so have v8 (identifiers read as figures: 91440300ma5dab1234, x5), v9 (a person's
     tokens read as one name, 王/新民 as 王新民, and one-character runs read: 单/兴/缘), v10
     (second letter sets; 赵/新民 and 卫志/刚 read as people), v11 (a figure deep in a run of
-    figures has its place in the run in its context: 6-3 6-7 (2-7) 7-6) and v12 (no one-sided
-    entry across a sentence's edge)."""
+    figures has its place in the run in its context: 6-3 6-7 (2-7) 7-6), v12 (no one-sided
+    entry across a sentence's edge) and v13 (an English percentage or decimal read with its
+    letters and 's: 42%m, 2.2's)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
@@ -1228,7 +1244,8 @@ class AnchorProfiler:
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
             version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE,
-            FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0, version >= SENTENCE_SIDES_SINCE)
+            FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0, version >= SENTENCE_SIDES_SINCE,
+            version >= UNIT_TAILS_SINCE)
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
@@ -1326,7 +1343,7 @@ class AnchorProfiler:
         negator follows: "do not like" negates "like"), which sentence frames leave out."""
         reader = _EnReader(self, version)
         pos = 0
-        for m in (EN_WORD_V7 if version >= FIGURE_VALUES_SINCE else EN_WORD).finditer(text):
+        for m in _en_words(version).finditer(text):
             for end in SENTENCE_END.finditer(text, pos, m.start()):
                 reader.sentences.close(len(reader.units), end.end())
             pos = m.end()

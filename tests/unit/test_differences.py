@@ -455,7 +455,7 @@ def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
         assert decode_profile(v1).tolist() == old.entries.tolist()
         v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x0d\x00", b"NP\x02\x05", b"NP\x05\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x0e\x00", b"NP\x02\x05", b"NP\x05\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
 
@@ -624,7 +624,8 @@ def _mutated(rng: random.Random, text: str, terms: list[str]) -> str:
                             f"{rng.random() * 100:.1f}%", "一二三", "。", " ", "\ue000", "😀", "n't", " not ",
                             ". ", "！", ";", "第十八条", "第3章", "12 %", " %", " do not ", " don't ", " did ",
                             "1,200", "12,345,678.5%", "1,2345", "1234,567", "3,500m", ",000", "二〇二三",
-                            "一千二百", "三亿五千万", "十一", "一一", "两万零五", "九" * 25])
+                            "一千二百", "三亿五千万", "十一", "一一", "两万零五", "九" * 25, "42%m ", "2.2's ",
+                            "12%'s", "3.5%bn", "7%'"])
         out.insert(rng.randint(0, len(out)), piece)
     return "".join(out)
 
@@ -647,6 +648,38 @@ def test_the_kernel_profiles_as_the_reference(dev_docs: list[dict[str, str]]) ->
         assert got.entries.tolist() == want.entries.tolist(), text[:80]
         assert list(got.fills) == list(want.fills) and list(got.positions) == list(want.positions), text[:80]
         assert got.encode() == want.encode()
+
+
+def test_figures_that_traded_places_without_their_units_are_critical() -> None:
+    """Two figures swapped as bare numbers leave their units behind (42% to 719m euros / 719 to
+    42%m euros; 2004's total to 2.2 million / 2.2's total to 2004 million): a percentage or a
+    decimal is one word with the letters and the 's after it, as a whole number is (v13), so the
+    figures keep their contexts and the change is seen. Up to v12 the letters left behind stood as
+    a word of one text only, and neither figure's context had a partner."""
+    body = ("The group said on Monday that trading had been strong. {} "
+            "Analysts had expected weaker numbers after a difficult year in the region.")
+    for before, after in (("Profits were up 42% to 719m euros.", "Profits were up 719 to 42%m euros."),
+                          ("That took 2004's total to 2.2 million.", "That took 2.2's total to 2004 million."),
+                          ("Sales fell 3.7% to HK$6.31bn.", "Sales fell 6.31 to HK$3.7%bn.")):
+        a, b = normalize_text(body.format(before)), normalize_text(body.format(after))
+        assert all(d is not None and d.kind == "figure" for d in both_ways(a, b, "en")), before
+        # the v12 reading kept the letters apart: the record of that version says nothing
+        old = P.profile(a, "en", version=12)
+        assert P.profile(b, "en", version=12).critical_against(old.entries, 12) is None
+    reprint = normalize_text(body.format("Profits were up 42%m to 719 euros."))
+    assert both_ways(reprint, reprint, "en") == (None, None)
+
+
+def test_a_v12_record_is_compared_with_the_text_read_the_v12_way() -> None:
+    """A v12 record read 42%m as two words: the deciding text is profiled the v12 way for it, so
+    the same text is no difference and a figure changed elsewhere still is."""
+    text = normalize_text("Profits were up 42%m to 719 euros, the group said. Its shares rose 5% in early trade.")
+    stored = decode_profile(P.profile(text, "en", version=12).encode())
+    assert stored.tolist() != P.profile(text, "en").entries.tolist()
+    for mine in (P.profile_batch([text], ["en"])[0], P.profile(text, "en")):
+        assert mine.version == PROFILE_VERSION and mine.critical_against(stored, 12) is None
+    changed = P.profile(text.replace("rose 5%", "rose 6%"), "en").critical_against(stored, 12)
+    assert changed is not None and changed.kind == "figure"
 
 
 @pytest.mark.parametrize(("numerals", "value"), [
