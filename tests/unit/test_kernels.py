@@ -22,6 +22,7 @@ from neardup.kernels import minhash as kmin
 from neardup.kernels import profile as kprof
 from neardup.kernels import simhash as ksim
 from neardup.kernels import text as ktext
+from neardup.kernels.entities import SCANNED_TABLE, _in_sorted
 from neardup.sketch.fingerprint import (
     SHINGLE_SEED,
     FingerprintConfig,
@@ -875,3 +876,16 @@ def test_stamp_spans_cases() -> None:
     assert got[1] == texts[1]  # 3:1 is a score, 12:30:456 no clock time
     assert got[2] == ""
     assert got[3] == MASK * 16 + "更新"
+
+
+@pytest.mark.parametrize("size", [0, 1, 8, SCANNED_TABLE, SCANNED_TABLE + 1, 2000])
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_table_membership_scanned_or_searched_is_plain_membership(size: int, dtype: type) -> None:
+    """The name kernels' membership test (a short table scanned whole, a longer one searched)
+    against Python's ``in``, on both sides of the scan's limit, hits and misses alike."""
+    rng = np.random.default_rng(size)
+    table = np.unique(rng.integers(0, 5 * max(size, 1), size).astype(dtype))
+    values = rng.integers(0, 5 * max(size, 1) + 3, 500).astype(dtype)
+    members = set(table.tolist())
+    assert [bool(_in_sorted(table, v)) for v in values] == [int(v) in members for v in values]
+    assert all(_in_sorted(table, v) for v in table)
