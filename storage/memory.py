@@ -34,6 +34,16 @@ class _Entry:
     expires_at: float
 
 
+# The refs filed under one index key. An entry lives as long as its record (a record's keys are
+# all filed with its expiry), so a bucket holds refs only: a tuple of up to TUPLE_BUCKET refs (40
+# bytes and 8 a ref; most keys are one document's own, and its one-tuple is shared by all of
+# them), beyond that a dict used as an ordered set (a template's key may hold thousands: filing
+# stays O(1)). A dict of ref -> expiry for every key cost about 230 bytes a key
+# (docs/measurements.md).
+Bucket = tuple[bytes, ...] | dict[bytes, None]
+TUPLE_BUCKET = 8
+
+
 class MemoryFingerprintStore:
     """Dicts with expiry times. Expired entries are invisible at once and swept by ``expire``.
 
@@ -52,7 +62,7 @@ class MemoryFingerprintStore:
         self.ttl = ttl or TTLPolicy(by_type={})
         self._clock = clock
         self._records: dict[bytes, _Entry] = {}
-        self._buckets: dict[int, dict[bytes, float]] = {}
+        self._buckets: dict[int, Bucket] = {}
         self._claims: dict[bytes, tuple[str, float]] = {}
         self._decisions: dict[str, tuple[DecisionRecord, float]] = {}
         self._states: dict[str, StateValue] = {}
@@ -109,9 +119,14 @@ class MemoryFingerprintStore:
             # one count over all the row's buckets (a dict iterates its refs): Counter.update per
             # bucket paid its type checks once a bucket
             found = (Counter(chain.from_iterable(buckets)) if all_live
-                     else Counter(ref for bucket in buckets for ref, exp in bucket.items() if exp > now))
+                     else Counter(ref for bucket in buckets for ref in bucket if self._live(ref, now)))
             out.append(found)  # a Counter is a dict[bytes, int]: no copy
         return out
+
+    def _live(self, ref: bytes, now: float) -> bool:
+        """Whether the record of ``ref`` is held and unexpired (its index entries live as long)."""
+        entry = self._records.get(ref)
+        return entry is not None and entry.expires_at > now
 
     async def fetch(self, refs: Sequence[bytes]) -> dict[bytes, FingerprintRecord]:
         """See :meth:`neardup.storage.base.FingerprintStore.fetch`."""
@@ -167,12 +182,16 @@ class MemoryFingerprintStore:
         ref = rec.ref
         self._records[ref] = _Entry(rec, expires_at)
         buckets = self._buckets
+        one = (ref,)
         for key in rec.index_keys:
             bucket = buckets.get(key)
-            if bucket is not None:
-                bucket[ref] = expires_at
-            elif key:
-                buckets[key] = {ref: expires_at}  # most keys are a document's own: one new dict each
+            if bucket is None:
+                if key:
+                    buckets[key] = one  # most keys are a document's own: one shared tuple for all of them
+            elif isinstance(bucket, dict):
+                bucket[ref] = None
+            elif ref not in bucket:
+                buckets[key] = bucket + one if len(bucket) < TUPLE_BUCKET else dict.fromkeys(bucket + one)
 
     async def put_decisions(self, decisions: Sequence[DecisionRecord]) -> None:
         """See :meth:`neardup.storage.base.FingerprintStore.put_decisions`."""
@@ -209,14 +228,28 @@ class MemoryFingerprintStore:
             del self._records[ref]
             gone += 1
             for key in entry.record.index_keys:
-                bucket = self._buckets.get(key)
-                if bucket is not None and bucket.pop(ref, None) is not None and not bucket:
-                    del self._buckets[key]
+                self._unfile(key, ref)
             held = self._claims.get(rec.content_hash)
             if held is not None and held[0] == rec.doc_id:
                 del self._claims[rec.content_hash]
             self._decisions.pop(rec.doc_id, None)
         return gone
+
+    def _unfile(self, key: int, ref: bytes) -> None:
+        """Take ``ref`` out of the bucket of ``key``; a bucket left empty goes."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return
+        if isinstance(bucket, dict):
+            bucket.pop(ref, None)
+            if bucket:
+                return
+        elif ref not in bucket:
+            return
+        elif len(bucket) > 1:
+            self._buckets[key] = tuple(r for r in bucket if r != ref)
+            return
+        del self._buckets[key]
 
     # -- upkeep ------------------------------------------------------------------------------
     async def expire(self, now: float | None = None) -> int:
@@ -225,21 +258,26 @@ class MemoryFingerprintStore:
         gone = [ref for ref, e in self._records.items() if e.expires_at <= now]
         for ref in gone:
             del self._records[ref]
-        soonest = INF
-        for key in list(self._buckets):
-            bucket = self._buckets[key]
-            for ref in [r for r, exp in bucket.items() if exp <= now]:
-                del bucket[ref]
-            if bucket:
-                soonest = min(soonest, min(bucket.values()))
-            else:
-                del self._buckets[key]
-        self._soonest = soonest  # the entries left: reads skip the filter again until the next expiry
+        self._sweep_buckets()
+        # the entries left: reads skip the filter again until the next expiry
+        self._soonest = min((e.expires_at for e in self._records.values()), default=INF)
         for h in [h for h, (_, exp) in self._claims.items() if exp <= now]:
             del self._claims[h]
         for d in [d for d, (_, exp) in self._decisions.items() if exp <= now]:
             del self._decisions[d]
         return len(gone)
+
+    def _sweep_buckets(self) -> None:
+        """Take the refs of records no longer held out of every bucket; empty buckets go."""
+        records = self._records
+        for key, bucket in list(self._buckets.items()):
+            if isinstance(bucket, dict):
+                for ref in [r for r in bucket if r not in records]:
+                    del bucket[ref]
+            elif not all(r in records for r in bucket):
+                bucket = self._buckets[key] = tuple(r for r in bucket if r in records)
+            if not bucket:
+                del self._buckets[key]
 
     async def stats(self) -> dict[str, int]:
         """Counts of records, index buckets and entries, claims, decisions and states."""
