@@ -61,9 +61,12 @@ T = TypeVar("T")
 
 async def open_service_engine(settings: Settings, registry: CollectorRegistry) -> Any:
     """The engine a worker runs: ``Engine.open`` with the worker's metrics registry."""
+    from neardup import collector
     from neardup.engine import Engine
 
-    return await Engine.open(settings, registry=registry)
+    engine = await Engine.open(settings, registry=registry)
+    collector.settle()  # a worker runs the engine until it stops: its start-up objects stay
+    return engine
 
 
 class Runtime:

@@ -399,6 +399,7 @@ def _progress(total: int | None, enabled: bool) -> Any:
 
 async def _dedup(settings: Settings, source: str, fmt: Format, fields: FieldMap, outputs: DedupOutputs,
                  quiet: bool) -> dict[str, Any]:  # fmt: skip
+    from neardup import collector
     from neardup.engine import Engine
     from neardup.files.records import count_records, read_records
 
@@ -407,6 +408,7 @@ async def _dedup(settings: Settings, source: str, fmt: Format, fields: FieldMap,
     except BaseException:
         outputs.abort()
         raise
+    collector.settle()  # this process runs the engine to the end: its start-up objects stay
     bar = _progress(count_records(source, fmt), sys.stderr.isatty() and not quiet)
     run = DedupRun(engine, settings, outputs, bar, fields)
     started = time.perf_counter()
