@@ -634,7 +634,7 @@ class Profile:
         added = 0 if their_length is None else len(self.text) - their_length
         positions = np.asarray(self.positions, dtype=np.int64)
         own = self._anchor_mask()
-        anchors = own & np.isin(self.entries, theirs)  # ... that the other text has too
+        anchors = own & _in_sorted(self.entries, theirs)  # ... that the other text has too
         for present in new:
             rows = self._mentions(present)
             if not len(rows):
@@ -695,7 +695,7 @@ class Profile:
         """Which of this text's sentences (:meth:`_sentence_bounds`, in text order) the other
         text's entries ``theirs`` lack."""
         contexts = self._sentence_bounds()[0]
-        return ~np.isin(np.asarray(contexts, dtype=np.uint64), theirs >> np.uint64(16))
+        return ~_in_sorted(np.asarray(contexts, dtype=np.uint64), theirs >> np.uint64(16))
 
     def _anchor_mask(self) -> npt.NDArray[np.bool_]:
         """Which entries are anchors: figures, polarity words and names (not sentences, not presence entries)."""
@@ -743,9 +743,9 @@ class Profile:
         # this one's, this one lacks as much of the other's, inside the named sentences alone
         # (a polarity word beside the name changed with it on both sides)
         mine_like = _SENTENCE_FILL_TABLE[(self.entries & np.uint64(0xFFFF)).astype(np.intp)] & inside
-        lacking = int((~np.isin(self.entries[mine_like] >> np.uint64(16), theirs >> np.uint64(16))).sum())
+        lacking = int((~_in_sorted(self.entries[mine_like] >> np.uint64(16), theirs >> np.uint64(16))).sum())
         their_like = theirs[_SENTENCE_FILL_TABLE[(theirs & np.uint64(0xFFFF)).astype(np.intp)]]
-        return int((~np.isin(their_like >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == lacking
+        return int((~_in_sorted(their_like >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == lacking
 
     def _mentions(self, present: int) -> npt.NDArray[np.int64]:
         """The rows of the name entries that mention the name of presence entry ``present``, told
@@ -776,7 +776,7 @@ class Profile:
                 and not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL))):
             return []
         present = _presence(self.entries)
-        return _names_not_alike(lacking, _present_lacking(theirs, self.entries), present[np.isin(present, theirs)],
+        return _names_not_alike(lacking, _present_lacking(theirs, self.entries), present[_in_sorted(present, theirs)],
                                 _second_sets(self.entries), _second_sets(theirs))
 
     def _swap_partner(self, i: int, other: int) -> str:
@@ -844,10 +844,16 @@ def _mention_fill(present: int) -> np.uint64:
 def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """The presence entries (names) of ``owner`` that ``other`` lacks (both sorted)."""
     present = _presence(owner)
-    if not len(present):
-        return present
-    at = np.minimum(np.searchsorted(other, present), max(len(other) - 1, 0))
-    return present if not len(other) else present[other[at] != present]
+    return present[~_in_sorted(present, other)] if len(present) else present
+
+
+def _in_sorted(values: npt.NDArray[np.uint64], table: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+    """``np.isin(values, table)`` for a sorted ``table`` (a profile's entries, or their contexts):
+    one binary search a value, where ``isin`` sorts both arrays again on every call."""
+    if not len(table):
+        return np.zeros(len(values), dtype=np.bool_)
+    at = np.minimum(np.searchsorted(table, values), len(table) - 1)
+    return np.asarray(table[at] == values)
 
 
 def _second_sets(entries: npt.NDArray[np.uint64]) -> dict[int, list[int]]:

@@ -27,6 +27,7 @@ from neardup.rules.differences import (
     V1_HEAD,
     ZH_NUMERALS,
     CriticalDifference,
+    _in_sorted,
     decode_profile,
     numeral_value,
     profile_version,
@@ -699,3 +700,14 @@ def test_chinese_numerals_read_as_their_value(numerals: str, value: int | None) 
         want = numeral_value(text)
         assert kprof.numeral_value(cps, 0, len(cps)) == (-1 if want is None else want), text
 
+
+
+def test_membership_in_a_sorted_profile_is_isin() -> None:
+    """The binary-search membership the name rules ask of a sorted profile (or its contexts)
+    answers as ``np.isin``, repeats, empty sides and values past both ends included."""
+    rng = np.random.default_rng(3)
+    for size in (0, 1, 5, 200):
+        table = np.sort(rng.integers(0, 50, size).astype(np.uint64))
+        values = rng.integers(0, 60, 100).astype(np.uint64)
+        assert _in_sorted(values, table).tolist() == np.isin(values, table).tolist()
+    assert _in_sorted(np.zeros(0, dtype=np.uint64), table).tolist() == []
