@@ -841,6 +841,25 @@ def _mention_fill(present: int) -> np.uint64:
     return np.uint64((kprof.NAME_FILL_BYTE << 8) | _fill_byte(present))
 
 
+def _window_sentences(entries: npt.NDArray[np.uint64], positions: npt.NDArray[np.int64],
+                      kinds: npt.NDArray[np.int8], ends: npt.NDArray[np.int64],
+                      doc_off: npt.NDArray[np.int64]) -> list[tuple[list[int], npt.NDArray[np.int64],
+                                                                  npt.NDArray[np.int64]]]:
+    """Each document's sentence entries (:meth:`Profile._sentence_bounds`: contexts, starts and
+    ends in text order) from a window's kernel arrays, in one pass over the window: made a
+    document at a time they cost a dozen small numpy calls each."""
+    rows = np.flatnonzero(kinds == kprof.ANCHOR_SENTENCE)
+    docs = np.searchsorted(doc_off, rows, side="right") - 1
+    order = np.lexsort((positions[rows], docs))  # by document, then start; ties in entry order
+    rows, docs = rows[order], docs[order]
+    starts = positions[rows].astype(np.int64)
+    stops = ends[rows].astype(np.int64)
+    contexts = (entries[rows] >> np.uint64(16)).tolist()
+    cuts = np.searchsorted(docs, np.arange(len(doc_off)), side="left").tolist()
+    return [(contexts[cuts[d] : cuts[d + 1]], starts[cuts[d] : cuts[d + 1]], stops[cuts[d] : cuts[d + 1]])
+            for d in range(len(doc_off) - 1)]
+
+
 def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """The presence entries (names) of ``owner`` that ``other`` lacks (both sorted)."""
     present = _presence(owner)
@@ -1259,6 +1278,7 @@ class AnchorProfiler:
         raw = data.tobytes()
         bounds = doc_off.tolist()
         byte_bounds = data_off.tolist()
+        sentences = _window_sentences(entries, positions, kinds, fig_b, doc_off)
         out = []
         for d, text in enumerate(texts):
             a, b = bounds[d], bounds[d + 1]
@@ -1267,7 +1287,7 @@ class AnchorProfiler:
             slot = slots[d] if slots is not None and version >= NAMES_SINCE else None
             out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
                                self.context_bits, version, self._remade(text, langs[d], version, names, d, slot),
-                               name_slots=slot))
+                               _sentences=sentences[d], name_slots=slot))
         return out
 
     def _remade(self, text: str, lang: str, version: int, names: NameEntries | None, d: int,

@@ -711,3 +711,14 @@ def test_membership_in_a_sorted_profile_is_isin() -> None:
         values = rng.integers(0, 60, 100).astype(np.uint64)
         assert _in_sorted(values, table).tolist() == np.isin(values, table).tolist()
     assert _in_sorted(np.zeros(0, dtype=np.uint64), table).tolist() == []
+
+
+def test_a_windows_sentences_are_each_profiles_own(dev_docs: list[dict[str, str]]) -> None:
+    """The sentence bounds the window kernel's profiles carry (made once for the window) are
+    those each profile makes on its own: contexts, starts and ends in text order."""
+    texts = [normalize_text(d["text"]) for d in dev_docs[:120]] + ["", "短。"]
+    langs = [d["lang"] for d in dev_docs[:120]] + ["zh", "zh"]
+    for p in P.profile_batch(texts, langs):
+        carried, own = p._sentence_bounds(), p._sentence_spans()
+        assert carried[0] == own[0]
+        assert carried[1].tolist() == own[1].tolist() and carried[2].tolist() == own[2].tolist()
