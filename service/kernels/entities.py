@@ -426,7 +426,8 @@ def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, 
                     or (after < 2 and not sides[t2 + 1]) or not worded[t2, 1]):
                 continue
             f2 = _name_at(theirs, right[t2], fb, mine, pf)
-            if f2 == 0 or (start and not _once(theirs, f2)):
+            if f2 == 0 or (start and not _once(theirs, f2)
+                           and not _named_again(theirs, mine, right, letters, letters2, breaks, t1, t2, f2, fb, pf)):
                 continue
             one = f2 if start else f1
             name = _letters_of(theirs, one, pf) | _letters_of(theirs, f2, pf)
@@ -437,6 +438,26 @@ def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, 
             if name2 and 2 * popcount64(name2 & span2) < popcount64(name2 | span2):
                 return t1, t2
     return -1, -1
+
+
+@njit(nogil=True, cache=True)
+def _named_again(theirs, mine, right, letters, letters2, breaks, t1, t2, fill, fill_byte, present_fill):
+    """Whether the words ``t1..t2`` at a sentence's start, before a right context where ``theirs``
+    names ``fill``, stand so again at another sentence's start, before another context where it
+    names it: a name the other text names at several sentences' starts, replaced at each (the same
+    notice about another person), not an edit at one place. Words are compared by both letter sets."""
+    k = t2 - t1
+    for s in range(right.shape[0] - k):
+        if s == t1 or not breaks[s]:
+            continue
+        same = True
+        for j in range(k + 1):
+            if letters[s + j] != letters[t1 + j] or letters2[s + j] != letters2[t1 + j]:
+                same = False
+                break
+        if same and _name_at(theirs, right[s + k], fill_byte, mine, present_fill) == fill:
+            return True
+    return False
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -946,6 +946,24 @@ def test_a_name_written_as_words_no_dictionary_knows_is_unique() -> None:
     assert status is Status.UNIQUE and kind == "entity"
 
 
+RAIDED = ("一些厂家已经被有关部门查处。为{p}组装车的这些工厂，为什么敢这样做？{p}花巨资为他的非法组装车购买了全套牌照。"
+          "{p}的这批组装车车型是小轿车，已经在本地市场上销售多时。{p}租用部队的仓库和公安部门的场地存放车辆。"
+          "有关部门已经对此事展开全面调查，结果将向社会公布。")
+
+
+def test_a_person_named_at_several_sentences_starts_written_as_words_is_unique() -> None:
+    """龚德俊 is read as a person (a surname before a given name); 闻邦椿 is not. The one mention
+    inside a sentence follows a particle alone (为), no word to place the name by; the others
+    start their sentences, where only the right context places a name, which one edit could
+    leave beside other words: the same words at two sentences' starts, before two contexts of the
+    same name, are the name replaced. One such place rewritten (厂长) is still a reprint."""
+    status, _, kind = decide_pair(RAIDED.format(p="龚德俊"), RAIDED.format(p="闻邦椿"))
+    assert status is Status.UNIQUE and kind == "entity"
+    once = RAIDED.format(p="龚德俊").replace("龚德俊花巨资", "厂长花巨资")
+    status, original, _ = decide_pair(RAIDED.format(p="龚德俊"), once)
+    assert status is Status.DUPLICATE and original == "first"
+
+
 def test_a_name_where_the_other_text_has_an_ordinary_word_is_unique() -> None:
     body = ("2024年3月1日，全市安全生产工作会议在北京召开，会议由{p}主持，审议通过了2024年安全生产工作要点。"
             "会议要求各区县切实落实安全生产责任，加强隐患排查治理，坚决遏制重特大事故发生。")
