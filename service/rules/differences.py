@@ -950,6 +950,8 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
 
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
+# a sentence mark, but not the point of a decimal (455.64)
+_FURNITURE_END = re.compile(r"[!?;。！？；]|(?<![0-9])\.|\.(?![0-9])")
 SWAPPED_NAME_CHARS = 3  # sentences swapped around a name alone: the lengths differ by at most this a mention,
 # or by the mention's own length, with the names written together with it (a company read in parts)
 # ... and this many of them, each rewritten and nothing else, are the name's whatever else they hold
@@ -971,8 +973,9 @@ BODY_MATCH_JACCARD = 0.9  # two texts this similar share their body: header and 
 def furniture_spans(text: str) -> list[tuple[int, int]]:
     """The text span of a first sentence of at most ``FURNITURE_CHARS`` characters ended by a
     sentence mark: the header a reprint prepends (转载第2次 编号00012。). A short last sentence is
-    no furniture: a notice ends with its own batch or document number (（第2批）)."""
-    first = SENTENCE_END.search(text, 0, FURNITURE_CHARS + 1)
+    no furniture: a notice ends with its own batch or document number (（第2批）). A decimal point
+    ends no sentence (以455.64分的总分夺得冠军: the opening figures of a story are its own)."""
+    first = _FURNITURE_END.search(text, 0, FURNITURE_CHARS + 1)
     if first is not None and first.end() < len(text):
         return [(0, first.end())]
     return []

@@ -71,6 +71,24 @@ def test_swapped_counts_are_unique() -> None:
     assert status is Status.UNIQUE and kind == "figure"
 
 
+DIVING = ("在男子{a}米板比赛中，周义霖以{b}分的总分夺得冠军，他的队友、前奥运会冠军孙淑伟以410.04分名列第二。"
+          "在女子10米台比赛中，两名参加了世界游泳锦标赛这个项目的选手表现出色，分获冠亚军。本次比赛共有来自全国"
+          "二十多个省市的一百余名运动员参加，赛事为期五天，是今年国内水平最高的跳水比赛之一。教练组表示，年轻选手"
+          "在这次比赛中积累了经验，技术动作更加规范，心理素质也有明显提高，为明年的全国运动会打下了良好的基础。"
+          "赛后，组委会为获奖运动员颁发了奖牌和证书，并对承办单位的组织工作给予了充分肯定。")
+
+
+def test_swapped_figures_in_an_opening_line_with_a_decimal_are_unique() -> None:
+    """A short first sentence is a reprint's own header where the bodies match (its figures are
+    not compared), and a decimal's point once ended that sentence: 3 and 455.64 traded places
+    in a story's opening words and were read as header figures."""
+    status, _, kind = decide_pair(DIVING.format(a=3, b="455.64"), DIVING.format(a="455.64", b=3))
+    assert status is Status.UNIQUE and kind == "figure"
+    story = DIVING.format(a=3, b="455.64")
+    status, original, _ = decide_pair(story, "转载第2次 编号00012。" + story)  # a reprint's own header
+    assert status is Status.DUPLICATE and original == "first"
+
+
 def test_swapped_counts_written_with_a_thousands_separator_are_unique() -> None:
     status, _, kind = decide_pair(PETITIONS.format(a="1,200", b=980), PETITIONS.format(a=980, b="1,200"))
     assert status is Status.UNIQUE and kind == "figure"
