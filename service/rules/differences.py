@@ -461,19 +461,18 @@ class Profile:
         return self._sentences
 
     def _sentence_spans(self) -> tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        positions = np.asarray(self.positions, dtype=np.int64)
+        if isinstance(self.fills, KernelFills):  # the kernel's own ends, as a window of one reads them
+            return _window_sentences(self.entries, positions, self.fills.kinds, self.fills.span_ends,
+                                     np.array([0, len(self.entries)], dtype=np.int64))[0]
         rows = np.flatnonzero(self.sentence_mask())
-        empty = np.zeros(0, dtype=np.int64)
-        if not len(rows):
-            return [], empty, empty
-        starts = np.asarray(self.positions, dtype=np.int64)[rows]
+        starts = positions[rows]
         order = np.argsort(starts, kind="stable")
         rows, starts = rows[order], starts[order]
-        if isinstance(self.fills, KernelFills):
-            ends = self.fills.span_ends[rows].astype(np.int64)
-        else:  # each sentence ends at the first sentence mark after its start, or with the text
-            marks = np.append(np.fromiter((m.end() for m in SENTENCE_END.finditer(self.text)), dtype=np.int64),
-                              len(self.text))
-            ends = marks[np.searchsorted(marks[:-1], starts, side="right")]
+        # each sentence ends at the first sentence mark after its start, or with the text
+        marks = np.append(np.fromiter((m.end() for m in SENTENCE_END.finditer(self.text)), dtype=np.int64),
+                          len(self.text))
+        ends = marks[np.searchsorted(marks[:-1], starts, side="right")]
         return (self.entries[rows] >> np.uint64(16)).tolist(), starts, ends
 
     def keep(self, mask: npt.NDArray[np.bool_]) -> Profile:
@@ -951,7 +950,7 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
 # a sentence mark, but not the point of a decimal (455.64)
-_FURNITURE_END = re.compile(r"[!?;。！？；]|(?<![0-9])\.|\.(?![0-9])")
+_FURNITURE_END = re.compile("[" + re.escape(SENTENCE_ENDS.replace(".", "")) + r"]|(?<![0-9])\.|\.(?![0-9])")
 SWAPPED_NAME_CHARS = 3  # sentences swapped around a name alone: the lengths differ by at most this a mention,
 # or by the mention's own length, with the names written together with it (a company read in parts)
 # ... and this many of them, each rewritten and nothing else, are the name's whatever else they hold

@@ -714,8 +714,9 @@ def test_membership_in_a_sorted_profile_is_isin() -> None:
 
 
 def test_a_windows_sentences_are_each_profiles_own(dev_docs: list[dict[str, str]]) -> None:
-    """The sentence bounds the window kernel's profiles carry (made once for the window) are
-    those each profile makes on its own: contexts, starts and ends in text order."""
+    """The sentence bounds the window kernel's profiles carry (made once for the whole window)
+    are those each profile makes on its own, as a window of one: contexts, starts and ends in
+    text order, none lent across a document's edge."""
     texts = [normalize_text(d["text"]) for d in dev_docs[:120]] + ["", "短。"]
     langs = [d["lang"] for d in dev_docs[:120]] + ["zh", "zh"]
     for p in P.profile_batch(texts, langs):
