@@ -50,8 +50,13 @@ _RELATED = re.compile(r"(?:相关阅读|延伸阅读|推荐阅读|相关新闻|�
                       re.IGNORECASE)
 # what each of those patterns holds literally: a text with none of them is not searched (an
 # alternation is tried at every position of the text, 33 us a 3 KB law)
-_RELATED_HINTS = ("阅读", "相关", "related", "Related", "RELATED")
+_RELATED_HINTS = ("阅读", "相关")
 _EFFECTIVE_HINTS = ("施行", "实施", "生效")
+
+
+def _may_list_related(text: str) -> bool:
+    """Whether ``text`` holds a word every :data:`_RELATED` match holds (its English one in any case)."""
+    return any(h in text for h in _RELATED_HINTS) or "related" in text.lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +98,7 @@ def version_marks(text: str) -> VersionMarks:
     amended versions have."""
     if _BODY.search(text) is None:
         return NO_MARKS
-    related = _RELATED.search(text) if any(h in text for h in _RELATED_HINTS) else None
+    related = _RELATED.search(text) if _may_list_related(text) else None
     if related is not None:  # a page's list of other documents, with their dates: none of this one's
         text = text[: related.start()]
     coming: list[str] = []  # the head's dates of coming into force, blanked there in one pass

@@ -154,6 +154,10 @@ def test_a_pages_list_of_related_documents_is_no_part_of_the_version() -> None:
     copy = normalize_text(text + footer)
     assert not different_versions(version_marks(copy), version_marks(normalize_text(text)))
     assert not different_versions(version_marks(normalize_text(text)), version_marks(copy))
+    # the English heading in any case, as the pattern reads it, whether or not the text was lower-cased
+    for heading in ("Related stories:", "RELATED Articles:", "ReLated stories:"):
+        raw = text + "\n" + heading + "\n政府参事工作条例\n2009年10月28日"
+        assert version_marks(raw) == version_marks(text), heading
 
 
 def test_text_without_articles_has_no_marks() -> None:
