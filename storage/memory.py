@@ -38,8 +38,7 @@ class _Entry:
 # all filed with its expiry), so a bucket holds refs only: a tuple of up to TUPLE_BUCKET refs (40
 # bytes and 8 a ref; most keys are one document's own, and its one-tuple is shared by all of
 # them), beyond that a dict used as an ordered set (a template's key may hold thousands: filing
-# stays O(1)). A dict of ref -> expiry for every key cost about 230 bytes a key
-# (docs/measurements.md).
+# stays O(1)). A dict for every key would cost about 230 bytes a key (docs/measurements.md).
 Bucket = tuple[bytes, ...] | dict[bytes, None]
 TUPLE_BUCKET = 8
 

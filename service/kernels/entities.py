@@ -33,8 +33,8 @@ SCANNED_TABLE = 512  # tables this short are scanned (:func:`_in_sorted`)
 def _in_sorted(table, c):
     """Whether ``c`` is in the sorted array ``table``. A table of up to :data:`SCANNED_TABLE`
     entries is scanned whole, without a branch on what it holds (the compiler makes it a vector
-    loop): nearly every token misses it, and a binary search's mispredicted branches cost a lookup
-    17-55 ns (8 to 512 entries) where the scan costs 2-38 (bench/table_lookup.py)."""
+    loop): nearly every token misses it, and a binary search's mispredicted branches cost more
+    than the whole scan up to about this length (bench/table_lookup.py)."""
     n = table.shape[0]
     if n <= SCANNED_TABLE:
         found = False
