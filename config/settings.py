@@ -350,6 +350,10 @@ class Settings(BaseSettings):
         None, description="the cold tier: postgresql://USER:PASSWORD@HOST:PORT/DB[?sslmode=verify-full]; "
                           "none: no cold tier (the content types kept forever stay in the store)",
     )
+    archive_key_filter_mb: int = Field(
+        256, ge=0, description="the most memory (MB) a worker's filter of the cold tier's index keys takes; "
+                               "0: no filter (every key of a window is asked of PostgreSQL)",
+    )
     app_id: str = "neardup"
     metrics_port: int = Field(9100, ge=0, le=65535)
     web_port: int = Field(6066, ge=0, le=65535)

@@ -161,7 +161,7 @@ class Engine:
         """Open the store named by ``settings.store_url`` (unless given) and build an engine on it."""
         if store is None:
             store = open_store(settings.store_url, ttl=settings.ttl_seconds, archive_url=settings.archive_url,
-                               **store_options(settings))
+                               archive_key_filter_bytes=settings.archive_key_filter_mb << 20, **store_options(settings))
         await store.open()
         return cls(settings, store, Metrics(registry) if registry is not None else None)
 

@@ -178,7 +178,7 @@ async def search_stores(settings: Settings, text: str | None, doc_id: str | None
     if settings.archive_url:
         from neardup.storage.postgres.archive import ColdArchive
 
-        cold = ColdArchive(settings.archive_url)
+        cold = ColdArchive(settings.archive_url, key_filter_bytes=0)  # one search: no filter worth loading
     await warm.open()
     try:
         if cold is not None:

@@ -12,18 +12,21 @@ from neardup.storage.redact import redact_url
 
 
 def open_store(url: str, ttl: Mapping[str, int | None] | None = None, archive_url: str | None = None,
-               **options: Any) -> FingerprintStore:
+               archive_key_filter_bytes: int | None = None, **options: Any) -> FingerprintStore:
     """Build (not yet open) the backend for ``url``, with the cold tier at ``archive_url`` behind it
-    when given (:class:`~neardup.storage.postgres.tiered.TieredStore`). ``options`` go to network backends."""
+    when given (:class:`~neardup.storage.postgres.tiered.TieredStore`; ``archive_key_filter_bytes``:
+    the memory its filter of archived keys may take, None: the default). ``options`` go to network
+    backends."""
     policy = TTLPolicy(by_type=dict(ttl or {}))
     warm = _warm_store(url, policy, options)
     if archive_url is None:
         return warm
     require_extra("psycopg", "archive", "the cold tier (--archive, archive_url)")
-    from neardup.storage.postgres.archive import ColdArchive
+    from neardup.storage.postgres.archive import DEFAULT_KEY_FILTER_BYTES, ColdArchive
     from neardup.storage.postgres.tiered import TieredStore
 
-    return TieredStore(warm, ColdArchive(archive_url), policy)
+    budget = DEFAULT_KEY_FILTER_BYTES if archive_key_filter_bytes is None else archive_key_filter_bytes
+    return TieredStore(warm, ColdArchive(archive_url, key_filter_bytes=budget), policy)
 
 
 def _warm_store(url: str, policy: TTLPolicy, options: dict[str, Any]) -> FingerprintStore:

@@ -12,6 +12,8 @@ idf_build
 warmup_command
 migrate_command
 search_command
+# the cold tier's bench and tests wait for the filter of archived keys to load (bench/suite/cold.py)
+filter_loaded
 # Faust calls them: a timer, web views and the views' handlers (agents/app.py)
 _refresh_lag
 Health

@@ -21,7 +21,10 @@ redacted URL.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import logging
+import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -34,8 +37,11 @@ import psycopg
 from neardup.storage.base import Candidates, DecisionRecord, FingerprintRecord, IndexKeys, doc_ref
 from neardup.storage.codec import decode_decision, decode_record, encode_decision, encode_record
 from neardup.storage.errors import StoreAuthError, StoreCorruptError, StoreError, StoreUnavailableError
+from neardup.storage.postgres.keyfilter import KeyFilter, filter_bits
 from neardup.storage.postgres.schema import LATEST, LEDGER, LOCK, MIGRATIONS, month_partition
 from neardup.storage.redact import redact_url
+
+log = logging.getLogger("neardup.archive")
 
 _MIGRATE_HINT = "run: neardup archive migrate --archive URL"
 # rows of neardup_documents by ref, through the directory: its first_seen names the one partition
@@ -58,6 +64,18 @@ _INSERT_REFS = ("INSERT INTO neardup_refs (ref, content_hash, doc_id, first_seen
                 "SELECT u.ref, u.hash, u.id, u.seen, (%b::bigint[])[u.lo:u.hi] "
                 "FROM unnest(%b::bigint[], %b::bytea[], %b::text[], %b::timestamptz[], %b::int[], %b::int[]) "
                 "AS u(ref, hash, id, seen, lo, hi) ON CONFLICT DO NOTHING RETURNING ref")
+# the oldest transaction still running as a statement reads (every one before it has ended), as a bigint
+_SNAPSHOT_XMIN = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+# the key filter's catch-up: the rows of every transaction from the oldest one running at the last
+# read on, and the oldest one running now, in one statement (one snapshot)
+_ARCHIVED_SINCE = (f"SELECT s.x, r.keys FROM (SELECT {_SNAPSHOT_XMIN} AS x) AS s "
+                   "LEFT JOIN neardup_refs r ON r.archived_tx >= %s")
+DEFAULT_KEY_FILTER_BYTES = 256 << 20
+_RELOAD_AFTER_FAILURE = 60.0  # seconds before a filter that failed to load is tried again
+# a binary COPY of one bigint column: the header (signature, flags, extension length), rows of a
+# field count (1), a length (8) and the value, then -1
+_COPY_HEADER = 19
+_COPY_ROW = np.dtype([("fields", ">i2"), ("length", ">i4"), ("value", ">u8")])
 
 
 def to_bigint(ref: bytes) -> int:
@@ -162,6 +180,45 @@ async def _copy(conn: psycopg.AsyncConnection[Any], into: str, rows: Sequence[tu
             await copy.write_row(row)
 
 
+class _CopiedKeys:
+    """The keys of a binary ``COPY`` of one bigint column, a chunk at a time (see :data:`_COPY_ROW`)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.pending = bytearray()
+        self.header = True
+
+    def _corrupt(self) -> StoreCorruptError:
+        return StoreCorruptError(f"{self.url}: the archived keys did not read back as bigints")
+
+    def keys(self, chunk: bytes | bytearray | memoryview) -> IndexKeys:
+        """The keys of the whole rows read so far."""
+        self.pending += chunk
+        start = 0
+        if self.header:
+            if len(self.pending) < _COPY_HEADER:
+                return np.zeros(0, dtype=np.uint64)
+            if not self.pending.startswith(b"PGCOPY\n\xff\r\n\0"):
+                raise self._corrupt()
+            start = _COPY_HEADER + int.from_bytes(self.pending[15:19], "big")  # and the extension, if any
+            if len(self.pending) < start:
+                return np.zeros(0, dtype=np.uint64)
+            self.header = False
+        count = (len(self.pending) - start) // _COPY_ROW.itemsize
+        rows = np.frombuffer(self.pending, dtype=_COPY_ROW, count=count, offset=start)
+        if np.any(rows["fields"] != 1) or np.any(rows["length"] != 8):
+            raise self._corrupt()
+        keys = rows["value"].astype(np.uint64)
+        del rows  # it holds a view of the buffer, which cannot shrink while one exists
+        del self.pending[: start + count * _COPY_ROW.itemsize]
+        return keys
+
+    def end(self) -> None:
+        """Check that what is left is the trailer."""
+        if self.header or bytes(self.pending) != b"\xff\xff":
+            raise self._corrupt()
+
+
 @dataclass(frozen=True, slots=True)
 class ColdRow:
     """A row as read back for history: the record (with its index keys), decision and times, and
@@ -186,14 +243,27 @@ class ColdAnswer:
 class ColdArchive:
     """The cold tier on one PostgreSQL database (see the module docstring)."""
 
-    def __init__(self, url: str, connect_timeout: float = 10.0) -> None:
-        """``url``: ``postgresql://USER:PASSWORD@HOST:PORT/DB[?sslmode=...]``."""
+    def __init__(self, url: str, connect_timeout: float = 10.0,
+                 key_filter_bytes: int = DEFAULT_KEY_FILTER_BYTES) -> None:
+        """``url``: ``postgresql://USER:PASSWORD@HOST:PORT/DB[?sslmode=...]``; ``key_filter_bytes``:
+        the most memory the filter of archived keys may take (0: no filter, every key is asked;
+        :mod:`neardup.storage.postgres.keyfilter`)."""
         if not url.startswith(("postgresql://", "postgres://")):
             raise ValueError(f"not a PostgreSQL URL: {redact_url(url)}")
+        if key_filter_bytes < 0:
+            raise ValueError("key_filter_bytes must be 0 (no filter) or more")
         self.url = redact_url(url)
         self._raw_url = url
         self._timeout = connect_timeout
         self._conn: psycopg.AsyncConnection[Any] | None = None
+        self._filter_budget = key_filter_bytes
+        self._filter: KeyFilter | None = None
+        self._filter_tx = 0  # the oldest transaction running at the filter's last read
+        self._loading: asyncio.Task[None] | None = None
+        self._load_failed_at = -_RELOAD_AFTER_FAILURE
+        self._filter_lock = asyncio.Lock()
+        self.keys_asked = 0  # distinct keys of the lookups' windows
+        self.keys_searched = 0  # of them, those sent to PostgreSQL (the filter passed them)
 
     def __repr__(self) -> str:
         """The redacted URL only."""
@@ -214,7 +284,11 @@ class ColdArchive:
                                  f"{LATEST}", hint=_MIGRATE_HINT)
 
     async def close(self) -> None:
-        """Release the connection."""
+        """Release the connection (and stop a filter being loaded)."""
+        loading, self._loading = self._loading, None
+        if loading is not None:
+            loading.cancel()
+            await asyncio.gather(loading, return_exceptions=True)
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
@@ -341,7 +415,11 @@ class ColdArchive:
         """Candidates of each row of index keys (uint64, 0 skipped), the owners of ``hashes`` and
         the decisions of ``doc_ids``: one round trip (a pipeline of three queries)."""
         rows = _key_rows(key_rows)
-        keys = np.unique(rows[rows != 0]).view(np.int64).tolist()  # the same 64 bits as bigint
+        asked = np.unique(rows[rows != 0])
+        searched = await self._filtered(asked)
+        self.keys_asked += int(asked.size)
+        self.keys_searched += int(searched.size)
+        keys = searched.view(np.int64).tolist()  # the same 64 bits as bigint
         refs = [to_bigint(doc_ref(i)) for i in doc_ids]
         async with self._using("look up a window") as conn, conn.pipeline():
             found = await conn.execute(_CANDIDATES, {"keys": keys}, binary=True)
@@ -354,6 +432,98 @@ class ColdArchive:
         stored = (decode_decision(bytes(d)) for (d,) in decisions)
         return ColdAnswer(_count_hits(rows, _hits(keys, hits)), {bytes(h): i for h, i in owners},
                           {d.doc_id: d for d in stored if d.doc_id in wanted})
+
+    # -- the filter of archived keys ---------------------------------------------------------------
+    async def _filtered(self, keys: IndexKeys) -> IndexKeys:
+        """``keys`` less those no archived document holds, by the filter once it is loaded (caught
+        up with what was archived since first); every key until then, while it loads in the background."""
+        if keys.size == 0 or self._filter_budget == 0:
+            return keys
+        if self._filter is None:
+            self._start_loading()
+            return keys
+        await self.catch_up()
+        return keys[self._filter.may_hold(keys)]
+
+    def _start_loading(self) -> None:
+        running = self._loading is not None and not self._loading.done()
+        if running or time.monotonic() - self._load_failed_at < _RELOAD_AFTER_FAILURE:
+            return
+        self._loading = asyncio.get_running_loop().create_task(self._load_filter())
+
+    async def filter_loaded(self) -> bool:
+        """Load the filter of archived keys now if it is not (waiting for a load under way);
+        whether one is in use (False: no filter configured, or the load failed)."""
+        if self._filter_budget == 0:
+            return False
+        if self._filter is None:
+            self._start_loading()
+            if self._loading is not None:
+                await asyncio.gather(self._loading, return_exceptions=True)
+        return self._filter is not None
+
+    async def _load_filter(self) -> None:
+        """Read every archived key into a new filter, on a connection of its own; it replaces the
+        one in use (if any) once it has caught up."""
+        started = time.monotonic()
+        try:
+            with self._errors("load the filter of archived keys"):
+                conn = await self._connect()
+                try:
+                    loaded, since = await self._read_all_keys(conn)
+                finally:
+                    await conn.close()
+        except StoreError as exc:
+            self._load_failed_at = time.monotonic()
+            log.warning("%s; every index key is asked of the archive until a load succeeds (retried in %.0f s)",
+                        exc, _RELOAD_AFTER_FAILURE)
+            return
+        async with self._filter_lock:
+            self._filter, self._filter_tx = loaded, since
+        log.info("%s: filter of %d archived keys loaded in %.1f s (%d MB)", self.url, loaded.added,
+                 time.monotonic() - started, loaded.bits >> 23)
+
+    async def _read_all_keys(self, conn: psycopg.AsyncConnection[Any]) -> tuple[KeyFilter, int]:
+        """(a filter of every key archived, the oldest transaction running as they were read), in
+        one snapshot: a binary COPY of the keys, parsed with numpy a chunk at a time."""
+        async with conn.transaction():
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cur = await conn.execute(f"SELECT {_SNAPSHOT_XMIN}, coalesce(sum(cardinality(keys)), 0) FROM neardup_refs")
+            row = await cur.fetchone()
+            assert row is not None
+            since, count = int(row[0]), int(row[1])
+            loaded = KeyFilter(filter_bits(count, self._filter_budget))
+            reader = _CopiedKeys(self.url)
+            async with conn.cursor() as c, c.copy("COPY (SELECT unnest(keys) FROM neardup_refs) TO STDOUT "
+                                                  "(FORMAT binary)") as copy:  # fmt: skip
+                async for chunk in copy:
+                    loaded.add(reader.keys(chunk))
+            reader.end()
+        return loaded, since
+
+    async def catch_up(self) -> None:
+        """File in the filter the keys of documents archived since its last read (see
+        :mod:`neardup.storage.postgres.keyfilter`); load a larger filter in the background when
+        this one is crowded."""
+        async with self._filter_lock:
+            if self._filter is None:
+                return
+            async with self._using("read what was archived since") as conn:
+                cur = await conn.execute(_ARCHIVED_SINCE, (self._filter_tx,), binary=True)
+                got = await cur.fetchall()
+            arrays = [np.asarray(keys, dtype=np.int64).view(np.uint64) for _, keys in got if keys]
+            if arrays:
+                self._filter.add(np.concatenate(arrays))
+            self._filter_tx = int(got[0][0])
+            crowded = self._filter.crowded(self._filter_budget)
+        if crowded:
+            self._start_loading()
+
+    def filter_stats(self) -> dict[str, int]:
+        """The filter's size (bits, 0: none), keys filed, and the lookups' keys asked and searched."""
+        f = self._filter
+        return {"filter_bits": f.bits if f else 0, "filter_keys": f.added if f else 0,
+                "keys_asked": self.keys_asked, "keys_searched": self.keys_searched}
 
     async def fetch(self, refs: Collection[bytes]) -> dict[bytes, FingerprintRecord]:
         """Records by ref (absent when not archived, or when the row is another id's: a digest collision)."""
@@ -378,7 +548,7 @@ class ColdArchive:
     async def stats(self) -> dict[str, int]:
         """Documents, index entries (keys filed, a document's repeats counted once), and bytes on
         disk: ``documents_bytes`` the partitions and the directory with their indexes but the GIN
-        over the keys, which is ``index_bytes``."""
+        over the keys, which is ``index_bytes``; and this client's :meth:`filter_stats`."""
         async with self._using("read the archive's sizes") as conn:
             cur = await conn.execute(
                 "SELECT (SELECT count(*) FROM neardup_documents), "
@@ -390,7 +560,7 @@ class ColdArchive:
         assert row is not None
         documents, entries, doc_bytes, index_bytes = (int(x) for x in row)
         return {"documents": documents, "index_entries": entries, "documents_bytes": doc_bytes,
-                "index_bytes": index_bytes}
+                "index_bytes": index_bytes, **self.filter_stats()}
 
 
 __all__ = ["ColdAnswer", "ColdArchive", "ColdDocument", "ColdRow", "from_bigint", "to_bigint"]

@@ -25,6 +25,13 @@ second time in ``neardup_documents.record`` (the record is written without them 
 the array's). ``fastupdate`` is off: a pending list would be scanned whole by every lookup.
 Version 1 had a table ``neardup_index (key, ref)`` instead; migration 2 folds it into the arrays
 (records archived under version 1 keep their keys inside, which readers prefer).
+
+``neardup_refs.archived_tx`` (version 3): the id of the transaction that archived the row (its
+``pg_current_xact_id()``), under a BRIN index (rows arrive in about that order and are never
+updated: a few pages for millions of rows). A worker's filter of archived keys
+(:mod:`neardup.storage.postgres.keyfilter`) reads the rows of the transactions it may not have
+seen, not the whole directory. Migrating rewrites the directory once (the column's default is
+evaluated for every row).
 """
 
 from __future__ import annotations
@@ -76,6 +83,10 @@ ALTER TABLE neardup_refs_v2 RENAME TO neardup_refs;
 ALTER INDEX neardup_refs_v2_pkey RENAME TO neardup_refs_pkey;
 CREATE INDEX neardup_refs_hash ON neardup_refs (content_hash);
 CREATE INDEX neardup_refs_keys ON neardup_refs USING gin (keys) WITH (fastupdate = off);
+"""),
+    (3, "the transaction that archived each directory row, for the workers' key filters", """
+ALTER TABLE neardup_refs ADD COLUMN archived_tx bigint NOT NULL DEFAULT pg_current_xact_id()::text::bigint;
+CREATE INDEX neardup_refs_archived_tx ON neardup_refs USING brin (archived_tx);
 """),
 )
 """(version, what it does, SQL)."""

@@ -21,7 +21,6 @@ says which documents the cold tier supplied (the evidence's ``tier: cold``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -102,15 +101,20 @@ class TieredStore:
         return [r for r, t in enumerate(query.content_types) if self.archived_type(t)]
 
     async def lookup(self, query: WindowQuery) -> WindowAnswer:
-        """See :meth:`neardup.storage.base.FingerprintStore.lookup` and the module docstring. Both
-        tiers are asked at once (the cold tier for every id and hash the window could need), so a
-        window waits for the slower of the two, not for both in turn."""
+        """See :meth:`neardup.storage.base.FingerprintStore.lookup` and the module docstring. The
+        warm store is asked first, then the cold tier (for every id and hash the window could
+        need): ``neardup archive`` copies a document to the cold tier before it deletes it from the
+        warm store, so a document the warm store no longer held was committed to the cold tier
+        before the cold tier is read, and its keys are in the filter of archived keys when that
+        catches up. Asked at once, a document moved between the two reads could be in neither.
+        With the filter the cold tier's part is a few searches, not one a key."""
         rows = self._cold_rows(query)
         if not rows and not query.exact_hashes:
             return await self.warm.lookup(query)
         ids = [query.doc_ids[r] for r in rows if r < len(query.doc_ids)]
         keys = query.index_keys[rows] if query.index_keys.size else np.zeros((0, 0), dtype=np.uint64)
-        warm, cold = await asyncio.gather(self.warm.lookup(query), self.cold.lookup(keys, query.exact_hashes, ids))
+        warm = await self.warm.lookup(query)
+        cold = await self.cold.lookup(keys, query.exact_hashes, ids)
         candidates = list(warm.candidates)
         for r, found in zip(rows, cold.candidates, strict=False):
             if found:

@@ -118,6 +118,43 @@ async def test_other_types_are_not_looked_up_in_the_cold_tier(postgres_url: str)
         await tiered.close()
 
 
+class _MovedDuringLookup:
+    """A warm store whose lookup is when ``neardup archive`` moves every kept document to the cold
+    tier (copied there, then deleted here), as another process could at any time."""
+
+    def __init__(self, tiered: TieredStore) -> None:
+        self.tiered, self.inner = tiered, tiered.warm
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def lookup(self, query: Any) -> Any:
+        await move(self.inner, self.tiered.cold, older_than=0)
+        return await self.inner.lookup(query)
+
+
+async def test_a_document_moved_while_a_window_looks_up_is_found_in_one_tier(postgres_url: str) -> None:
+    """The warm store is read before the cold tier (and the filter of archived keys catches up
+    after it): a document the warm read no longer finds was archived before the cold read."""
+    docs = announcements()
+    await migrated(postgres_url)
+    warm_only = open_store("memory://", ttl=TTL)
+    await decide(warm_only, docs[:100])
+    expected = await decide(warm_only, docs[100:])
+    tiered = open_store("memory://", ttl=TTL, archive_url=postgres_url)
+    assert isinstance(tiered, TieredStore)
+    await tiered.open()
+    try:
+        assert await tiered.cold.filter_loaded()  # loaded while the archive was empty
+        await decide(tiered, docs[:100])
+        tiered.warm = _MovedDuringLookup(tiered)  # type: ignore[assignment]
+        got = await decide(tiered, docs[100:])
+        assert [outcome(d) for d in got] == [outcome(d) for d in expected]
+        assert any(d.evidence.tier == "cold" for d in got)
+    finally:
+        await tiered.close()
+
+
 async def test_redis_memory_goes_down_by_what_was_moved(redis_server: str, postgres_url: str) -> None:
     options: dict[str, Any] = {"key_prefix": f"t{uuid.uuid4().hex[:12]}", "retry_seconds": 20}
     docs = announcements()

@@ -1,0 +1,91 @@
+"""What index keys the cold tier holds, as a Bloom filter in each worker's memory.
+
+Most of a window's index keys are held by no archived document: new announcements share no band
+with anything archived, and a reprint of an archived one shares its own. Asking PostgreSQL for
+each key is a GIN search (three buffer accesses), and at a million archived documents a window's
+38,000 searches were 200-280 ms. A Bloom filter over every archived key answers "no document
+holds this key" without asking, with no false "no": only the keys it may hold are sent.
+
+Bits and positions: a key (uint64) is mixed with ``fmix64`` (band hashes need not be uniform) and
+its two 32-bit halves, each modulo the filter's power-of-two size, are its two bits. With ``b``
+bits a key the share of keys it wrongly passes is ``(1 - exp(-2 / b)) ** 2``: 4.9 % at 8 bits a
+key, 1.4 % at 16. The size is chosen when the filter is loaded: at least :data:`BITS_PER_KEY` a key
+for the keys then archived, rounded up to a power of two (10-20 bits a key), and capped by the worker's budget
+(``archive_key_filter_mb``); once it holds more keys than its size is for, the archive loads a
+larger one (:meth:`KeyFilter.crowded`), and past the cap it passes more keys, never fewer.
+
+How a worker keeps it current (:class:`neardup.storage.postgres.archive.ColdArchive`): every
+directory row carries the transaction that archived it (``archived_tx``, schema version 3); a read
+notes the oldest transaction still running when it ran (``pg_snapshot_xmin``), and the next read
+takes every row of a transaction from that one on, so a row committed after a read that could not
+see it is read by the next one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+BITS_PER_KEY = 10
+MIN_BITS = 1 << 20  # 128 KB: an empty archive's filter
+_WORD = np.uint64(64)
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+def _fmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xFF51AFD7ED558CCD)
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xC4CEB9FE1A85EC53)
+    return x ^ (x >> np.uint64(33))
+
+
+def filter_bits(keys: int, budget_bytes: int) -> int:
+    """The size (bits, a power of two) of a filter for ``keys`` archived keys: at most
+    ``budget_bytes``, at least :data:`MIN_BITS`."""
+    wanted = max(MIN_BITS, keys * BITS_PER_KEY)
+    bits = 1 << (wanted - 1).bit_length()
+    cap = max(MIN_BITS, 1 << max(0, (budget_bytes * 8).bit_length() - 1))
+    return min(bits, cap, 1 << 32)
+
+
+class KeyFilter:
+    """A Bloom filter of index keys: two bits a key (see the module docstring)."""
+
+    __slots__ = ("added", "bits", "words")
+
+    def __init__(self, bits: int) -> None:
+        """``bits``: a power of two, at least 64 and at most 2**32."""
+        if bits < 64 or bits > 1 << 32 or bits & (bits - 1):
+            raise ValueError("a key filter's size is a power of two between 64 and 2**32 bits")
+        self.bits = bits
+        self.words = np.zeros(bits // 64, dtype=np.uint64)
+        self.added = 0
+
+    def _positions(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+        h = _fmix64(keys.astype(np.uint64, copy=False))
+        mask = np.uint64(self.bits - 1)
+        return h & _LOW & mask, (h >> np.uint64(32)) & mask
+
+    def add(self, keys: npt.NDArray[np.uint64]) -> None:
+        """File ``keys`` (0, "no key", included: harmless)."""
+        if keys.size == 0:
+            return
+        for p in self._positions(keys.ravel()):
+            np.bitwise_or.at(self.words, (p // _WORD).astype(np.intp), np.uint64(1) << (p % _WORD))
+        self.added += int(keys.size)
+
+    def may_hold(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+        """Per key (any shape): False where no filed key is this one; True where one may be."""
+        flat = keys.ravel()
+        out = np.ones(flat.shape, dtype=np.bool_)
+        for p in self._positions(flat):
+            out &= ((self.words[(p // _WORD).astype(np.intp)] >> (p % _WORD)) & np.uint64(1)).astype(np.bool_)
+        return out.reshape(keys.shape)
+
+    def crowded(self, budget_bytes: int) -> bool:
+        """Whether it holds more keys than its size is for and the budget allows a larger one."""
+        return self.added > self.bits // BITS_PER_KEY and filter_bits(self.added, budget_bytes) > self.bits
+
+
+__all__ = ["BITS_PER_KEY", "KeyFilter", "filter_bits"]

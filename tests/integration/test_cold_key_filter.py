@@ -1,0 +1,101 @@
+"""The workers' filter of archived keys on a real PostgreSQL (tests/fixtures/postgres.py): a
+window's keys that no archived document holds are not searched, and nothing archived is missed,
+whether it was archived before the filter loaded, after, or by a transaction still running while
+the filter caught up."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from neardup.storage.postgres.archive import ColdArchive, key_bigint, to_bigint
+from tests.integration.test_cold_archive import cold, h, key, migrated
+
+pytestmark = pytest.mark.integration
+
+
+def new_keys(tag: str, n: int = 38) -> list[int]:
+    return [key(f"{tag}-{i}") for i in range(n)]
+
+
+async def test_keys_no_archived_document_holds_are_not_searched(postgres_url: str) -> None:
+    archived = [cold(f"d{i}", tuple(new_keys(f"d{i}"))) for i in range(200)]
+    filtered, unfiltered = await migrated(postgres_url), ColdArchive(postgres_url, key_filter_bytes=0)
+    await unfiltered.open()
+    try:
+        await filtered.put(archived)
+        assert await filtered.filter_loaded() and not await unfiltered.filter_loaded()
+        window = [list(d.record.index_keys) for d in archived[:10]] + [new_keys(f"new{j}") for j in range(190)]
+        answer = await filtered.lookup(window, [h("cd3")], ["d4"])
+        assert answer == await unfiltered.lookup(window, [h("cd3")], ["d4"])  # the same answer
+        assert [bool(c) for c in answer.candidates] == [True] * 10 + [False] * 190
+        stats = filtered.filter_stats()
+        assert stats["keys_asked"] == 200 * 38 and stats["filter_keys"] == 200 * 38
+        # the 380 keys of the ten archived ones, and a few of the 7,220 new keys that it lets through
+        assert 380 <= stats["keys_searched"] < 380 + 0.05 * 7_220
+        assert unfiltered.filter_stats()["keys_searched"] == 200 * 38
+    finally:
+        await filtered.close()
+        await unfiltered.close()
+
+
+async def test_what_another_client_archives_after_the_load_is_found(postgres_url: str) -> None:
+    worker, archiver = await migrated(postgres_url), await migrated(postgres_url)
+    try:
+        await archiver.put([cold("d1", tuple(new_keys("d1")))])
+        assert await worker.filter_loaded()
+        late = cold("d2", tuple(new_keys("d2")))
+        await archiver.put([late])
+        answer = await worker.lookup([list(late.record.index_keys)], [], [])
+        assert answer.candidates == [{late.record.ref: 38}]
+    finally:
+        await worker.close()
+        await archiver.close()
+
+
+async def test_a_row_of_a_transaction_running_while_the_filter_caught_up_is_read_later(postgres_url: str) -> None:
+    """The catch-up reads from the oldest transaction still running at the last read: a row that
+    transaction commits afterwards (its id older than rows already read) is not skipped."""
+    worker, archiver = await migrated(postgres_url), await migrated(postgres_url)
+    slow = cold("slow", tuple(new_keys("slow")))
+    try:
+        assert await worker.filter_loaded()
+        async with archiver.conn.transaction():
+            await archiver.conn.execute(
+                "INSERT INTO neardup_refs (ref, content_hash, doc_id, first_seen, keys) VALUES (%s, %s, %s, %s, %s)",
+                (to_bigint(slow.record.ref), slow.record.content_hash, "slow", dt.datetime.now(dt.UTC),
+                 [key_bigint(k) for k in slow.record.index_keys]))
+            await archiver.conn.execute("SELECT 1")
+            quick = cold("quick", tuple(new_keys("quick")))
+            other = await migrated(postgres_url)
+            await other.put([quick])  # a later transaction, committed first
+            await other.close()
+            answer = await worker.lookup([list(quick.record.index_keys), list(slow.record.index_keys)], [], [])
+            assert answer.candidates == [{quick.record.ref: 38}, {}]  # the slow one is not committed yet
+        answer = await worker.lookup([list(slow.record.index_keys)], [], [])
+        assert answer.candidates == [{slow.record.ref: 38}]
+    finally:
+        await worker.close()
+        await archiver.close()
+
+
+async def test_documents_archived_before_migration_3_are_in_the_filter(postgres_url: str) -> None:
+    """A directory row written by schema version 2 (no archived_tx) gets one as it migrates."""
+    archive = ColdArchive(postgres_url)
+    await archive.open(migrating=True)
+    try:
+        assert await archive.migrate(up_to=2) == [1, 2]
+        old = cold("old", tuple(new_keys("old")))
+        await archive.conn.execute("INSERT INTO neardup_refs (ref, content_hash, doc_id, first_seen, keys) "
+                           "VALUES (%s, %s, %s, %s, %s)",
+                           (to_bigint(old.record.ref), old.record.content_hash, "old", dt.datetime.now(dt.UTC),
+                            [key_bigint(k) for k in old.record.index_keys]))
+        assert await archive.migrate() == [3]
+        assert await archive.filter_loaded() and archive.filter_stats()["filter_keys"] == 38
+        answer = await archive.lookup([list(old.record.index_keys)], [], [])
+        assert answer.candidates == [{old.record.ref: 38}]
+        assert archive.filter_stats()["keys_searched"] == 38
+    finally:
+        await archive.close()
+
