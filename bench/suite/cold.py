@@ -132,13 +132,14 @@ async def sizes(archive: ColdArchive, n: int) -> dict[str, Any]:
             "index_entries": stats["index_entries"], "bytes_per_document": round(total / n, 1)}
 
 
-def window(sample: list[ColdDocument], rnd: random.Random) -> tuple[list[list[int]], list[bytes], list[str]]:
-    """A window of 1,000 announcements, 5 % of them archived ones (reprints) and the rest new."""
+def window(sample: list[ColdDocument], rnd: random.Random, hit_share: float = HIT_SHARE
+           ) -> tuple[list[list[int]], list[bytes], list[str]]:
+    """A window of 1,000 announcements, ``hit_share`` of them archived ones (reprints) and the rest new."""
     keys: list[list[int]] = []
     hashes: list[bytes] = []
     ids: list[str] = []
     for j in range(WINDOW):
-        if rnd.random() < HIT_SHARE:
+        if rnd.random() < hit_share:
             doc = rnd.choice(sample)
             keys.append(list(doc.record.index_keys))
             hashes.append(doc.record.content_hash)
@@ -149,26 +150,37 @@ def window(sample: list[ColdDocument], rnd: random.Random) -> tuple[list[list[in
     return keys, hashes, ids
 
 
-async def lookups(archive: ColdArchive, sample: list[ColdDocument], windows: int,
-                  rnd: random.Random) -> dict[str, Any]:
-    """p50/p99 of a window's lookup, and of the fetch of what it proposed."""
-    look: list[float] = []
+async def lookups(clients: dict[str, ColdArchive], sample: list[ColdDocument], windows: int,
+                  rnd: random.Random, hit_share: float = HIT_SHARE) -> dict[str, Any]:
+    """p50/p99 of a window's lookup by each client (the same windows, the clients in turn, the
+    order alternated), and of the fetch of what the first one proposed; keys searched a window."""
+    look: dict[str, list[float]] = {name: [] for name in clients}
     fetch: list[float] = []
     found = 0
-    for _ in range(windows):
-        keys, hashes, ids = window(sample, rnd)
-        t0 = time.perf_counter()
-        answer = await archive.lookup(keys, hashes, ids)
+    searched = {name: c.keys_searched for name, c in clients.items()}
+    for w in range(windows):
+        keys, hashes, ids = window(sample, rnd, hit_share)
+        order = list(clients.items())
+        answers = {}
+        for name, client in order if w % 2 == 0 else order[::-1]:
+            t0 = time.perf_counter()
+            answers[name] = await client.lookup(keys, hashes, ids)
+            look[name].append((time.perf_counter() - t0) * 1000)
+        first = next(iter(clients))
+        if any(a != answers[first] for a in answers.values()):
+            raise RuntimeError("the archive's clients answered a window differently")
+        refs = {ref for row in answers[first].candidates for ref in row}
         t1 = time.perf_counter()
-        refs = {ref for row in answer.candidates for ref in row}
-        await archive.fetch(refs)
-        t2 = time.perf_counter()
-        look.append((t1 - t0) * 1000)
-        fetch.append((t2 - t1) * 1000)
+        await clients[first].fetch(refs)
+        fetch.append((time.perf_counter() - t1) * 1000)
         found += len(refs)
     q = np.percentile
-    return {"lookup_ms_p50": round(float(q(look, 50)), 1), "lookup_ms_p99": round(float(q(look, 99)), 1),
-            "fetch_ms_p50": round(float(q(fetch, 50)), 1), "fetch_ms_p99": round(float(q(fetch, 99)), 1),
+    out: dict[str, Any] = {}
+    for name, ms in look.items():
+        out[f"lookup{name}_ms_p50"] = round(float(q(ms, 50)), 1)
+        out[f"lookup{name}_ms_p99"] = round(float(q(ms, 99)), 1)
+        out[f"keys_searched{name}_per_window"] = round((clients[name].keys_searched - searched[name]) / windows)
+    return {**out, "fetch_ms_p50": round(float(q(fetch, 50)), 1), "fetch_ms_p99": round(float(q(fetch, 99)), 1),
             "candidates_per_window": round(found / windows, 1), "windows": windows}
 
 
@@ -182,11 +194,14 @@ async def archived_sample(archive: ColdArchive, count: int = 20_000) -> list[Col
 
 
 async def volume(url: str, n: int, windows: int, reuse: bool = False) -> dict[str, Any]:
-    """Migrate, archive ``n`` documents (unless ``reuse``: an earlier run filled it), measure."""
+    """Migrate, archive ``n`` documents (unless ``reuse``: an earlier run filled it), measure:
+    lookups with the filter of archived keys (``lookup_ms``, what a worker does) and without it
+    (``lookup_unfiltered_ms``), windows with 5 % reprints and windows of reprints only."""
     from neardup.storage.postgres.archive import ColdArchive
 
     rnd = random.Random(1)
     archive = ColdArchive(url)
+    unfiltered = ColdArchive(url, key_filter_bytes=0)
     await archive.open(migrating=True)
     try:
         out: dict[str, Any] = {"documents": n}
@@ -194,16 +209,26 @@ async def volume(url: str, n: int, windows: int, reuse: bool = False) -> dict[st
             sample = await archived_sample(archive)
             # a generator of its own: one seeded as the load's would draw the archived keys again
             rnd = random.Random(2)
-            await lookups(archive, sample, max(1, windows // 10), rnd)  # the index into memory first
         else:
             await archive.migrate()
             rate, sample = await load(archive, n, rnd)
             out["archive_docs_per_s"] = round(rate)
+        await unfiltered.open()
+        started = time.perf_counter()
+        if not await archive.filter_loaded():
+            raise RuntimeError("the filter of archived keys did not load")
+        out["filter_load_seconds"] = round(time.perf_counter() - started, 2)
+        out["filter_bytes"] = archive.filter_stats()["filter_bits"] // 8
+        clients = {"": archive, "_unfiltered": unfiltered}
+        await lookups(clients, sample, max(1, windows // 10), rnd)  # the index into memory first
         out.update(await sizes(archive, n))
-        out.update(await lookups(archive, sample, windows, rnd))
+        out.update(await lookups(clients, sample, windows, rnd))
+        reprints = await lookups({"": archive}, sample, max(1, windows // 4), rnd, hit_share=1.0)
+        out.update({f"reprints_only_{k}": v for k, v in reprints.items() if k.startswith(("lookup", "keys"))})
         return out
     finally:
         await archive.close()
+        await unfiltered.close()
 
 
 # ------------------------------------------------------------------------------------------- recall
@@ -355,8 +380,16 @@ def summary(r: dict[str, Any]) -> str:
                  f"documents, windows of {WINDOW:,}", [
         Row("archive rate: docs/s", number(v["archive_docs_per_s"])),
         Row("on disk per document: bytes (tables + indexes)", number(v["bytes_per_document"]), "1,500"),
-        Row(f"window lookup p50 / p99: ms ({v['windows']} windows)",
+        Row(f"window lookup p50 / p99: ms ({v['windows']} windows, {HIT_SHARE:.0%} reprints)",
             f"{v['lookup_ms_p50']:.1f} / {v['lookup_ms_p99']:.1f}", "p99 200"),
+        Row("the same without the filter of archived keys",
+            f"{v['lookup_unfiltered_ms_p50']:.1f} / {v['lookup_unfiltered_ms_p99']:.1f}"),
+        Row("keys searched a window, with / without the filter",
+            f"{number(v['keys_searched_per_window'])} / {number(v['keys_searched_unfiltered_per_window'])}"),
+        Row("window lookup p50 / p99, windows of reprints only: ms",
+            f"{v['reprints_only_lookup_ms_p50']:.1f} / {v['reprints_only_lookup_ms_p99']:.1f}"),
+        Row("filter of archived keys: MB, load seconds",
+            f"{v['filter_bytes'] / 2**20:.1f}, {v['filter_load_seconds']:.2f}"),
         Row("fetch of its candidates p50 / p99: ms", f"{v['fetch_ms_p50']:.1f} / {v['fetch_ms_p99']:.1f}"),
         Row(f"reprint recall, warm store / cold tier ({warm['reprints']} reprints)",
             f"{warm['recall']:.4f} / {cold['recall']:.4f}", "equal"),

@@ -72,10 +72,10 @@ _ARCHIVED_SINCE = (f"SELECT s.x, r.keys FROM (SELECT {_SNAPSHOT_XMIN} AS x) AS s
                    "LEFT JOIN neardup_refs r ON r.archived_tx >= %s")
 DEFAULT_KEY_FILTER_BYTES = 256 << 20
 _RELOAD_AFTER_FAILURE = 60.0  # seconds before a filter that failed to load is tried again
-# a binary COPY of one bigint column: the header (signature, flags, extension length), rows of a
-# field count (1), a length (8) and the value, then -1
-_COPY_HEADER = 19
-_COPY_ROW = np.dtype([("fields", ">i2"), ("length", ">i4"), ("value", ">u8")])
+# every archived key, a directory row's keys as one bytea of big-endian uint64s (int8send), so that
+# a batch of rows is parsed by numpy at once and not as a Python int a key
+_ALL_KEYS = "SELECT (SELECT string_agg(int8send(k), ''::bytea) FROM unnest(r.keys) AS k) FROM neardup_refs r"
+_KEYS_BATCH = 10_000  # directory rows a fetch
 
 
 def to_bigint(ref: bytes) -> int:
@@ -180,43 +180,11 @@ async def _copy(conn: psycopg.AsyncConnection[Any], into: str, rows: Sequence[tu
             await copy.write_row(row)
 
 
-class _CopiedKeys:
-    """The keys of a binary ``COPY`` of one bigint column, a chunk at a time (see :data:`_COPY_ROW`)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.pending = bytearray()
-        self.header = True
-
-    def _corrupt(self) -> StoreCorruptError:
-        return StoreCorruptError(f"{self.url}: the archived keys did not read back as bigints")
-
-    def keys(self, chunk: bytes | bytearray | memoryview) -> IndexKeys:
-        """The keys of the whole rows read so far."""
-        self.pending += chunk
-        start = 0
-        if self.header:
-            if len(self.pending) < _COPY_HEADER:
-                return np.zeros(0, dtype=np.uint64)
-            if not self.pending.startswith(b"PGCOPY\n\xff\r\n\0"):
-                raise self._corrupt()
-            start = _COPY_HEADER + int.from_bytes(self.pending[15:19], "big")  # and the extension, if any
-            if len(self.pending) < start:
-                return np.zeros(0, dtype=np.uint64)
-            self.header = False
-        count = (len(self.pending) - start) // _COPY_ROW.itemsize
-        rows = np.frombuffer(self.pending, dtype=_COPY_ROW, count=count, offset=start)
-        if np.any(rows["fields"] != 1) or np.any(rows["length"] != 8):
-            raise self._corrupt()
-        keys = rows["value"].astype(np.uint64)
-        del rows  # it holds a view of the buffer, which cannot shrink while one exists
-        del self.pending[: start + count * _COPY_ROW.itemsize]
-        return keys
-
-    def end(self) -> None:
-        """Check that what is left is the trailer."""
-        if self.header or bytes(self.pending) != b"\xff\xff":
-            raise self._corrupt()
+def packed_keys(data: bytes, url: str) -> IndexKeys:
+    """Keys packed as big-endian uint64s (:data:`_ALL_KEYS`)."""
+    if len(data) % 8:
+        raise StoreCorruptError(f"{url}: the archived keys did not read back as bigints")
+    return np.frombuffer(data, dtype=">u8").astype(np.uint64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,7 +453,7 @@ class ColdArchive:
 
     async def _read_all_keys(self, conn: psycopg.AsyncConnection[Any]) -> tuple[KeyFilter, int]:
         """(a filter of every key archived, the oldest transaction running as they were read), in
-        one snapshot: a binary COPY of the keys, parsed with numpy a chunk at a time."""
+        one snapshot, a batch of directory rows at a time."""
         async with conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cur = await conn.execute(f"SELECT {_SNAPSHOT_XMIN}, coalesce(sum(cardinality(keys)), 0) FROM neardup_refs")
@@ -493,12 +461,10 @@ class ColdArchive:
             assert row is not None
             since, count = int(row[0]), int(row[1])
             loaded = KeyFilter(filter_bits(count, self._filter_budget))
-            reader = _CopiedKeys(self.url)
-            async with conn.cursor() as c, c.copy("COPY (SELECT unnest(keys) FROM neardup_refs) TO STDOUT "
-                                                  "(FORMAT binary)") as copy:  # fmt: skip
-                async for chunk in copy:
-                    loaded.add(reader.keys(chunk))
-            reader.end()
+            async with conn.cursor(name="neardup_archived_keys", binary=True) as cur:
+                await cur.execute(_ALL_KEYS)
+                while rows := await cur.fetchmany(_KEYS_BATCH):
+                    loaded.add(packed_keys(b"".join(r[0] for r in rows if r[0] is not None), self.url))
         return loaded, since
 
     async def catch_up(self) -> None:

@@ -1,6 +1,5 @@
-"""The cold tier's filter of archived keys (storage/postgres/keyfilter.py) and the reader of the
-binary COPY that loads it: no key filed is ever reported absent, few others pass, sizes follow
-the budget, and a stream cut anywhere reads the same keys."""
+"""The cold tier's filter of archived keys (storage/postgres/keyfilter.py): no key filed is ever
+reported absent, few others pass, sizes follow the budget; keys read back as packed bytes."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import numpy as np
 import pytest
 
 from neardup.storage.errors import StoreCorruptError
-from neardup.storage.postgres.archive import _CopiedKeys
+from neardup.storage.postgres.archive import packed_keys
 from neardup.storage.postgres.keyfilter import BITS_PER_KEY, MIN_BITS, KeyFilter, filter_bits
 
 RNG = np.random.default_rng(7)
@@ -54,32 +53,8 @@ def test_a_filter_is_crowded_past_its_keys_while_the_budget_allows_a_larger_one(
     assert f.crowded(1 << 30) and not f.crowded(MIN_BITS // 8)
 
 
-def copy_stream(values: list[int]) -> bytes:
-    """A binary COPY of one bigint column, as PostgreSQL writes it."""
-    rows = b"".join(struct.pack(">hiq", 1, 8, v) for v in values)
-    return b"PGCOPY\n\xff\r\n\0" + struct.pack(">ii", 0, 0) + rows + b"\xff\xff"
-
-
-def test_a_copy_cut_anywhere_reads_the_same_keys() -> None:
-    values = [1, -1, 2**63 - 1, -(2**63), 12345]
-    stream = copy_stream(values)
-    want = np.array(values, dtype=np.int64).view(np.uint64)
-    splits = [[stream[:cut], stream[cut:]] for cut in range(len(stream) + 1)]
-    splits.append([stream[i : i + 7] for i in range(0, len(stream), 7)])
-    for parts in splits:
-        reader = _CopiedKeys("postgresql://x")
-        got = np.concatenate([reader.keys(p) for p in parts])
-        reader.end()
-        assert got.tolist() == want.tolist()
-
-
-def test_a_copy_that_is_not_bigints_is_refused() -> None:
+def test_packed_keys_read_back_as_uint64_and_a_cut_one_is_refused() -> None:
+    values = [1, 2**63, 2**64 - 1, 12345]
+    assert packed_keys(b"".join(struct.pack(">Q", v) for v in values), "postgresql://x").tolist() == values
     with pytest.raises(StoreCorruptError):
-        _CopiedKeys("postgresql://x").keys(b"NOTCOPY" + b"\0" * 40)
-    wide = b"PGCOPY\n\xff\r\n\0" + struct.pack(">ii", 0, 0) + struct.pack(">hi", 1, 4) + b"\0" * 8
-    with pytest.raises(StoreCorruptError):
-        _CopiedKeys("postgresql://x").keys(wide)
-    cut = _CopiedKeys("postgresql://x")
-    cut.keys(copy_stream([1])[:-5])  # the stream ended inside a row
-    with pytest.raises(StoreCorruptError):
-        cut.end()
+        packed_keys(b"\0" * 12, "postgresql://x")
