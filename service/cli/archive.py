@@ -93,7 +93,7 @@ async def _archive(settings: Settings, older_than: float, batch: int) -> dict[st
     from neardup.storage.postgres.mover import move
 
     warm = open_store(settings.store_url, ttl=settings.ttl_seconds, **store_options(settings))
-    cold = ColdArchive(settings.archive_url or "")
+    cold = ColdArchive(settings.archive_url or "", key_filter_bytes=0)  # it writes; it looks nothing up
     started = time.perf_counter()
     await warm.open()
     try:

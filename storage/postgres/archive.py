@@ -239,7 +239,8 @@ class ColdArchive:
 
     # -- life cycle ------------------------------------------------------------------------------
     async def open(self, *, migrating: bool = False) -> None:
-        """Connect; unless ``migrating``, refuse a database whose schema is not this version's."""
+        """Connect; unless ``migrating``, refuse a database whose schema is not this version's and
+        start loading the filter of archived keys."""
         if self._conn is not None:
             return
         with self._errors("connect"):
@@ -250,6 +251,8 @@ class ColdArchive:
                 await self.close()
                 raise StoreError(f"{self.url}: the archive's schema is at version {version}, this neardup needs "
                                  f"{LATEST}", hint=_MIGRATE_HINT)
+            if self._filter_budget:
+                self._start_loading()  # in the background: lookups ask every key until it is loaded
 
     async def close(self) -> None:
         """Release the connection (and stop a filter being loaded)."""

@@ -6,11 +6,13 @@ each key is a GIN search (three buffer accesses), and at a million archived docu
 38,000 searches were 200-280 ms. A Bloom filter over every archived key answers "no document
 holds this key" without asking, with no false "no": only the keys it may hold are sent.
 
-Bits and positions: a key (uint64) is mixed with ``fmix64`` (band hashes need not be uniform) and
-its two 32-bit halves, each modulo the filter's power-of-two size, are its two bits. With ``b``
-bits a key the share of keys it wrongly passes is ``(1 - exp(-2 / b)) ** 2``: 4.9 % at 8 bits a
-key, 1.4 % at 16. The size is chosen when the filter is loaded: at least :data:`BITS_PER_KEY` a key
-for the keys then archived, rounded up to a power of two (10-20 bits a key), and capped by the worker's budget
+Bits: a key (uint64) is mixed with ``fmix64`` (band hashes need not be uniform); its low bits
+choose one 64-bit word of the filter and its top twelve bits two bits in that word (a blocked
+Bloom filter: one memory access a key, not two, which is most of the cost at tens of millions of
+keys). With ``b`` bits a key the share of other keys it passes is about ``(1 - exp(-2 / b)) ** 2``
+(a little more, as words fill unevenly): 3-5 % at 10 bits a key, 1-2 % at 20. The size is chosen
+when the filter is loaded: at least :data:`BITS_PER_KEY` a key for the keys then archived,
+rounded up to a power of two (10-20 bits a key), and capped by the worker's budget
 (``archive_key_filter_mb``); once it holds more keys than its size is for, the archive loads a
 larger one (:meth:`KeyFilter.crowded`), and past the cap it passes more keys, never fewer.
 
@@ -28,8 +30,6 @@ import numpy.typing as npt
 
 BITS_PER_KEY = 10
 MIN_BITS = 1 << 20  # 128 KB: an empty archive's filter
-_WORD = np.uint64(64)
-_LOW = np.uint64(0xFFFFFFFF)
 
 
 def _fmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
@@ -50,38 +50,37 @@ def filter_bits(keys: int, budget_bytes: int) -> int:
 
 
 class KeyFilter:
-    """A Bloom filter of index keys: two bits a key (see the module docstring)."""
+    """A blocked Bloom filter of index keys: two bits of one word a key (see the module docstring)."""
 
     __slots__ = ("added", "bits", "words")
 
     def __init__(self, bits: int) -> None:
-        """``bits``: a power of two, at least 64 and at most 2**32."""
+        """``bits``: a power of two, at least 64 and at most 2**32 (2**26 words: the low bits of a
+        mixed key choose the word, its top twelve the two bits)."""
         if bits < 64 or bits > 1 << 32 or bits & (bits - 1):
             raise ValueError("a key filter's size is a power of two between 64 and 2**32 bits")
         self.bits = bits
         self.words = np.zeros(bits // 64, dtype=np.uint64)
         self.added = 0
 
-    def _positions(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    def _words_and_masks(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.uint64]]:
         h = _fmix64(keys.astype(np.uint64, copy=False))
-        mask = np.uint64(self.bits - 1)
-        return h & _LOW & mask, (h >> np.uint64(32)) & mask
+        words = (h & np.uint64(self.words.size - 1)).astype(np.intp)
+        masks = (np.uint64(1) << (h >> np.uint64(58))) | (np.uint64(1) << ((h >> np.uint64(52)) & np.uint64(63)))
+        return words, masks
 
     def add(self, keys: npt.NDArray[np.uint64]) -> None:
         """File ``keys`` (0, "no key", included: harmless)."""
         if keys.size == 0:
             return
-        for p in self._positions(keys.ravel()):
-            np.bitwise_or.at(self.words, (p // _WORD).astype(np.intp), np.uint64(1) << (p % _WORD))
+        words, masks = self._words_and_masks(keys.ravel())
+        np.bitwise_or.at(self.words, words, masks)
         self.added += int(keys.size)
 
     def may_hold(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
         """Per key (any shape): False where no filed key is this one; True where one may be."""
-        flat = keys.ravel()
-        out = np.ones(flat.shape, dtype=np.bool_)
-        for p in self._positions(flat):
-            out &= ((self.words[(p // _WORD).astype(np.intp)] >> (p % _WORD)) & np.uint64(1)).astype(np.bool_)
-        return out.reshape(keys.shape)
+        words, masks = self._words_and_masks(keys.ravel())
+        return np.asarray((self.words[words] & masks) == masks).reshape(keys.shape)
 
     def crowded(self, budget_bytes: int) -> bool:
         """Whether it holds more keys than its size is for and the budget allows a larger one."""
