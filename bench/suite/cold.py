@@ -83,12 +83,13 @@ class Plan:
     documents: int
     windows: int
     originals: int
+    rate_documents: int = 4000
 
     @classmethod
     def of(cls, opts: ColdOptions) -> Plan:
         """The sizes for ``opts``."""
         if opts.quick:
-            return cls(min(opts.documents, 2000), min(opts.windows, 10), min(opts.originals, 40))
+            return cls(min(opts.documents, 2000), min(opts.windows, 10), min(opts.originals, 40), 200)
         return cls(opts.documents, opts.windows, opts.originals)
 
 
@@ -193,10 +194,12 @@ async def archived_sample(archive: ColdArchive, count: int = 20_000) -> list[Col
     return [ColdDocument(row.record, row.decision, 0.0, None) for row in (await archive.rows(refs)).values()]
 
 
-async def volume(url: str, n: int, windows: int, reuse: bool = False) -> dict[str, Any]:
+async def volume(url: str, n: int, windows: int, reuse: bool = False, texts: list[str] | None = None,
+                 rate_documents: int = 0) -> dict[str, Any]:
     """Migrate, archive ``n`` documents (unless ``reuse``: an earlier run filled it), measure:
     lookups with the filter of archived keys (``lookup_ms``, what a worker does) and without it
-    (``lookup_unfiltered_ms``), windows with 5 % reprints and windows of reprints only."""
+    (``lookup_unfiltered_ms``), windows with 5 % reprints and windows of reprints only; and, given
+    ``texts``, :func:`engine_rates` on ``rate_documents`` of them."""
     from neardup.storage.postgres.archive import ColdArchive
 
     rnd = random.Random(1)
@@ -225,10 +228,55 @@ async def volume(url: str, n: int, windows: int, reuse: bool = False) -> dict[st
         out.update(await lookups(clients, sample, windows, rnd))
         reprints = await lookups({"": archive}, sample, max(1, windows // 4), rnd, hit_share=1.0)
         out.update({f"reprints_only_{k}": v for k, v in reprints.items() if k.startswith(("lookup", "keys"))})
+        if texts and rate_documents:
+            out["engine_rates"] = await engine_rates(url, texts, rate_documents)
         return out
     finally:
         await archive.close()
         await unfiltered.close()
+
+
+async def _rate(store: FingerprintStore, docs: list[Document]) -> float:
+    """Documents a second of a fresh engine deciding ``docs`` in windows of :data:`WINDOW` on ``store``."""
+    from neardup.config import load_settings
+    from neardup.engine import Engine, decide_all
+
+    engine = Engine(load_settings(worker_id="bench-cold", ttl_seconds=TTL), store)
+    started = time.perf_counter()
+    await decide_all(engine, docs, WINDOW)
+    return len(docs) / (time.perf_counter() - started)
+
+
+async def engine_rates(url: str, texts: list[str], n: int, rounds: int = 2) -> dict[str, Any]:
+    """The engine's rate on ``n`` new announcements (none archived), on the memory store alone and
+    with the cold tier at ``url`` behind it, with its filter of archived keys loaded and without a
+    filter; the three in turn, ``rounds`` times (a fresh memory store each time), after one
+    untimed run. The cold tier's cost a window in steady state, as a worker that has been up a
+    while pays it."""
+    from neardup.document import Document
+    from neardup.storage import open_store
+    from neardup.storage.postgres.tiered import TieredStore
+
+    docs = [Document(id=d.id, text=d.text, type="announcement")
+            for d in Corpus(texts, dup_share=0.3, id_prefix="new").docs(0, n)]  # fmt: skip
+    await _rate(open_store("memory://", ttl=TTL), docs[: min(n, WINDOW)])  # the kernels compiled
+    rates: dict[str, list[float]] = {"memory_store": [], "cold_tier": [], "cold_tier_unfiltered": []}
+    for _ in range(rounds):
+        for name in rates:
+            filtered = name == "cold_tier"
+            store = open_store("memory://", ttl=TTL, archive_key_filter_bytes=None if filtered else 0,
+                               archive_url=None if name == "memory_store" else url)
+            await store.open()
+            try:
+                if isinstance(store, TieredStore) and filtered and not await store.cold.filter_loaded():
+                    raise RuntimeError("the filter of archived keys did not load")
+                rates[name].append(await _rate(store, docs))
+            finally:
+                await store.close()
+    best = {name: max(r) for name, r in rates.items()}
+    return {"documents": n, "rounds": rounds, "docs_per_s": {k: [round(x) for x in r] for k, r in rates.items()},
+            "cold_tier_slower": round(1 - best["cold_tier"] / best["memory_store"], 3),
+            "cold_tier_unfiltered_slower": round(1 - best["cold_tier_unfiltered"] / best["memory_store"], 3)}
 
 
 # ------------------------------------------------------------------------------------------- recall
@@ -363,7 +411,8 @@ def run(opts: ColdOptions) -> dict[str, Any]:
         server = start_postgres(Path(tmp))
         try:
             version = server.version()
-            result["volume"] = asyncio.run(volume(server.create_database("volume"), plan.documents, plan.windows))
+            result["volume"] = asyncio.run(volume(server.create_database("volume"), plan.documents, plan.windows,
+                                                  texts=texts, rate_documents=plan.rate_documents))
             result["recall"] = asyncio.run(recall(server.create_database("recall"), rs))
         finally:
             server.stop()
@@ -375,6 +424,7 @@ def run(opts: ColdOptions) -> dict[str, Any]:
 def summary(r: dict[str, Any]) -> str:
     """The short table ``neardup bench cold`` prints."""
     v, rc = r["volume"], r["recall"]
+    er = v["engine_rates"]
     warm, cold = rc["warm"], rc["cold"]
     return table(f"cold: PostgreSQL {r['environment']['servers']['postgresql']}, {number(v['documents'])} archived "
                  f"documents, windows of {WINDOW:,}", [
@@ -390,6 +440,9 @@ def summary(r: dict[str, Any]) -> str:
             f"{v['reprints_only_lookup_ms_p50']:.1f} / {v['reprints_only_lookup_ms_p99']:.1f}"),
         Row("filter of archived keys: MB, load seconds",
             f"{v['filter_bytes'] / 2**20:.1f}, {v['filter_load_seconds']:.2f}"),
+        Row(f"engine on {number(er['documents'])} new announcements: slower with the cold tier, "
+            "with / without the filter", f"{er['cold_tier_slower']:.1%} / {er['cold_tier_unfiltered_slower']:.1%}",
+            "10%"),
         Row("fetch of its candidates p50 / p99: ms", f"{v['fetch_ms_p50']:.1f} / {v['fetch_ms_p99']:.1f}"),
         Row(f"reprint recall, warm store / cold tier ({warm['reprints']} reprints)",
             f"{warm['recall']:.4f} / {cold['recall']:.4f}", "equal"),

@@ -40,6 +40,10 @@ def test_bench_cold_quick_runs_and_the_tiers_decide_alike(tmp_path: Path) -> Non
     assert v["index_entries"] == 38 * 2000 and v["bytes_per_document"] > 0
     assert v["archive_docs_per_s"] > 0 and 0 < v["lookup_ms_p50"] <= v["lookup_ms_p99"]
     assert v["candidates_per_window"] > 0, "the windows' archived documents were proposed"
+    # the filter of archived keys: most of a window's new keys are not searched
+    assert v["keys_searched_per_window"] < v["keys_searched_unfiltered_per_window"] / 4
+    assert v["filter_bytes"] > 0 and v["reprints_only_keys_searched_per_window"] > 0
+    assert set(v["engine_rates"]["docs_per_s"]) == {"memory_store", "cold_tier", "cold_tier_unfiltered"}
 
     rc = r["recall"]
     assert rc["moved_to_cold"] == rc["originals"] == 40 and rc["left_in_warm_store"] == 0
