@@ -687,12 +687,112 @@ def _lower_ascii_hash(cps, start, end, seed):
     return fmix64(h ^ np.uint64(end - start))
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _ascii_letter(c):
+    return 65 <= c <= 90 or 97 <= c <= 122
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _space(c):
+    return c == 32 or c == 9 or c == 10 or c == 13 or c == 160
+
+
 @njit(nogil=True, cache=True)
-def capitalised_names(cps, offsets, seed, min_letters, stop):
+def _lower_words(cps, a, b, seed):
+    """The sorted, distinct hashes of the words ``cps[a:b]`` writes in lower case (ASCII letters)."""
+    out = np.empty(max(1, (b - a) // 2), dtype=np.uint64)
+    w = 0
+    i = a
+    while i < b:
+        if 97 <= cps[i] <= 122 and (i == a or not _ascii_letter(cps[i - 1])):
+            j = i + 1
+            while j < b and _ascii_letter(cps[j]):
+                j += 1
+            out[w] = _lower_ascii_hash(cps, i, j, seed)
+            w += 1
+            i = j
+        else:
+            i += 1
+    return np.unique(out[:w])
+
+
+@njit(nogil=True, cache=True)
+def _starts_sentence(cps, a, b, i):
+    """Whether the word at ``i`` starts a sentence: after a sentence's end mark (and a closing
+    quote) and spaces, right after an opening quote, or first on a line that ends as a sentence
+    does (not a headline's or a list's line)."""
+    if i > a and (cps[i - 1] == 34 or cps[i - 1] == 8220):
+        return True
+    j = i - 1
+    line_start = False
+    while j >= a and _space(cps[j]):
+        line_start |= cps[j] == 10
+        j -= 1
+    if j >= a and (cps[j] == 34 or cps[j] == 39 or cps[j] == 8221 or cps[j] == 8217):
+        j -= 1
+    if j >= a and (cps[j] == 46 or cps[j] == 33 or cps[j] == 63) and j < i - 1:
+        return True
+    if not (line_start or j < a):
+        return False
+    e = i
+    while e < b and cps[e] != 10:
+        e += 1
+    e -= 1
+    while e > i and _space(cps[e]):
+        e -= 1
+    c = cps[e]
+    return c == 46 or c == 33 or c == 63 or c == 34 or c == 39 or c == 8221 or c == 8217
+
+
+@njit(nogil=True, cache=True)
+def _subject_of_verb(cps, b, j, verbs, seed):
+    """Whether the word that ends at ``j`` is followed by 's or by a space and one of ``verbs``
+    (hashes of lower-case words: said, has, will, ...): a sentence's subject, as a name is."""
+    possessive = j + 1 < b and (cps[j] == 39 or cps[j] == 8217) and cps[j + 1] == 115
+    if possessive and (j + 2 >= b or not _ascii_letter(cps[j + 2])):
+        return True
+    if j + 1 >= b or cps[j] != 32 or not 97 <= cps[j + 1] <= 122:
+        return False
+    k = j + 1
+    while k < b and _ascii_letter(cps[k]):
+        k += 1
+    return _in_sorted(verbs, _lower_ascii_hash(cps, j + 1, k, seed))
+
+
+@njit(nogil=True, cache=True)
+def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, out, w):
+    """Append to ``out`` from ``w`` the hashes of the words that start a sentence as the subject
+    of one of ``verbs`` (or with 's), capitalised and then lower-case letters only, that the text
+    never writes in lower case and that are in neither ``stop`` nor ``start_stop`` (words any
+    sentence may start with: However, Police); returns the new end."""
+    lower = _lower_words(cps, a, b, seed)
+    i = a
+    while i < b:
+        if 65 <= cps[i] <= 90 and (i == a or not _ascii_letter(cps[i - 1])):
+            j = i + 1
+            while j < b and 97 <= cps[j] <= 122:
+                j += 1
+            whole = j - i >= min_letters and (j >= b or not _ascii_letter(cps[j]))
+            if whole and _subject_of_verb(cps, b, j, verbs, seed) and _starts_sentence(cps, a, b, i):
+                h = _lower_ascii_hash(cps, i, j, seed)
+                if not (_in_sorted(stop, h) or _in_sorted(start_stop, h) or _in_sorted(lower, h)):
+                    out[w] = h
+                    w += 1
+            i = j
+        else:
+            i += 1
+    return w
+
+
+@njit(nogil=True, cache=True)
+def capitalised_names(cps, offsets, seed, min_letters, stop, start_stop, verbs, sentence_starts):
     """The lower-cased token hashes of the words each raw English text capitalises inside a
     sentence (a capital after a lower-case letter, a digit, a comma or a semicolon and a space,
-    then ``min_letters - 1`` or more letters), less the sorted hashes ``stop``; distinct and
-    sorted within each text, with each text's offsets into them."""
+    then ``min_letters - 1`` or more letters), less the sorted hashes ``stop``; with
+    ``sentence_starts`` (profile v14) also those that start a sentence as a verb's subject
+    (:func:`_sentence_start_names`: Virgin was told, Microsoft has said, where a text names
+    someone only at its sentences' starts). Distinct and sorted within each text, with each
+    text's offsets into them."""
     n_docs = offsets.shape[0] - 1
     out = np.empty(max(1, cps.shape[0] // 2), dtype=np.uint64)
     off = np.zeros(n_docs + 1, dtype=np.int64)
@@ -716,6 +816,8 @@ def capitalised_names(cps, offsets, seed, min_letters, stop):
                 i = j
             else:
                 i += 1
+        if sentence_starts:
+            w = _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, out, w)
         mine = np.sort(out[start_w:w])
         k = start_w
         for q in range(mine.shape[0]):

@@ -124,7 +124,7 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 13
+PROFILE_VERSION = 14
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
@@ -135,7 +135,8 @@ FIGURE_RUNS_SINCE = 11  # ... and give a figure deep in a run of figures its pla
 SENTENCE_SIDES_SINCE = 12  # ... and give a polarity word no one-sided entry across its sentence's edge
 UNIT_TAILS_SINCE = 13  # ... and read an English percentage or decimal with its letters and 's as one word (42%m)
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
-# set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE): neardup.text.entities
+# set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE), and since v14 an English name that
+# only starts sentences, a verb's subject (SENTENCE_START_NAMES_SINCE): neardup.text.entities
 IDENTIFIER = r"(?<![0-9a-z])(?=[0-9a-z]*[a-z][0-9a-z]*[0-9])[0-9a-z]+(?![0-9a-z])"  # a digit after a letter
 NAME_FILL = "@"  # a name's fill: "@" + the name
 POLARITY_MARK = "\ue0fd"  # a polarity word in a v4 Chinese frame
@@ -265,8 +266,9 @@ def comparable(version: int) -> int:
     tokens read as one name, 王/新民 as 王新民, and one-character runs read: 单/兴/缘), v10
     (second letter sets; 赵/新民 and 卫志/刚 read as people), v11 (a figure deep in a run of
     figures has its place in the run in its context: 6-3 6-7 (2-7) 7-6), v12 (no one-sided
-    entry across a sentence's edge) and v13 (an English percentage or decimal read with its
-    letters and 's: 42%m, 2.2's)."""
+    entry across a sentence's edge), v13 (an English percentage or decimal read with its
+    letters and 's: 42%m, 2.2's) and v14 (an English name that only starts sentences read:
+    Virgin was told)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
@@ -1295,7 +1297,10 @@ class AnchorProfiler:
     def _remade(self, text: str, lang: str, version: int, names: NameEntries | None, d: int,
                 slots: NameSlots | None) -> Callable[[int], Profile] | None:
         """How to make ``text``'s profile of an older version (compared with records of it), with
-        its names (document ``d``'s of ``names``) where that version has them."""
+        its names (document ``d``'s of ``names``) where that version has them. An English text's
+        names are read the v14 way for records of every version: v14 only adds names that start
+        sentences, whose entries and their neighbours' changed contexts pair with nothing of an
+        older record (a reprint still merges with a v13 record, tests/unit/test_engine.py)."""
         if version <= codec.VERSIONS[0]:
             return None
 

@@ -61,6 +61,38 @@ EN_NOT_NAMES = frozenset({
     # a page's own buttons and banners, which a crawl leaves inside sentences (a better Click here fight)
     "click", "share", "print", "advertisement",
 })
+# words a sentence may start with that name nobody (What, However, Police: function words, adverbs
+# and the subjects every story has): a sentence-start word is read as a name only when the text
+# never writes it in lower case and it is none of these (profile v14)
+EN_SENTENCE_WORDS = frozenset({
+    "a", "an", "the", "and", "or", "but", "nor", "so", "yet", "for", "of", "in", "on", "at", "to", "from", "by",
+    "with", "as", "into", "onto", "upon", "about", "above", "below", "after", "before", "since", "until", "while",
+    "when", "where", "why", "how", "what", "which", "who", "whom", "whose", "that", "this", "these", "those",
+    "there", "here", "it", "its", "he", "she", "they", "we", "you", "i", "his", "her", "their", "our", "your", "my",
+    "me", "him", "them", "us", "not", "no", "yes", "if", "though", "although", "because", "unless", "whether",
+    "than", "then", "now", "also", "still", "just", "only", "even", "already", "however", "meanwhile", "moreover",
+    "furthermore", "therefore", "thus", "hence", "instead", "indeed", "overall", "finally", "first", "second",
+    "third", "last", "next", "later", "earlier", "recently", "currently", "today", "yesterday", "tomorrow",
+    "tonight", "some", "many", "most", "more", "much", "few", "several", "all", "any", "each", "every", "both",
+    "either", "neither", "none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "other", "others", "another", "such", "same", "own", "is", "are", "was", "were", "be", "been", "being", "do",
+    "does", "did", "has", "have", "had", "will", "would", "can", "could", "should", "may", "might", "must", "shall",
+    "let", "please", "well", "oh", "according", "despite", "during", "under", "over", "through", "against",
+    "within", "without", "among", "between", "across", "along", "around", "behind", "beyond", "near", "off", "out",
+    "up", "down", "again", "ever", "never", "always", "often", "sometimes", "perhaps", "maybe", "almost", "nearly",
+    "like", "unlike", "whatever", "whoever", "whichever", "everyone", "everything", "everybody", "someone",
+    "something", "somebody", "anyone", "anything", "anybody", "nobody", "nothing", "police", "officials", "people",
+    "analysts", "experts", "critics", "researchers", "scientists", "officers", "witnesses", "residents",
+    "investigators", "sources",
+})
+# a name starts its sentence as the subject of these (or with 's): Microsoft said, Virgin was told
+EN_SUBJECT_VERBS = frozenset({
+    "said", "says", "told", "tells", "added", "adds", "is", "was", "are", "were", "has", "have", "had", "will",
+    "would", "can", "could", "should", "may", "might", "must", "did", "does", "also", "announced", "reported",
+    "confirmed", "denied", "claimed", "insisted", "warned", "argued", "urged", "agreed", "expects", "expected",
+    "plans", "wants", "hopes",
+})
+SENTENCE_START_NAMES_SINCE = 14  # profiles of this version read an English name that only starts sentences
 SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
 
 
@@ -346,16 +378,25 @@ def _not_names() -> npt.NDArray[np.uint64]:
     return np.sort(hash_words(sorted(EN_NOT_NAMES)))
 
 
-def en_names(raw_texts: list[str]) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+@lru_cache(maxsize=1)
+def _sentence_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    return np.sort(hash_words(sorted(EN_SENTENCE_WORDS))), np.sort(hash_words(sorted(EN_SUBJECT_VERBS)))
+
+
+def en_names(raw_texts: list[str], version: int = SENTENCE_START_NAMES_SINCE
+             ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
     """The token hashes of the words each text capitalises inside a sentence (after a lower-case
     word, a digit or a comma; :func:`neardup.kernels.entities.capitalised_names`) outside its
-    furniture lines (:func:`without_furniture_lines`), sorted within each text, and each text's
-    offsets into them."""
+    furniture lines (:func:`without_furniture_lines`), and since profile v14 those that start a
+    sentence as the subject of a verb (:data:`EN_SUBJECT_VERBS`) and that the text never writes
+    in lower case (:data:`EN_SENTENCE_WORDS` left out): a story that names Virgin only as its
+    sentences' subject. Sorted within each text, and each text's offsets into them."""
     texts = [without_furniture_lines(t) for t in raw_texts]
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum([len(x) for x in texts], out=offsets[1:])
     cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
-    return kent.capitalised_names(cps, offsets, TOKEN_SEED, EN_MIN_LETTERS, _not_names())
+    return kent.capitalised_names(cps, offsets, TOKEN_SEED, EN_MIN_LETTERS, _not_names(), *_sentence_tables(),
+                                  version >= SENTENCE_START_NAMES_SINCE)
 
 
 @dataclass(frozen=True, slots=True)

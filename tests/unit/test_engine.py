@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -15,8 +16,10 @@ from neardup.decision import Reason
 from neardup.document import Document, InvalidDocument, parse_document
 from neardup.engine import Engine, decide_all
 from neardup.rules.differences import PROFILE_VERSION, SECOND_LETTERS_SINCE, decode_profile
+from neardup.sketch import fingerprint
 from neardup.storage import doc_ref
 from neardup.storage.memory import MemoryFingerprintStore
+from neardup.text.entities import SENTENCE_START_NAMES_SINCE, en_names
 from neardup.text.normalize import normalize_text
 from tests.fixtures.stores import FetchRecording
 
@@ -257,6 +260,30 @@ async def test_records_of_profile_v6_keep_their_names_and_reprints() -> None:
     assert out[0].evidence.critical.kind == "entity" and out[0].evidence.critical.against == "company"
     assert out[1].status == "duplicate" and out[1].duplicate_of == "company"
     assert out[2].status == "duplicate" and out[2].duplicate_of == "counts"
+
+
+STATEMENT = ("{c} said on Tuesday it had agreed to buy a regional rival for 420 million dollars in cash. "
+             "{c} has been looking for a deal since the spring, when its founder stepped down. The board of the "
+             "smaller company backed the offer. {c} will pay with cash on hand and a new loan.")
+
+
+async def test_a_v13_record_of_a_story_named_at_sentence_starts_merges_its_reprint() -> None:
+    """A v13 record read no name in a story that names its company only as its sentences'
+    subject; v14 reads one. A reprint compared with the record through its own v13 profile (its
+    names read the v14 way) merges; a v14 record of the same story keeps the other company's
+    story apart."""
+    text = STATEMENT.format(c="Ventora")
+    with pytest.MonkeyPatch.context() as patch:  # the v13 engine read its English names the v13 way
+        v13_names = functools.partial(en_names, version=SENTENCE_START_NAMES_SINCE - 1)
+        patch.setattr(fingerprint, "en_names", v13_names)
+        new, _ = await engine_over_profile(13, {"v13": text})
+    reprint = "Deal news\n" + text.replace("in cash. ", "in cash, it said. ")
+    out = await new.decide([Document(id="reprint", text=reprint)])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == "v13"
+    newer, _ = await engine_over_profile(PROFILE_VERSION, {"v14": text})
+    out = await newer.decide([Document(id="other", text=STATEMENT.format(c="Halbrook"))])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "entity"
 
 
 CODED = ("关于准予深圳市华为技术有限公司设立登记的通知。深圳市华为技术有限公司（统一社会信用代码：{code}）："

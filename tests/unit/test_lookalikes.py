@@ -21,7 +21,10 @@ from neardup.rules.differences import _furniture_name, _written_alike, furniture
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
     EN_NOT_NAMES,
+    EN_SENTENCE_WORDS,
+    EN_SUBJECT_VERBS,
     RARE_WORD,
+    SENTENCE_START_NAMES_SINCE,
     division_names,
     division_short,
     en_names,
@@ -913,6 +916,66 @@ def test_capitalised_names_kernel_matches_the_pattern() -> None:
     for d, text in enumerate(texts):
         want = sorted(set(hash_words(sorted({w.lower() for w in EN_NAME.findall(text)} - EN_NOT_NAMES)).tolist()))
         assert hashes[off[d] : off[d + 1]].tolist() == want
+
+
+# the v14 rule as patterns: a capitalised word (then lower-case letters only) that starts a
+# sentence (after an end mark, its closing quote and spaces; after an opening quote; first on a
+# line that ends as a sentence does) as the subject of a verb of EN_SUBJECT_VERBS or with 's
+_SUBJECT = rf"(?=(?: (?:{'|'.join(sorted(EN_SUBJECT_VERBS))})\b|['’]s\b))"
+_AFTER_MARK = re.compile(r"(?:[.!?][\"'”’]?\s+|[\"“])([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT)
+_LINE_START = re.compile(r"^[ \t]*([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT + r"[^\n]*[.!?\"'”’][ \t]*$", re.MULTILINE)
+
+
+def sentence_start_names(text: str) -> set[str]:
+    """The slow reference of the kernel's v14 sentence-start names (lower-cased)."""
+    lower = {w for w in re.findall(r"(?<![A-Za-z])[a-z][A-Za-z]*", text)}
+    found = {m.group(1).lower() for pattern in (_AFTER_MARK, _LINE_START) for m in pattern.finditer(text)}
+    return {w for w in found if w not in lower and w not in EN_NOT_NAMES and w not in EN_SENTENCE_WORDS}
+
+
+SENTENCE_STARTS = [
+    "Virgin Blue has set up a tent. Virgin's deputy chief spoke. Virgin was told last Thursday.",
+    "Shares fell.  Britain will lead the force. However, Police said nothing. He said it was fine.",
+    '"Arnaud is a great scrapper," Gambill said. Gambill was pressed hard. Seles had to fight.',
+    "Mobile Networks Seek Turbo Boost\nVodafone said on Monday it would invest.\nIt agreed.",
+    "Maintenan\xa0ce units said so. Obtain good advice. Microsoft, Sony and Nintendo agreed. Microsoft has said.",
+    "A virgin forest. Virgin said no. The Apple's core. Apple's shares rose. Appleby'sx went. Ian Harris, editor.",
+]
+
+
+def test_capitalised_names_kernel_reads_sentence_starts_as_the_pattern_does() -> None:
+    """Since v14 a word that only starts sentences, as a verb's subject, is a name unless the text
+    writes it in lower case or any sentence may start with it; v13 read none of them."""
+    hashes, off = en_names(SENTENCE_STARTS)
+    older, older_off = en_names(SENTENCE_STARTS, SENTENCE_START_NAMES_SINCE - 1)
+    for d, text in enumerate(SENTENCE_STARTS):
+        inside = {w.lower() for w in EN_NAME.findall(text)} - EN_NOT_NAMES
+        want = sorted(set(hash_words(sorted(inside | sentence_start_names(text))).tolist()))
+        assert hashes[off[d] : off[d + 1]].tolist() == want, text
+        assert older[older_off[d] : older_off[d + 1]].tolist() == sorted(set(hash_words(sorted(inside)).tolist()))
+    assert sentence_start_names(SENTENCE_STARTS[0]) == {"virgin"}
+    assert sentence_start_names(SENTENCE_STARTS[1]) == {"britain"}  # two spaces; Police and He any story has
+    assert sentence_start_names(SENTENCE_STARTS[2]) == {"arnaud", "gambill", "seles"}
+    assert sentence_start_names(SENTENCE_STARTS[3]) == {"vodafone"}  # not the headline's Mobile
+    assert sentence_start_names(SENTENCE_STARTS[4]) == {"microsoft"}  # no cut word, no imperative
+    assert sentence_start_names(SENTENCE_STARTS[5]) == {"apple"}  # virgin is written in lower case
+
+
+STATEMENT = ("{c} said on Tuesday it had agreed to buy a regional rival for 420 million dollars in cash. "
+             "{c} has been looking for a deal since the spring, when its founder stepped down. "
+             "The board of the smaller company backed the offer, which values its shares at a premium of "
+             "about a third to their price before talks were disclosed. {c} will pay with cash on hand and a "
+             "new loan, and expects the deal to close by the end of the year.")
+
+
+def test_the_same_statement_by_another_company_named_only_at_sentence_starts_is_unique() -> None:
+    """A story that names its company only as its sentences' subject (Virgin said ..., Virgin
+    has ...) is another story when the company is another: v13 read no name there and merged them."""
+    status, _, kind = decide_pair(STATEMENT.format(c="Ventora"), STATEMENT.format(c="Halbrook"))
+    assert status is Status.UNIQUE and kind == "entity"
+    reprint = STATEMENT.format(c="Ventora").replace("in cash. ", "in cash, the company said. ")
+    status, original, _ = decide_pair(STATEMENT.format(c="Ventora"), "Deal news\n" + reprint)
+    assert status is Status.DUPLICATE and original == "first"
 
 
 def test_merge_order_merges_each_document() -> None:
