@@ -89,7 +89,8 @@ def build(docs: list[dict[str, str]], seed: int, count: int) -> tuple[list[dict[
         other = rng.choice([w for w in pool if w not in d["text"]])
         vid = f"entity_en_start-{len(pairs):04d}"
         originals.append(d)
-        variants.append({"id": vid, "text": re.sub(rf"(?<![A-Za-z]){name}(?![A-Za-z])", other, d["text"]), "lang": "en"})
+        renamed = re.sub(rf"(?<![A-Za-z]){name}(?![A-Za-z])", other, d["text"])
+        variants.append({"id": vid, "text": renamed, "lang": "en"})
         pairs.append((d["id"], vid, "entity_en_start"))
     return originals + variants, pairs
 
