@@ -744,23 +744,45 @@ def _starts_sentence(cps, a, b, i):
     return c == 46 or c == 33 or c == 63 or c == 34 or c == 39 or c == 8221 or c == 8217
 
 
-@njit(nogil=True, cache=True)
-def _subject_of_verb(cps, b, j, verbs, seed):
-    """Whether the word that ends at ``j`` is followed by 's or by a space and one of ``verbs``
-    (hashes of lower-case words: said, has, will, ...): a sentence's subject, as a name is."""
-    possessive = j + 1 < b and (cps[j] == 39 or cps[j] == 8217) and cps[j + 1] == 115
-    if possessive and (j + 2 >= b or not _ascii_letter(cps[j + 2])):
-        return True
+@njit(nogil=True, cache=True, inline="always")
+def _next_word(cps, b, j):
+    """The end of the lower-case word that starts after one space at ``j`` (``j`` when there is none)."""
     if j + 1 >= b or cps[j] != 32 or not 97 <= cps[j + 1] <= 122:
-        return False
+        return j
     k = j + 1
     while k < b and _ascii_letter(cps[k]):
         k += 1
-    return _in_sorted(verbs, _lower_ascii_hash(cps, j + 1, k, seed))
+    return k
 
 
 @njit(nogil=True, cache=True)
-def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, out, w):
+def _subject_of_verb(cps, b, j, verbs, adverbs, seed):
+    """Whether the word that ends at ``j`` is a sentence's subject, as a name is: followed by 's,
+    by a space and one of ``verbs`` (hashes of lower-case words: said, has, acquired, ...), maybe
+    after one of ``adverbs`` (Britain now has), or by "and" or a comma and a capitalised word (France,
+    Britain and Germany; Tories and Lib Dems), a comma not after a word in -ly (Separately, Google)."""
+    possessive = j + 1 < b and (cps[j] == 39 or cps[j] == 8217) and cps[j + 1] == 115
+    if possessive and (j + 2 >= b or not _ascii_letter(cps[j + 2])):
+        return True
+    adverb = cps[j - 2] == 108 and cps[j - 1] == 121  # -ly: Separately, Google said
+    if j + 2 < b and cps[j] == 44 and cps[j + 1] == 32 and 65 <= cps[j + 2] <= 90 and not adverb:
+        return True
+    k = _next_word(cps, b, j)
+    if k == j:
+        return False
+    if k - j == 4 and cps[j + 1] == 97 and cps[j + 2] == 110 and cps[j + 3] == 100:  # "and"
+        return k + 1 < b and cps[k] == 32 and 65 <= cps[k + 1] <= 90
+    word = _lower_ascii_hash(cps, j + 1, k, seed)
+    if _in_sorted(verbs, word):
+        return True
+    if not _in_sorted(adverbs, word):
+        return False
+    m = _next_word(cps, b, k)
+    return m > k and _in_sorted(verbs, _lower_ascii_hash(cps, k + 1, m, seed))
+
+
+@njit(nogil=True, cache=True)
+def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, adverbs, out, w):
     """Append to ``out`` from ``w`` the hashes of the words that start a sentence as the subject
     of one of ``verbs`` (or with 's), capitalised and then lower-case letters only, that the text
     never writes in lower case and that are in neither ``stop`` nor ``start_stop`` (words any
@@ -773,7 +795,7 @@ def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs,
             while j < b and 97 <= cps[j] <= 122:
                 j += 1
             whole = j - i >= min_letters and (j >= b or not _ascii_letter(cps[j]))
-            if whole and _subject_of_verb(cps, b, j, verbs, seed) and _starts_sentence(cps, a, b, i):
+            if whole and _subject_of_verb(cps, b, j, verbs, adverbs, seed) and _starts_sentence(cps, a, b, i):
                 h = _lower_ascii_hash(cps, i, j, seed)
                 if not (_in_sorted(stop, h) or _in_sorted(start_stop, h) or _in_sorted(lower, h)):
                     out[w] = h
@@ -785,7 +807,7 @@ def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs,
 
 
 @njit(nogil=True, cache=True)
-def capitalised_names(cps, offsets, seed, min_letters, stop, start_stop, verbs, sentence_starts):
+def capitalised_names(cps, offsets, seed, min_letters, stop, start_stop, verbs, adverbs, sentence_starts):
     """The lower-cased token hashes of the words each raw English text capitalises inside a
     sentence (a capital after a lower-case letter, a digit, a comma or a semicolon and a space,
     then ``min_letters - 1`` or more letters), less the sorted hashes ``stop``; with
@@ -817,7 +839,7 @@ def capitalised_names(cps, offsets, seed, min_letters, stop, start_stop, verbs, 
             else:
                 i += 1
         if sentence_starts:
-            w = _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, out, w)
+            w = _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, adverbs, out, w)
         mine = np.sort(out[start_w:w])
         k = start_w
         for q in range(mine.shape[0]):

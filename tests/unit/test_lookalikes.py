@@ -22,6 +22,7 @@ from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
     EN_NOT_NAMES,
     EN_SENTENCE_WORDS,
+    EN_SUBJECT_ADVERBS,
     EN_SUBJECT_VERBS,
     RARE_WORD,
     SENTENCE_START_NAMES_SINCE,
@@ -920,8 +921,11 @@ def test_capitalised_names_kernel_matches_the_pattern() -> None:
 
 # the v14 rule as patterns: a capitalised word (then lower-case letters only) that starts a
 # sentence (after an end mark, its closing quote and spaces; after an opening quote; first on a
-# line that ends as a sentence does) as the subject of a verb of EN_SUBJECT_VERBS or with 's
-_SUBJECT = rf"(?=(?: (?:{'|'.join(sorted(EN_SUBJECT_VERBS))})\b|['’]s\b))"
+# line that ends as a sentence does) as a subject: before a verb of EN_SUBJECT_VERBS (maybe after
+# an adverb of EN_SUBJECT_ADVERBS), with 's, or before "and" or a comma and a capitalised word
+_VERB = f"(?:{'|'.join(sorted(EN_SUBJECT_VERBS))})(?![A-Za-z])"
+_SUBJECT = (rf"(?=(?: (?:(?:{'|'.join(sorted(EN_SUBJECT_ADVERBS))}) )?{_VERB}|['’]s(?![A-Za-z])"
+            r"|(?<!ly), [A-Z]| and [A-Z]))")
 _AFTER_MARK = re.compile(r"(?:[.!?][\"'”’]?\s+|[\"“])([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT)
 _LINE_START = re.compile(r"^[ \t]*([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT + r"[^\n]*[.!?\"'”’][ \t]*$", re.MULTILINE)
 
@@ -940,6 +944,8 @@ SENTENCE_STARTS = [
     "Mobile Networks Seek Turbo Boost\nVodafone said on Monday it would invest.\nIt agreed.",
     "Maintenan\xa0ce units said so. Obtain good advice. Microsoft, Sony and Nintendo agreed. Microsoft has said.",
     "A virgin forest. Virgin said no. The Apple's core. Apple's shares rose. Appleby'sx went. Ian Harris, editor.",
+    "It rose. Britain now has more. France, Britain and Germany agreed. Tories and Lib Dems backed it. Sales and "
+    "costs fell. Bargain calls widen. Separately, Pyra said. Google acquired Pyra.",
 ]
 
 
@@ -959,6 +965,8 @@ def test_capitalised_names_kernel_reads_sentence_starts_as_the_pattern_does() ->
     assert sentence_start_names(SENTENCE_STARTS[3]) == {"vodafone"}  # not the headline's Mobile
     assert sentence_start_names(SENTENCE_STARTS[4]) == {"microsoft"}  # no cut word, no imperative
     assert sentence_start_names(SENTENCE_STARTS[5]) == {"apple"}  # virgin is written in lower case
+    # Separately: an adverb in -ly before its comma; calls, as often a plural noun, is no verb
+    assert sentence_start_names(SENTENCE_STARTS[6]) == {"britain", "france", "tories", "google"}
 
 
 STATEMENT = ("{c} said on Tuesday it had agreed to buy a regional rival for 420 million dollars in cash. "
