@@ -101,11 +101,14 @@ async def _archive(settings: Settings, older_than: float, batch: int) -> dict[st
         before = await warm.stats()
         report = await move(warm, cold, older_than, batch)
         after = await warm.stats()
+        # the workers start from the filter saved here instead of reading every archived key
+        budget = settings.archive_key_filter_mb << 20
+        key_filter = await cold.save_filter(budget) if budget else {}
     finally:
         await warm.close()
         await cold.close()
     return {**report.as_dict(), "seconds": round(time.perf_counter() - started, 3),
-            "store_before": before, "store_after": after}
+            "store_before": before, "store_after": after, "key_filter": key_filter}
 
 
 @archive_group.command("migrate", short_help="Create or update the cold tier's schema.")

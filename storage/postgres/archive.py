@@ -37,7 +37,7 @@ import psycopg
 from neardup.storage.base import Candidates, DecisionRecord, FingerprintRecord, IndexKeys, doc_ref
 from neardup.storage.codec import decode_decision, decode_record, encode_decision, encode_record
 from neardup.storage.errors import StoreAuthError, StoreCorruptError, StoreError, StoreUnavailableError
-from neardup.storage.postgres.keyfilter import KeyFilter, filter_bits
+from neardup.storage.postgres.keyfilter import KeyFilter, budget_bits, filter_bits
 from neardup.storage.postgres.schema import LATEST, LEDGER, LOCK, MIGRATIONS, month_partition
 from neardup.storage.redact import redact_url
 
@@ -70,6 +70,11 @@ _SNAPSHOT_XMIN = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
 # read on, and the oldest one running now, in one statement (one snapshot)
 _ARCHIVED_SINCE = (f"SELECT s.x, r.keys FROM (SELECT {_SNAPSHOT_XMIN} AS x) AS s "
                    "LEFT JOIN neardup_refs r ON r.archived_tx >= %s")
+_SAVED_FILTER = "SELECT bits, keys, since, data FROM neardup_key_filter WHERE id = 1"
+_SAVE_FILTER = ("INSERT INTO neardup_key_filter (id, bits, keys, since, data) VALUES (1, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET bits = excluded.bits, keys = excluded.keys, since = excluded.since, "
+                "data = excluded.data, saved_at = now()")
+SAVE_AFTER_ROWS = 10_000  # directory rows archived since the saved filter before neardup archive saves it again
 DEFAULT_KEY_FILTER_BYTES = 256 << 20
 _RELOAD_AFTER_FAILURE = 60.0  # seconds before a filter that failed to load is tried again
 # every archived key, a directory row's keys as one bytea of big-endian uint64s (int8send), so that
@@ -178,6 +183,16 @@ async def _copy(conn: psycopg.AsyncConnection[Any], into: str, rows: Sequence[tu
     async with conn.cursor() as cur, cur.copy(f"COPY {into} FROM STDIN") as copy:
         for row in rows:
             await copy.write_row(row)
+
+
+async def _archived_since(conn: psycopg.AsyncConnection[Any], since: int) -> tuple[IndexKeys, int, int]:
+    """(the keys of the directory rows of every transaction from ``since`` on, the oldest
+    transaction still running as they were read, how many rows): one statement, one snapshot."""
+    cur = await conn.execute(_ARCHIVED_SINCE, (since,), binary=True)
+    got = await cur.fetchall()
+    arrays = [np.asarray(keys, dtype=np.int64).view(np.uint64) for _, keys in got if keys]
+    keys = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint64)
+    return keys, int(got[0][0]), len(arrays)
 
 
 def packed_keys(data: bytes, url: str) -> IndexKeys:
@@ -434,14 +449,15 @@ class ColdArchive:
         return self._filter is not None
 
     async def _load_filter(self) -> None:
-        """Read every archived key into a new filter, on a connection of its own; it replaces the
-        one in use (if any) once it has caught up."""
+        """Read the filter ``neardup archive`` saved, or every archived key where none is saved, into
+        a new filter on a connection of its own; it replaces the one in use (if any)."""
         started = time.monotonic()
         try:
             with self._errors("load the filter of archived keys"):
                 conn = await self._connect()
                 try:
-                    loaded, since = await self._read_all_keys(conn)
+                    saved = await self._read_saved(conn, self._filter_budget)
+                    loaded, since = saved if saved is not None else await self._read_all_keys(conn, self._filter_budget)
                 finally:
                     await conn.close()
         except StoreError as exc:
@@ -454,7 +470,7 @@ class ColdArchive:
         log.info("%s: filter of %d archived keys loaded in %.1f s (%d MB)", self.url, loaded.added,
                  time.monotonic() - started, loaded.bits >> 23)
 
-    async def _read_all_keys(self, conn: psycopg.AsyncConnection[Any]) -> tuple[KeyFilter, int]:
+    async def _read_all_keys(self, conn: psycopg.AsyncConnection[Any], budget: int) -> tuple[KeyFilter, int]:
         """(a filter of every key archived, the oldest transaction running as they were read), in
         one snapshot, a batch of directory rows at a time."""
         async with conn.transaction():
@@ -463,7 +479,7 @@ class ColdArchive:
             row = await cur.fetchone()
             assert row is not None
             since, count = int(row[0]), int(row[1])
-            loaded = KeyFilter(filter_bits(count, self._filter_budget))
+            loaded = KeyFilter(filter_bits(count, budget))
             async with conn.cursor(name="neardup_archived_keys", binary=True) as cur:
                 await cur.execute(_ALL_KEYS)
                 while rows := await cur.fetchmany(_KEYS_BATCH):
@@ -478,15 +494,47 @@ class ColdArchive:
             if self._filter is None:
                 return
             async with self._using("read what was archived since") as conn:
-                cur = await conn.execute(_ARCHIVED_SINCE, (self._filter_tx,), binary=True)
-                got = await cur.fetchall()
-            arrays = [np.asarray(keys, dtype=np.int64).view(np.uint64) for _, keys in got if keys]
-            if arrays:
-                self._filter.add(np.concatenate(arrays))
-            self._filter_tx = int(got[0][0])
+                keys, self._filter_tx, _ = await _archived_since(conn, self._filter_tx)
+            self._filter.add(keys)
             crowded = self._filter.crowded(self._filter_budget)
         if crowded:
             self._start_loading()
+
+    async def _read_saved(self, conn: psycopg.AsyncConnection[Any], budget: int) -> tuple[KeyFilter, int] | None:
+        """The saved filter (folded into ``budget`` bytes where it is larger) and the transaction it
+        is current up to; None when none is saved or it does not read back as one (then every key
+        is read)."""
+        cur = await conn.execute(_SAVED_FILTER, binary=True)
+        row = await cur.fetchone()
+        if row is None:
+            return None
+        bits, keys, since, data = int(row[0]), int(row[1]), int(row[2]), bytes(row[3])
+        try:
+            saved = KeyFilter.of_words(bits, np.frombuffer(data, dtype="<u8"), keys)
+        except ValueError as exc:
+            log.warning("%s: the saved filter of archived keys is unreadable (%s); every key is read", self.url, exc)
+            return None
+        return saved.folded(budget_bits(budget)), since
+
+    async def save_filter(self, budget: int) -> dict[str, int]:
+        """Bring the saved filter up to date for the workers (``neardup archive`` calls it): the
+        saved one caught up, or every key read where none is saved or it is crowded, saved again
+        once :data:`SAVE_AFTER_ROWS` rows were archived since it was. Returns its sizes and what
+        was done (``saved``: 1 when it was written)."""
+        async with self._using("save the filter of archived keys") as conn:
+            saved = await self._read_saved(conn, budget)
+            rows = 0
+            if saved is None or saved[0].crowded(budget):
+                current, since = await self._read_all_keys(conn, budget)
+                write = True
+            else:
+                current, since = saved
+                keys, since, rows = await _archived_since(conn, since)
+                current.add(keys)
+                write = rows >= SAVE_AFTER_ROWS
+            if write:
+                await conn.execute(_SAVE_FILTER, (current.bits, current.added, since, current.words.tobytes()))
+        return {"bits": current.bits, "keys": current.added, "rows_since_saved": rows, "saved": int(write)}
 
     def filter_stats(self) -> dict[str, int]:
         """The filter's size (bits, 0: none), keys filed, and the lookups' keys asked and searched."""

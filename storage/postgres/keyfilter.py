@@ -44,9 +44,13 @@ def filter_bits(keys: int, budget_bytes: int) -> int:
     """The size (bits, a power of two) of a filter for ``keys`` archived keys: at most
     ``budget_bytes``, at least :data:`MIN_BITS`."""
     wanted = max(MIN_BITS, keys * BITS_PER_KEY)
-    bits = 1 << (wanted - 1).bit_length()
-    cap = max(MIN_BITS, 1 << max(0, (budget_bytes * 8).bit_length() - 1))
-    return min(bits, cap, 1 << 32)
+    return min(1 << (wanted - 1).bit_length(), budget_bits(budget_bytes))
+
+
+def budget_bits(budget_bytes: int) -> int:
+    """The largest filter (bits, a power of two) ``budget_bytes`` allows: at least :data:`MIN_BITS`,
+    at most 2**32."""
+    return min(max(MIN_BITS, 1 << max(0, (budget_bytes * 8).bit_length() - 1)), 1 << 32)
 
 
 class KeyFilter:
@@ -82,9 +86,29 @@ class KeyFilter:
         words, masks = self._words_and_masks(keys.ravel())
         return np.asarray((self.words[words] & masks) == masks).reshape(keys.shape)
 
+    @classmethod
+    def of_words(cls, bits: int, words: npt.NDArray[np.uint64], added: int) -> KeyFilter:
+        """A filter of ``bits`` bits from its words (as :attr:`words` holds them), holding ``added`` keys."""
+        out = cls(bits)
+        if words.shape != out.words.shape:
+            raise ValueError(f"{words.size} words for a filter of {bits} bits")
+        out.words[:] = words
+        out.added = added
+        return out
+
+    def folded(self, bits: int) -> KeyFilter:
+        """This filter in at most ``bits`` bits (a power of two): the words' halves OR-ed together
+        until it fits. A key's word is its mixed hash's low bits, so a half's word ``i`` and the
+        other's ``i`` are the words of the same keys in the smaller filter: nothing filed is lost."""
+        words = self.words
+        while words.size * 64 > max(bits, 64):
+            half = words.size // 2
+            words = words[:half] | words[half:]
+        return self if words is self.words else KeyFilter.of_words(words.size * 64, words, self.added)
+
     def crowded(self, budget_bytes: int) -> bool:
         """Whether it holds more keys than its size is for and the budget allows a larger one."""
         return self.added > self.bits // BITS_PER_KEY and filter_bits(self.added, budget_bytes) > self.bits
 
 
-__all__ = ["BITS_PER_KEY", "KeyFilter", "filter_bits"]
+__all__ = ["BITS_PER_KEY", "KeyFilter", "budget_bits", "filter_bits"]

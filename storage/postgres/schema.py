@@ -32,6 +32,12 @@ updated: a few pages for millions of rows). A worker's filter of archived keys
 (:mod:`neardup.storage.postgres.keyfilter`) reads the rows of the transactions it may not have
 seen, not the whole directory. Migrating rewrites the directory once (the column's default is
 evaluated for every row).
+
+``neardup_key_filter`` (version 4): one row, the filter of archived keys as ``neardup archive``
+last saved it (its words, its size in bits, the keys it holds, and the oldest transaction still
+running when it had read them all), so that a worker starts from it and reads only what was
+archived since instead of every key (10 s at a million documents). Its bits are random:
+``STORAGE EXTERNAL`` stores them without trying to compress them.
 """
 
 from __future__ import annotations
@@ -87,6 +93,17 @@ CREATE INDEX neardup_refs_keys ON neardup_refs USING gin (keys) WITH (fastupdate
     (3, "the transaction that archived each directory row, for the workers' key filters", """
 ALTER TABLE neardup_refs ADD COLUMN archived_tx bigint NOT NULL DEFAULT pg_current_xact_id()::text::bigint;
 CREATE INDEX neardup_refs_archived_tx ON neardup_refs USING brin (archived_tx);
+"""),
+    (4, "the filter of archived keys as neardup archive saves it, for the workers to start from", """
+CREATE TABLE neardup_key_filter (
+    id smallint PRIMARY KEY CHECK (id = 1),
+    bits bigint NOT NULL,
+    keys bigint NOT NULL,
+    since bigint NOT NULL,
+    data bytea NOT NULL,
+    saved_at timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE neardup_key_filter ALTER COLUMN data SET STORAGE EXTERNAL;
 """),
 )
 """(version, what it does, SQL)."""

@@ -88,6 +88,8 @@ def test_archive_killed_mid_run_loses_and_doubles_nothing(tmp_path: Path, postgr
     assert report["unverified"] == 0 and report["store_after"]["records"] == 0
     # the rerun copies what the killed run had not, and forgets also what it had copied but not forgotten
     assert report["copied"] == len(records) - at_kill and report["moved"] >= report["copied"]
+    # and saves the filter of archived keys the workers start from (none was saved before)
+    assert report["key_filter"]["saved"] == 1 and report["key_filter"]["keys"] > 0
     asyncio.run(_nothing_lost_or_doubled(postgres_url, path, records))
 
 

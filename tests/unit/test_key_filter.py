@@ -58,3 +58,14 @@ def test_packed_keys_read_back_as_uint64_and_a_cut_one_is_refused() -> None:
     assert packed_keys(b"".join(struct.pack(">Q", v) for v in values), "postgresql://x").tolist() == values
     with pytest.raises(StoreCorruptError):
         packed_keys(b"\0" * 12, "postgresql://x")
+
+
+def test_a_folded_filter_still_holds_every_key() -> None:
+    filed = keys(20_000)
+    f = KeyFilter(1 << 22)
+    f.add(filed)
+    small = f.folded(1 << 19)
+    assert small.bits == 1 << 19 and small.added == f.added and small.may_hold(filed).all()
+    assert f.folded(1 << 30) is f
+    with pytest.raises(ValueError):
+        KeyFilter.of_words(1 << 20, f.words, 1)
