@@ -120,7 +120,7 @@ async def test_a_saved_filter_is_where_a_worker_starts_and_it_catches_up(postgre
         try:
             assert await worker.filter_loaded()
             assert worker.filter_stats()["filter_keys"] == 30 * 38  # the saved filter's count: no key read again
-            window = [list(before[1].record.index_keys), list(after.record.index_keys), list(before[0].record.index_keys)]
+            window = [list(d.record.index_keys) for d in (before[1], after, before[0])]
             answer = await worker.lookup(window, [], [])
             assert answer.candidates == [{before[1].record.ref: 38}, {after.record.ref: 38}, {}]
             # b0's keys passed the filter (it was saved with them) and were searched: nothing held them
