@@ -719,8 +719,10 @@ def _lower_words(cps, a, b, seed):
 @njit(nogil=True, cache=True)
 def _starts_sentence(cps, a, b, i):
     """Whether the word at ``i`` starts a sentence: after a sentence's end mark (and a closing
-    quote) and spaces, right after an opening quote, or first on a line that ends as a sentence
-    does (not a headline's or a list's line)."""
+    quote) and spaces, after a wire story's dateline (a dash after a parenthesis or a word in
+    capitals: LONDON (Reuters) - , PARIS - ),
+    right after an opening quote, or first on a line that ends as a sentence does (not a
+    headline's or a list's line)."""
     if i > a and (cps[i - 1] == 34 or cps[i - 1] == 8220):
         return True
     j = i - 1
@@ -728,6 +730,10 @@ def _starts_sentence(cps, a, b, i):
     while j >= a and _space(cps[j]):
         line_start |= cps[j] == 10
         j -= 1
+    if j - 3 >= a and (cps[j] == 45 or cps[j] == 8211 or cps[j] == 8212) and j < i - 1 and cps[j - 1] == 32:
+        p, q = cps[j - 2], cps[j - 3]
+        if p == 41 or (65 <= p <= 90 and 65 <= q <= 90):  # a dateline's dash: LONDON (Reuters) - , PARIS -
+            return True
     if j >= a and (cps[j] == 34 or cps[j] == 39 or cps[j] == 8221 or cps[j] == 8217):
         j -= 1
     if j >= a and (cps[j] == 46 or cps[j] == 33 or cps[j] == 63) and j < i - 1:
@@ -782,6 +788,18 @@ def _subject_of_verb(cps, b, j, verbs, adverbs, seed):
 
 
 @njit(nogil=True, cache=True)
+def _run_end(cps, b, j):
+    """The end of the run of capitalised words (one space apart) that continues after ``j``: the
+    subject of Acme Corp said is the whole run."""
+    while j + 1 < b and cps[j] == 32 and 65 <= cps[j + 1] <= 90:
+        k = j + 2
+        while k < b and _ascii_letter(cps[k]):
+            k += 1
+        j = k
+    return j
+
+
+@njit(nogil=True, cache=True)
 def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, adverbs, out, w):
     """Append to ``out`` from ``w`` the hashes of the words that start a sentence as the subject
     of one of ``verbs`` (or with 's), capitalised and then lower-case letters only, that the text
@@ -795,7 +813,8 @@ def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs,
             while j < b and 97 <= cps[j] <= 122:
                 j += 1
             whole = j - i >= min_letters and (j >= b or not _ascii_letter(cps[j]))
-            if whole and _subject_of_verb(cps, b, j, verbs, adverbs, seed) and _starts_sentence(cps, a, b, i):
+            subject = whole and _subject_of_verb(cps, b, _run_end(cps, b, j), verbs, adverbs, seed)
+            if subject and _starts_sentence(cps, a, b, i):
                 h = _lower_ascii_hash(cps, i, j, seed)
                 if not (_in_sorted(stop, h) or _in_sorted(start_stop, h) or _in_sorted(lower, h)):
                     out[w] = h

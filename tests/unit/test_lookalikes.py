@@ -920,13 +920,15 @@ def test_capitalised_names_kernel_matches_the_pattern() -> None:
 
 
 # the v14 rule as patterns: a capitalised word (then lower-case letters only) that starts a
-# sentence (after an end mark, its closing quote and spaces; after an opening quote; first on a
-# line that ends as a sentence does) as a subject: before a verb of EN_SUBJECT_VERBS (maybe after
-# an adverb of EN_SUBJECT_ADVERBS), with 's, or before "and" or a comma and a capitalised word
+# sentence (after an end mark, its closing quote and spaces; after a dateline's dash; after an
+# opening quote; first on a line that ends as a sentence does) as a subject, alone or first of a
+# run of capitalised words (Acme Corp said): before a verb of EN_SUBJECT_VERBS (maybe after an
+# adverb of EN_SUBJECT_ADVERBS), with 's, or before "and" or a comma and a capitalised word
 _VERB = f"(?:{'|'.join(sorted(EN_SUBJECT_VERBS))})(?![A-Za-z])"
-_SUBJECT = (rf"(?=(?: (?:(?:{'|'.join(sorted(EN_SUBJECT_ADVERBS))}) )?{_VERB}|['’]s(?![A-Za-z])"
-            r"|(?<!ly), [A-Z]| and [A-Z]))")
-_AFTER_MARK = re.compile(r"(?:[.!?][\"'”’]?\s+|[\"“])([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT)
+_SUBJECT = (rf"(?=(?: [A-Z][A-Za-z]*)*(?: (?:(?:{'|'.join(sorted(EN_SUBJECT_ADVERBS))}) )?{_VERB}"
+            r"|['’]s(?![A-Za-z])|(?<!ly), [A-Z]| and [A-Z]))")
+_AFTER_MARK = re.compile(r"(?:[.!?][\"'”’]?\s+|(?:(?<=\))|(?<=[A-Z]{2})) [-–—]\s+|[\"“])"
+                         r"([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT)
 _LINE_START = re.compile(r"^[ \t]*([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT + r"[^\n]*[.!?\"'”’][ \t]*$", re.MULTILINE)
 
 
@@ -946,6 +948,8 @@ SENTENCE_STARTS = [
     "A virgin forest. Virgin said no. The Apple's core. Apple's shares rose. Appleby'sx went. Ian Harris, editor.",
     "It rose. Britain now has more. France, Britain and Germany agreed. Tories and Lib Dems backed it. Sales and "
     "costs fell. Bargain calls widen. Separately, Pyra said. Google acquired Pyra.",
+    "LONDON (Reuters) - Acme said on Tuesday it would cut jobs. PARIS - Globex has. Iran - Opec's share rose.",
+    "It fell. Initech Global Corp said so. Pied Piper's plan. Hooli And Co agreed. Massive Dynamic, Inc. said.",
 ]
 
 
@@ -967,6 +971,8 @@ def test_capitalised_names_kernel_reads_sentence_starts_as_the_pattern_does() ->
     assert sentence_start_names(SENTENCE_STARTS[5]) == {"apple"}  # virgin is written in lower case
     # Separately: an adverb in -ly before its comma; calls, as often a plural noun, is no verb
     assert sentence_start_names(SENTENCE_STARTS[6]) == {"britain", "france", "tories", "google"}
+    assert sentence_start_names(SENTENCE_STARTS[7]) == {"acme", "globex"}  # a dateline's dash, not any dash
+    assert sentence_start_names(SENTENCE_STARTS[8]) == {"initech", "pied", "hooli", "massive"}
 
 
 STATEMENT = ("{c} said on Tuesday it had agreed to buy a regional rival for 420 million dollars in cash. "
@@ -984,6 +990,21 @@ def test_the_same_statement_by_another_company_named_only_at_sentence_starts_is_
     reprint = STATEMENT.format(c="Ventora").replace("in cash. ", "in cash, the company said. ")
     status, original, _ = decide_pair(STATEMENT.format(c="Ventora"), "Deal news\n" + reprint)
     assert status is Status.DUPLICATE and original == "first"
+
+
+WIRE = ("LONDON (Reuters) - {c} said on Tuesday it would cut 2,000 jobs over the next two years as it moves "
+        "more of its production overseas, sending its shares up 4 percent in early trade. The company, which "
+        "employs about 30,000 people worldwide, said the cuts would save 150 million pounds a year by 2026.")
+
+
+@pytest.mark.parametrize(("first", "second"), [("Vodafone", "Unilever"), ("Acme Corp", "Globex Corp")])
+def test_a_wire_story_about_another_company_named_after_its_dateline_is_unique(first: str, second: str) -> None:
+    """A wire story names its subject right after the dateline's dash, and a company's legal form
+    (Corp) is the same in both: the first word of the run is the name that changed."""
+    status, _, kind = decide_pair(WIRE.format(c=first), WIRE.format(c=second))
+    assert status is Status.UNIQUE and kind == "entity"
+    reprint = WIRE.format(c=first).replace("(Reuters)", "(AP)").replace("early trade", "early trading")
+    assert decide_pair(WIRE.format(c=first), reprint)[:2] == (Status.DUPLICATE, "first")
 
 
 def test_merge_order_merges_each_document() -> None:
