@@ -45,6 +45,16 @@ Recheck = Mapping[str, Collection[int]]
 lookup asked: a long text files its sentence keys for excerpts to come but asks only its LSH keys)."""
 
 
+def fmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """MurmurHash3's 64-bit finaliser, elementwise: how the backends spread index keys (the
+    engine's need not be uniform) over shards and filter bits."""
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xFF51AFD7ED558CCD)
+    x = x ^ (x >> np.uint64(33))
+    x = x * np.uint64(0xC4CEB9FE1A85EC53)
+    return x ^ (x >> np.uint64(33))
+
+
 def doc_ref(doc_id: str) -> bytes:
     """The 8-byte reference of a document id (blake2b): how index entries point at records."""
     return hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=REF_BYTES,
@@ -313,4 +323,5 @@ __all__ = [
     "WindowAnswer",
     "WindowQuery",
     "doc_ref",
+    "fmix64",
 ]

@@ -28,16 +28,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from neardup.storage.base import fmix64
+
 BITS_PER_KEY = 10
 MIN_BITS = 1 << 20  # 128 KB: an empty archive's filter
-
-
-def _fmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    x = x ^ (x >> np.uint64(33))
-    x = x * np.uint64(0xFF51AFD7ED558CCD)
-    x = x ^ (x >> np.uint64(33))
-    x = x * np.uint64(0xC4CEB9FE1A85EC53)
-    return x ^ (x >> np.uint64(33))
 
 
 def filter_bits(keys: int, budget_bytes: int) -> int:
@@ -68,7 +62,7 @@ class KeyFilter:
         self.added = 0
 
     def _words_and_masks(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.uint64]]:
-        h = _fmix64(keys.astype(np.uint64, copy=False))
+        h = fmix64(keys.astype(np.uint64, copy=False))
         words = (h & np.uint64(self.words.size - 1)).astype(np.intp)
         masks = (np.uint64(1) << (h >> np.uint64(58))) | (np.uint64(1) << ((h >> np.uint64(52)) & np.uint64(63)))
         return words, masks

@@ -103,7 +103,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from neardup.storage.base import REF_BYTES, doc_ref
+from neardup.storage.base import REF_BYTES, doc_ref, fmix64
 
 DOC_DIGEST_BYTES = REF_BYTES
 CHECK_BYTES = 5
@@ -132,14 +132,6 @@ def _b64(data: bytes) -> bytes:
 def doc_digest(doc_id: str) -> bytes:
     """The document's 8-byte ref (:func:`neardup.storage.base.doc_ref`): its keys' hash tag."""
     return doc_ref(doc_id)
-
-
-def _fmix64(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    x = x ^ (x >> np.uint64(33))
-    x = x * np.uint64(0xFF51AFD7ED558CCD)
-    x = x ^ (x >> np.uint64(33))
-    x = x * np.uint64(0xC4CEB9FE1A85EC53)
-    return x ^ (x >> np.uint64(33))
 
 
 def _crc16_table() -> npt.NDArray[np.uint32]:
@@ -231,7 +223,7 @@ class KeyLayout:
     # -- index -------------------------------------------------------------------------------
     def index_slots(self, keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]:
         """(shard, check as a 40-bit integer) of many index keys (see the module docstring)."""
-        k = _fmix64(keys.astype(np.uint64))
+        k = fmix64(keys.astype(np.uint64))
         shard = ((k & np.uint64(0xFFFFFF)) % np.uint64(self.index_shards)).astype(np.int64)
         return shard, k >> np.uint64(24)
 
