@@ -238,12 +238,8 @@ async def volume(url: str, n: int, windows: int, reuse: bool = False, texts: lis
 
 async def _rate(store: FingerprintStore, docs: list[Document]) -> float:
     """Documents a second of a fresh engine deciding ``docs`` in windows of :data:`WINDOW` on ``store``."""
-    from neardup.config import load_settings
-    from neardup.engine import Engine, decide_all
-
-    engine = Engine(load_settings(worker_id="bench-cold", ttl_seconds=TTL), store)
     started = time.perf_counter()
-    await decide_all(engine, docs, WINDOW)
+    await _decide(store, docs, WINDOW)
     return len(docs) / (time.perf_counter() - started)
 
 
@@ -322,13 +318,13 @@ def recall_set(texts: list[str], n: int) -> RecallSet:
     return RecallSet(originals, reprints, flips, variants)
 
 
-async def _decide(store: FingerprintStore, docs: list[Document]) -> list[Decision]:
-    """A fresh engine (an empty hot tier: a later process) on ``store``."""
+async def _decide(store: FingerprintStore, docs: list[Document], window: int = ENGINE_WINDOW) -> list[Decision]:
+    """A fresh engine (an empty hot tier: a later process) on ``store``, in windows of ``window``."""
     from neardup.config import load_settings
     from neardup.engine import Engine, decide_all
 
     engine = Engine(load_settings(worker_id="bench-cold", ttl_seconds=TTL), store)
-    return await decide_all(engine, docs, ENGINE_WINDOW)
+    return await decide_all(engine, docs, window)
 
 
 def _outcome(d: Decision) -> tuple[str, str, str | None, str | None]:
