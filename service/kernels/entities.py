@@ -804,8 +804,10 @@ def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs,
     """Append to ``out`` from ``w`` the hashes of the words that start a sentence as the subject
     of one of ``verbs`` (or with 's), capitalised and then lower-case letters only, that the text
     never writes in lower case and that are in neither ``stop`` nor ``start_stop`` (words any
-    sentence may start with: However, Police); returns the new end."""
-    lower = _lower_words(cps, a, b, seed)
+    sentence may start with: However, Police); returns the new end. The text's lower-case words
+    are gathered once it has such a word, not for every text."""
+    lower = np.zeros(0, dtype=np.uint64)
+    gathered = False
     i = a
     while i < b:
         if 65 <= cps[i] <= 90 and (i == a or not _ascii_letter(cps[i - 1])):
@@ -816,9 +818,13 @@ def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs,
             subject = whole and _subject_of_verb(cps, b, _run_end(cps, b, j), verbs, adverbs, seed)
             if subject and _starts_sentence(cps, a, b, i):
                 h = _lower_ascii_hash(cps, i, j, seed)
-                if not (_in_sorted(stop, h) or _in_sorted(start_stop, h) or _in_sorted(lower, h)):
-                    out[w] = h
-                    w += 1
+                if not (_in_sorted(stop, h) or _in_sorted(start_stop, h)):
+                    if not gathered:
+                        lower = _lower_words(cps, a, b, seed)
+                        gathered = True
+                    if not _in_sorted(lower, h):
+                        out[w] = h
+                        w += 1
             i = j
         else:
             i += 1

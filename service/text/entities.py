@@ -391,8 +391,11 @@ def _not_names() -> npt.NDArray[np.uint64]:
 
 @lru_cache(maxsize=1)
 def _sentence_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    return tuple(np.sort(hash_words(sorted(words))) for words in (EN_SENTENCE_WORDS, EN_SUBJECT_VERBS,
-                                                                  EN_SUBJECT_ADVERBS))  # type: ignore[return-value]
+    """The sorted hashes of :data:`EN_SENTENCE_WORDS`, :data:`EN_SUBJECT_VERBS` and :data:`EN_SUBJECT_ADVERBS`."""
+    def hashed(words: frozenset[str]) -> npt.NDArray[np.uint64]:
+        return np.sort(hash_words(sorted(words)))
+
+    return hashed(EN_SENTENCE_WORDS), hashed(EN_SUBJECT_VERBS), hashed(EN_SUBJECT_ADVERBS)
 
 
 def en_names(raw_texts: list[str], version: int = SENTENCE_START_NAMES_SINCE
