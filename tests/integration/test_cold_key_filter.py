@@ -6,10 +6,12 @@ the filter caught up."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 
-from neardup.storage.postgres.archive import ColdArchive, key_bigint, to_bigint
+from neardup.storage.postgres.archive import DEFAULT_KEY_FILTER_BYTES, ColdArchive, key_bigint, to_bigint
 from tests.integration.test_cold_archive import cold, h, key, migrated
 
 pytestmark = pytest.mark.integration
@@ -101,13 +103,28 @@ async def test_documents_archived_before_migration_3_are_in_the_filter(postgres_
 
 
 
+@asynccontextmanager
+async def archive_at(url: str, *, migrate: bool = False, key_filter_bytes: int = DEFAULT_KEY_FILTER_BYTES
+                     ) -> AsyncIterator[ColdArchive]:
+    """A client of the archive at ``url`` (migrated first, or a worker's: opened, its filter
+    loading), closed on the way out."""
+    if migrate:
+        archive = await migrated(url)
+    else:
+        archive = ColdArchive(url, key_filter_bytes=key_filter_bytes)
+        await archive.open()
+    try:
+        yield archive
+    finally:
+        await archive.close()
+
+
 async def test_a_saved_filter_is_where_a_worker_starts_and_it_catches_up(postgres_url: str) -> None:
     """neardup archive saves the filter; a worker loads it instead of reading every key, then reads
     only what was archived since: documents archived before and after the save are both found."""
-    archiver = await migrated(postgres_url)
     before = [cold(f"b{i}", tuple(new_keys(f"b{i}"))) for i in range(30)]
     after = cold("after", tuple(new_keys("after")))
-    try:
+    async with archive_at(postgres_url, migrate=True) as archiver:
         await archiver.put(before)
         first = await archiver.save_filter(1 << 20)
         assert first["saved"] == 1 and first["keys"] == 30 * 38
@@ -115,9 +132,7 @@ async def test_a_saved_filter_is_where_a_worker_starts_and_it_catches_up(postgre
         assert again["saved"] == 0 and again["rows_since_saved"] == 0
         await archiver.conn.execute("DELETE FROM neardup_refs WHERE doc_id = 'b0'")  # the filter still holds b0
         await archiver.put([after])
-        worker = ColdArchive(postgres_url)
-        await worker.open()
-        try:
+        async with archive_at(postgres_url) as worker:
             assert await worker.filter_loaded()
             assert worker.filter_stats()["filter_keys"] == 30 * 38  # the saved filter's count: no key read again
             window = [list(d.record.index_keys) for d in (before[1], after, before[0])]
@@ -125,43 +140,25 @@ async def test_a_saved_filter_is_where_a_worker_starts_and_it_catches_up(postgre
             assert answer.candidates == [{before[1].record.ref: 38}, {after.record.ref: 38}, {}]
             # b0's keys passed the filter (it was saved with them) and were searched: nothing held them
             assert worker.filter_stats()["keys_searched"] == 3 * 38
-        finally:
-            await worker.close()
-    finally:
-        await archiver.close()
 
 
 async def test_a_saved_filter_larger_than_a_workers_budget_is_folded(postgres_url: str) -> None:
-    archiver = await migrated(postgres_url)
     docs = [cold(f"d{i}", tuple(new_keys(f"d{i}"))) for i in range(3_000)]
-    try:
+    async with archive_at(postgres_url, migrate=True) as archiver:
         await archiver.put(docs)
         assert (await archiver.save_filter(1 << 24))["bits"] == 1 << 21  # sized for its keys (114,000 x 10 bits)
-        worker = ColdArchive(postgres_url, key_filter_bytes=1 << 17)  # room for 2**20 bits
-        await worker.open()
-        try:
+        async with archive_at(postgres_url, key_filter_bytes=1 << 17) as worker:  # room for 2**20 bits
             assert await worker.filter_loaded() and worker.filter_stats()["filter_bits"] == 1 << 20
             answer = await worker.lookup([list(d.record.index_keys) for d in docs], [], [])
             assert [set(c) for c in answer.candidates] == [{d.record.ref} for d in docs]
-        finally:
-            await worker.close()
-    finally:
-        await archiver.close()
 
 
 async def test_an_unreadable_saved_filter_is_set_aside_and_every_key_read(postgres_url: str) -> None:
-    archiver = await migrated(postgres_url)
     doc = cold("d", tuple(new_keys("d")))
-    try:
+    async with archive_at(postgres_url, migrate=True) as archiver:
         await archiver.put([doc])
         await archiver.save_filter(1 << 20)
         await archiver.conn.execute("UPDATE neardup_key_filter SET data = 'short'::bytea")
-        worker = ColdArchive(postgres_url)
-        await worker.open()
-        try:
+        async with archive_at(postgres_url) as worker:
             assert await worker.filter_loaded() and worker.filter_stats()["filter_keys"] == 38
             assert (await worker.lookup([list(doc.record.index_keys)], [], [])).candidates == [{doc.record.ref: 38}]
-        finally:
-            await worker.close()
-    finally:
-        await archiver.close()
