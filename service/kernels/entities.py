@@ -380,14 +380,15 @@ def _sentence_tokens(breaks, t, step):
 
 
 @njit(nogil=True, cache=True)
-def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, sides, glued, rare, breaks, max_tokens,
-                   fill_byte, present_fill, letters_fill):
+def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, sides, glued, rare, inner, breaks,
+                   max_tokens, fill_byte, present_fill, letters_fill):
     """Where a name of ``theirs`` (entries) stands in ``mine``'s text as words ``mine`` does not
     read as a name: tokens t1..t2, two to ``max_tokens`` of them written together (``glued``: no
     punctuation before the token; ``words``: ideographs only and no name of mine; one dictionary
     word there is a synonym, 我国 for 中国, not a name, unless the dictionary rarely sees it:
     ``rare``, 稀树 for 墨西哥) with :data:`SLOT_CONTEXT_TOKENS` tokens of their sentence around
-    them, one each side at least (a side of one only when it is a word: ``sides``), the name's left
+    them, one each side at least (a side of one only when it is a word: ``sides``; a character that is
+    no word, a particle's, only inside the slot between words: ``inner``, 廖/全/京), the name's left
     context before t1 and its right context after t2 (``left``, ``right``: :func:`slot_contexts`
     of mine's tokens), each side with a word that is no name (``worded``: a side of names only,
     镇/鹜/窝/村 before 女青年, is the context of every name in a list), the name not carried by
@@ -417,10 +418,12 @@ def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, 
         span2 = letters2[t1]
         for t2 in range(t1 if rare[t1] else t1 + 1, min(n - 1, t1 + max_tokens)):
             if t2 > t1:
-                if not words[t2] or breaks[t2] or not glued[t2]:
+                if not (words[t2] or inner[t2]) or breaks[t2] or not glued[t2]:
                     break
                 span |= letters[t2]
                 span2 |= letters2[t2]
+                if not words[t2]:
+                    continue
             after = _sentence_tokens(breaks, t2, 1)
             if (after < (2 if start else 1) or before + after < (2 if start else SLOT_CONTEXT_TOKENS)
                     or (after < 2 and not sides[t2 + 1]) or not worded[t2, 1]):
@@ -474,17 +477,21 @@ def _once(theirs, fill):
 @njit(nogil=True, cache=True)
 def slot_words(cps, starts, ends, flags, stops, classes):
     """(which tokens may stand for another text's name, which are words that may stand beside
-    one: :func:`one_sided_name`). The first: ideographs only, none of them a particle, a
-    conjunction or a demonstrative (``stops``, sorted: 或者, 该), and not a name of this text. The
-    second: ideographs, not a name, and two of them at least or no particle (经查 and 男, not 在)."""
+    one, which may stand inside one between such words: :func:`one_sided_name`). The first:
+    ideographs only, none of them a particle, a conjunction or a demonstrative (``stops``, sorted:
+    或者, 该), and not a name of this text. The second: ideographs, not a name, and two of them at
+    least or no particle (经查 and 男, not 在). The third: one ideograph, no name, that is not of
+    the first (全 of 廖/全/京)."""
     out = np.zeros(starts.shape[0], dtype=np.bool_)
     sides = np.zeros(starts.shape[0], dtype=np.bool_)
+    inner = np.zeros(starts.shape[0], dtype=np.bool_)
     for t in range(starts.shape[0]):
         if flags[t] or not _han_span(cps, starts[t], ends[t], classes):
             continue
         out[t] = not _has_any(cps, starts[t], ends[t], stops)
         sides[t] = out[t] or ends[t] - starts[t] >= 2
-    return out, sides
+        inner[t] = not out[t] and ends[t] - starts[t] == 1
+    return out, sides, inner
 
 
 @njit(nogil=True, cache=True)

@@ -522,7 +522,8 @@ class NameSlots:
 
     def _tables(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],
                                npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.bool_],
-                               npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+                               npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                               npt.NDArray[np.bool_]]:
         t = self._tokens
         if self._made is None:
             n = np.array([0, len(t.hashes)], dtype=np.int64)
@@ -531,13 +532,13 @@ class NameSlots:
             every = np.ones(len(t.flags), dtype=np.bool_)
             letters = kent.letter_sets(t.cps, t.starts, t.ends, every, False, zh_place_suffixes())
             letters2 = kent.letter_sets(t.cps, t.starts, t.ends, every, False, zh_place_suffixes(), kent.SECOND_LETTERS)
-            words, sides = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
+            words, sides, inner = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
             glued = np.zeros(len(t.starts), dtype=np.bool_)
             glued[1:] = t.starts[1:] == t.ends[:-1]
             # a rare word alone may stand for a name (稀树, 客车队 where the other text has 墨西哥):
             # a common one there is an edit's synonym
             rare = ((t.ends - t.starts) >= 2) & (segmenter().frequencies(t.cps, t.starts, t.ends) < RARE_WORD)
-            self._made = (left, right, worded, letters, letters2, words, sides, glued, rare)
+            self._made = (left, right, worded, letters, letters2, words, sides, glued, rare, inner)
         return self._made  # type: ignore[return-value]
 
     def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64],
@@ -546,13 +547,14 @@ class NameSlots:
         """The text span where ``theirs`` has a name that ``mine`` (this text's entries) writes
         as words it does not read as a name, or None; not inside the sentences (text spans)
         ``shared_starts`` to ``shared_ends``, which the other text has too."""
-        left, right, worded, letters, letters2, words, sides, glued, rare = self._tables()
+        left, right, worded, letters, letters2, words, sides, glued, rare, inner = self._tables()
         if shared_starts is not None and shared_ends is not None and len(shared_starts):
             at = self._tokens.starts - self._tokens.base
             k = np.searchsorted(shared_starts, at, side="right") - 1
             inside = (k >= 0) & (at < shared_ends[np.maximum(k, 0)])
             words = words & ~inside
         t1, t2 = kent.one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, sides, glued, rare,
+                                     inner,
                                      self._tokens.breaks, ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL,
                                      NAME_LETTERS_FILL)
         if t1 < 0:

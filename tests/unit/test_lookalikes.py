@@ -1152,9 +1152,10 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     worded = np.ones((10, 2), dtype=np.bool_)
 
     def slot(mine: np.ndarray, theirs: np.ndarray, letters: np.ndarray, words: np.ndarray,
-             glued: np.ndarray, rare: np.ndarray = common, worded: np.ndarray = worded) -> tuple[int, int]:
+             glued: np.ndarray, rare: np.ndarray = common, worded: np.ndarray = worded,
+             inner: np.ndarray = common) -> tuple[int, int]:
         return kent.one_sided_name(mine, theirs, left, right, worded, letters, letters, words, words, glued, rare,
-                                   breaks, 4, fb, pf, kprof.NAME_LETTERS_FILL)
+                                   inner, breaks, 4, fb, pf, kprof.NAME_LETTERS_FILL)
 
     mine = np.array([((9 << 24) | 0x00000F) << 16 | pf], dtype=np.uint64)  # a name of its own elsewhere
     # their name stands where mine has tokens 3..4: its left context before 3, its right after 4
@@ -1169,6 +1170,12 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     no_word = words.copy()
     no_word[4] = False
     assert slot(mine, theirs_name(13, 24), letters, no_word, glued) == (-1, -1)
+    # ... but a particle's character between two words (廖/全/京: ``inner``) may stand inside
+    # the name, never end it
+    inside = common.copy()
+    inside[4] = True
+    assert slot(mine, theirs_name(13, 25), letters, no_word, glued, inner=inside) == (3, 5)
+    assert slot(mine, theirs_name(13, 24), letters, no_word, glued, inner=inside) == (-1, -1)
     # ... and so does punctuation between two tokens (管理，保障 is no name)
     apart = glued.copy()
     apart[4] = False
@@ -1200,7 +1207,18 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
         sides = not_a_name.copy()
         sides[2] = side
         assert kent.one_sided_name(mine, theirs_name(13, 24), left, right, worded, letters, letters, not_a_name,
-                                   sides, glued, common, late, 4, fb, pf, kprof.NAME_LETTERS_FILL) == want
+                                   sides, glued, common, common, late, 4, fb, pf, kprof.NAME_LETTERS_FILL) == want
+
+
+def test_another_person_whose_name_holds_a_particles_character_is_unique() -> None:
+    """A name no dictionary knows, cut by the segmenter around a particle's character (廖/全/京,
+    吴/有/彩), where the other text names 张耒: the character stands inside the name's slot."""
+    body = ("立春过后，各地气温逐步回升。宋朝诗人{p}就有“残雪暗随冰笋滴，新春偷向柳梢归”的诗句，描写的正是"
+            "早春时节冰雪消融、万物复苏的景象。气象部门提醒，本周后期仍有一次冷空气过程，市民出行注意保暖。")
+    for other in ("廖全京", "吴有彩"):
+        status, _, kind = decide_pair(body.format(p="张耒"), body.format(p=other))
+        assert status is Status.UNIQUE and kind == "entity", other
+    assert decide_pair(body.format(p="张耒"), body.format(p="张耒"))[0] is Status.DUPLICATE
 
 
 def test_a_rare_word_where_the_other_text_has_a_name_is_another_name() -> None:
