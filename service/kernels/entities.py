@@ -390,8 +390,9 @@ def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, 
     them, one each side at least (a side of one only when it is a word: ``sides``; a character that is
     no word, a particle's, only inside the slot between words: ``inner``, 廖/全/京), the name's left
     context before t1 and its right context after t2 (``left``, ``right``: :func:`slot_contexts`
-    of mine's tokens), each side with a word that is no name (``worded``: a side of names only,
-    镇/鹜/窝/村 before 女青年, is the context of every name in a list), the name not carried by
+    of mine's tokens), one side at least with a word that is no name (``worded``: the right side
+    at a sentence's start; two sides of names only, 镇/鹜/窝/村 and 王/素/琴, are the context of
+    every name inside a list; one is a list's first or last place), the name not carried by
     ``mine`` and not written alike (half its letters or more shared, ``letters``: every token's
     letter set; where ``theirs`` has second letter sets, v10, in ``letters2`` too). The same notice about another person
     whose name no dictionary knows (何/炼成 for 江泽民). (t1, t2), or (-1, -1). A record needs
@@ -409,7 +410,7 @@ def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, 
         # two words at least, and the name's letters tell, where the other text names it once
         start = breaks[t1]
         before = 0 if start else _sentence_tokens(breaks, t1, -1)
-        if not start and ((before < 2 and not sides[t1 - 1]) or not worded[t1, 0]):
+        if not start and before < 2 and not sides[t1 - 1]:
             continue
         f1 = np.uint64(0) if start else _name_at(theirs, left[t1], fb, mine, pf)
         if f1 == 0 and not start:
@@ -426,7 +427,7 @@ def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, 
                     continue
             after = _sentence_tokens(breaks, t2, 1)
             if (after < (2 if start else 1) or before + after < (2 if start else SLOT_CONTEXT_TOKENS)
-                    or (after < 2 and not sides[t2 + 1]) or not worded[t2, 1]):
+                    or (after < 2 and not sides[t2 + 1]) or not (worded[t2, 1] or (not start and worded[t1, 0]))):
                 continue
             f2 = _name_at(theirs, right[t2], fb, mine, pf)
             if f2 == 0 or (start and not _once(theirs, f2)

@@ -1180,11 +1180,15 @@ def test_one_sided_name_needs_the_slot_both_sides_words_and_a_name_not_carried()
     apart = glued.copy()
     apart[4] = False
     assert slot(mine, theirs_name(13, 24), letters, words, apart) == (-1, -1)
-    # a side of only names (a list: 镇 鹜 窝 村 / 王 素 琴) is every listed name's context: no slot
+    # both sides of only names (inside a list: 镇 鹜 窝 村 / 王 素 琴) are every listed name's
+    # context: no slot; one side of names (广州、天津、重庆 -> 约旦、天津、重庆) is one place
     for side in (0, 1):
         listed = worded.copy()
         listed[3 if side == 0 else 4, side] = False
-        assert slot(mine, theirs_name(13, 24), letters, words, glued, worded=listed) == (-1, -1)
+        assert slot(mine, theirs_name(13, 24), letters, words, glued, worded=listed) == (3, 4)
+    inside_a_list = worded.copy()
+    inside_a_list[3, 0] = inside_a_list[4, 1] = False
+    assert slot(mine, theirs_name(13, 24), letters, words, glued, worded=inside_a_list) == (-1, -1)
     # mine carries their name (the same presence entry): not another name
     carried = np.sort(np.append(mine, theirs_name(13, 24)[-1:]))
     assert slot(carried, theirs_name(13, 24), letters, words, glued) == (-1, -1)
@@ -1219,6 +1223,18 @@ def test_another_person_whose_name_holds_a_particles_character_is_unique() -> No
         status, _, kind = decide_pair(body.format(p="张耒"), body.format(p=other))
         assert status is Status.UNIQUE and kind == "entity", other
     assert decide_pair(body.format(p="张耒"), body.format(p="张耒"))[0] is Status.DUPLICATE
+
+
+def test_another_place_first_or_last_in_a_list_is_unique() -> None:
+    """A list's first or last place replaced by one no dictionary knows: one side of the slot is
+    the list's other names, the other side words (适用于, 的相关)."""
+    body = ("第二条 本办法适用于黄河流域{p}的相关县级行政区域。第三条 流域内各级人民政府应当加强生态保护和高质量发展"
+            "工作，建立健全协调机制，统筹推进水资源节约集约利用和污染防治，每年向上一级人民政府报告工作进展情况。")
+    for first, other in (("山西省、陕西省、河南省、山东省", "山西省、陕西省、河南省、牛角湾村"),
+                         ("山东省、山西省、陕西省、河南省", "牛角湾村、山西省、陕西省、河南省")):
+        status, _, kind = decide_pair(body.format(p=first), body.format(p=other))
+        assert status is Status.UNIQUE and kind == "entity", other
+    assert decide_pair(body.format(p=first), body.format(p=first))[0] is Status.DUPLICATE
 
 
 def test_a_rare_word_where_the_other_text_has_a_name_is_another_name() -> None:
