@@ -471,6 +471,7 @@ def without_furniture_lines(raw: str) -> str:
                                  else " " * len(m.group()), raw)
 
 
+MIDDLE_DOT = 0xB7  # what normalisation makes of ·, ・ and •
 RARE_WORD = 200  # a word the dictionary counts fewer times than this may stand alone for a name
 ONE_SIDED_MAX_TOKENS = 4  # words a name may stand as where the other text names it (何/炼成 for 江泽民)
 
@@ -534,7 +535,10 @@ class NameSlots:
             letters2 = kent.letter_sets(t.cps, t.starts, t.ends, every, False, zh_place_suffixes(), kent.SECOND_LETTERS)
             words, sides, inner = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
             glued = np.zeros(len(t.starts), dtype=np.bool_)
-            glued[1:] = t.starts[1:] == t.ends[:-1]
+            gap = t.starts[1:] - t.ends[:-1]
+            # a foreign name's parts stand a middle dot apart (伊·福阿, 卡尔·蔡司): one name
+            dotted = (gap == 1) & (t.cps[np.minimum(t.ends[:-1], len(t.cps) - 1)] == MIDDLE_DOT)
+            glued[1:] = (gap == 0) | dotted
             # a rare word alone may stand for a name (稀树, 客车队 where the other text has 墨西哥):
             # a common one there is an edit's synonym
             rare = ((t.ends - t.starts) >= 2) & (segmenter().frequencies(t.cps, t.starts, t.ends) < RARE_WORD)

@@ -1225,6 +1225,16 @@ def test_another_person_whose_name_holds_a_particles_character_is_unique() -> No
     assert decide_pair(body.format(p="张耒"), body.format(p="张耒"))[0] is Status.DUPLICATE
 
 
+def test_another_foreign_name_written_with_a_middle_dot_is_unique() -> None:
+    """A transliterated name whose parts stand a middle dot apart (伊·福阿), where the other text
+    names 戴高乐: the dot joins the parts as punctuation would not, so they are one slot."""
+    body = ("新浪体育讯 记者{p}报道 作为西部常规赛冠军，太阳队在季后赛首轮的表现令人失望，主教练赛后表示球队需要在"
+            "防守端做出调整，下一场比赛将于周六晚在主场进行，球队上下都憋着一股劲。")
+    status, _, kind = decide_pair(body.format(p="戴高乐"), body.format(p="伊·福阿"))
+    assert status is Status.UNIQUE and kind == "entity"
+    assert decide_pair(body.format(p="戴高乐"), body.format(p="戴高乐"))[0] is Status.DUPLICATE
+
+
 def test_another_place_first_or_last_in_a_list_is_unique() -> None:
     """A list's first or last place replaced by one no dictionary knows: one side of the slot is
     the list's other names, the other side words (适用于, 的相关)."""
