@@ -54,10 +54,14 @@ _BY_REF = ("SELECT {columns} FROM neardup_refs r JOIN neardup_documents d ON d.r
 # same statement. At 100,000 documents a window took 95 ms (p50) in slices of 16, 101 in 32, 107 in
 # 64 and 114 in 128 (the slice sizes alternated on the same windows)
 _CHUNK = 16
+# OFFSET 0 keeps each slice's search a subquery of its own, planned as a search of the GIN index:
+# pulled up into a join, its rows were guessed from a default selectivity (33,000 a slice at
+# 3.3 M documents), and past a few million documents the planner walked the whole directory in
+# ref order (the primary key, for DISTINCT ON) instead, minutes a window
 _CANDIDATES = ("SELECT DISTINCT ON (d.ref) d.ref, d.keys "
                f"FROM generate_series(1, cardinality(%(keys)b::bigint[]), {_CHUNK}) AS g(at), "
                "LATERAL (SELECT ref, keys FROM neardup_refs "
-               f"WHERE keys && (%(keys)b::bigint[])[g.at:g.at + {_CHUNK - 1}]) AS d")
+               f"WHERE keys && (%(keys)b::bigint[])[g.at:g.at + {_CHUNK - 1}] OFFSET 0) AS d")
 # a document's keys as a slice of one flat array (lo > hi: none), so that a batch of documents
 # goes in as one INSERT of arrays of scalars
 _INSERT_REFS = ("INSERT INTO neardup_refs (ref, content_hash, doc_id, first_seen, keys) "
