@@ -13,7 +13,7 @@ import pytest
 from neardup.storage import DecisionRecord, FingerprintRecord
 from neardup.storage.codec import encode_record
 from neardup.storage.errors import StoreAuthError, StoreError, StoreUnavailableError
-from neardup.storage.postgres.archive import ColdArchive, ColdDocument, key_bigint, to_bigint
+from neardup.storage.postgres.archive import _CANDIDATES, ColdArchive, ColdDocument, key_bigint, to_bigint
 from neardup.storage.postgres.schema import LATEST, month_partition
 from tests.fixtures.net import free_port
 
@@ -118,9 +118,7 @@ async def test_a_windows_keys_are_searched_in_the_keys_index_however_large_the_d
         await archive.put([cold(f"d{i}", (key(f"a{i}"), key(f"b{i}"))) for i in range(200)])
         conn = archive.conn
         await conn.execute("ANALYZE neardup_refs")
-        await conn.execute("SET enable_sort = off")
-        from neardup.storage.postgres.archive import _CANDIDATES
-
+        await conn.execute("SET enable_sort = off")  # this connection only: closed below
         keys = [key_bigint(key(f"q{i}")) for i in range(2500)]
         cur = await conn.execute("EXPLAIN " + _CANDIDATES, {"keys": keys}, binary=True)
         plan = "\n".join(str(row[0]) for row in await cur.fetchall())
@@ -128,7 +126,6 @@ async def test_a_windows_keys_are_searched_in_the_keys_index_however_large_the_d
         assert "neardup_refs_pkey" not in plan and "Seq Scan on neardup_refs" not in plan, plan
         answer = await archive.lookup([[key("a7"), key("q1")]], [], [])
         assert answer.candidates == [{record("d7", ()).ref: 1}]
-        await conn.execute("RESET enable_sort")
     finally:
         await archive.close()
 
