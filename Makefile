@@ -208,7 +208,7 @@ test: venv services
 
 # No servers: the unit tests and the store contract on the memory and file stores (the tests marked
 # integration, e2e, quality or install are left out), about 3 minutes on two cores. The kernels run
-# compiled, from the shared cache that neardup warmup fills (30-60 s once, then a second): with
+# compiled, from the shared cache that neardup warmup fills (1-2 minutes once, then a second): with
 # NUMBA_DISABLE_JIT=1 the same tests took 25 minutes, and numpy's overflow warnings from the
 # kernels' hashing broke the tests that expect a one-line error.
 FAST_MARKERS := not integration and not e2e and not quality and not install

@@ -53,6 +53,11 @@ closed
 _.time_left
 # numba calls a compile listener's on_start and on_end (service/kernels/cache.py)
 _.on_end
+# numba calls a cache locator's methods (KernelCacheLocator, service/kernels/cache.py)
+_.get_cache_path
+_.get_source_stamp
+_.get_disambiguator
+_.from_function
 # the public API's module hooks (service/__init__.py: lazy exports)
 __getattr__
 __dir__

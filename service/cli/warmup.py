@@ -140,7 +140,7 @@ def warm_up(settings: Settings) -> WarmupReport:
     return WarmupReport(kernel_cache_dir(), compiled, loaded, time.perf_counter() - started)
 
 
-@click.command("warmup", short_help="Compile the kernels ahead (first run: 30-60 s).")
+@click.command("warmup", short_help="Compile the kernels ahead (first run: 1-2 minutes).")
 @config_option
 def warmup_command(config_path: str | None) -> None:
     """Compile every kernel ahead, so that later runs start in a second or two.

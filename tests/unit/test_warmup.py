@@ -4,6 +4,7 @@ and ``neardup warmup`` (service/cli/warmup.py)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,59 @@ def test_numba_cache_dir_wins(tmp_path: Path) -> None:
     code = "import os, neardup.kernels; from numba.core import config; print(config.CACHE_DIR)"
     out = _python(code, _env(XDG_CACHE_HOME=str(tmp_path / "x"), NUMBA_CACHE_DIR=str(tmp_path / "n"))).stdout
     assert out.strip() == str(tmp_path / "n")
+
+
+# ---------------------------------------------------------------- keyed by the kernels' source
+
+HASH_SPANS = ("import numpy as np; from neardup.kernels.hashing import hash_spans; "
+              "cps = np.arange(10, dtype=np.uint32); s = np.array([0, 3], np.int64); "
+              "e = np.array([3, 6], np.int64); print(hash_spans(cps, s, e, np.uint64(7)).shape)")  # fmt: skip
+
+
+def test_kernels_are_cached_under_the_source_digest_and_a_callers_own_functions_as_numba_does(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.py"
+    mine.write_text("import numba\n@numba.njit(cache=True)\ndef twice(x):\n    return 2 * x\n", encoding="utf-8")
+    code = f"{HASH_SPANS}; import sys; sys.path.insert(0, {str(tmp_path)!r}); import mine; print(mine.twice(21))"
+    out = _python(code, _env(NUMBA_CACHE_DIR=str(tmp_path / "numba"))).stdout.split()
+    assert out == ["(2,)", "42"]
+    kernels = tmp_path / "numba" / f"kernels-{kcache.kernels_digest()}"
+    assert list(kernels.glob("hashing.hash_spans-*.nbi"))
+    assert [p.parent.name for p in (tmp_path / "numba").rglob("mine.twice-*.nbi")] != [kernels.name]
+    assert list((tmp_path / "numba").rglob("mine.twice-*.nbi")), "a caller's own cache=True function is cached"
+
+
+def test_a_copy_of_the_kernels_elsewhere_loads_what_the_checkout_compiled(tmp_path: Path) -> None:
+    # the same source installed at another path (a wheel, another virtual environment, the image)
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "service" / "kernels", site / "neardup" / "kernels",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    (site / "neardup" / "__init__.py").write_text("", encoding="utf-8")
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    compiled = _python(HASH_SPANS, env)
+    assert compiled.stderr.splitlines() == [kcache.COMPILE_NOTICE]
+    packages = [p for p in sys.path if p.endswith("site-packages")]
+    # -S: no site, so no editable install of neardup; numpy and numba from the same site-packages
+    code = "import neardup.kernels as k; print(k.__file__); " + HASH_SPANS
+    elsewhere = subprocess.run([sys.executable, "-S", "-c", code],
+                               env={**env, "PYTHONPATH": os.pathsep.join([str(site), *packages])}, cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    assert elsewhere.stdout.splitlines() == [str(site / "neardup" / "kernels" / "__init__.py"), "(2,)"]
+    assert elsewhere.stderr == "", "loaded from the cache, not compiled again"
+
+
+def test_a_change_to_any_kernel_file_changes_the_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here = kcache.kernels_digest()
+    package = tmp_path / "kernels"
+    shutil.copytree(ROOT / "service" / "kernels", package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(kcache, "__file__", str(package / "cache.py"))
+    kcache.kernels_digest.cache_clear()
+    try:
+        assert kcache.kernels_digest() == here, "the key is the source, not where it lies"
+        (package / "pairs.py").write_text((package / "pairs.py").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        kcache.kernels_digest.cache_clear()
+        assert kcache.kernels_digest() != here
+    finally:
+        kcache.kernels_digest.cache_clear()
 
 
 # ---------------------------------------------------------------- the notice
