@@ -203,7 +203,12 @@ PYTEST_WORKERS ?= 2
 # compiled (never NUMBA_DISABLE_JIT here). A subset: make test PYTEST_ARGS=tests/unit/test_cli.py COV_ARGS=
 COV_FLOOR ?= 75
 COV_ARGS  ?= --cov --cov-report=term:skip-covered --cov-fail-under=$(COV_FLOOR)
-test: venv services
+# The kernels compile (neardup warmup, 1-2 minutes on one core) while `services` installs what is
+# missing; pytest's controller then only loads them (tests/conftest.py), or compiles what is left.
+test: venv
+	@$(VENV)/bin/neardup warmup & warmup=$$!; \
+	$(MAKE) --no-print-directory services || { kill $$warmup 2>/dev/null; exit 1; }; \
+	wait $$warmup || echo "warmup failed: the tests compile the kernels themselves"
 	$(VPY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(COV_ARGS) $(PYTEST_ARGS)
 
 # No servers: the unit tests and the store contract on the memory and file stores (the tests marked

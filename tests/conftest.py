@@ -3,6 +3,7 @@ modules below, once per session, on free loopback ports, and stopped by PID."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import signal
 from collections.abc import Iterator
@@ -36,13 +37,16 @@ def datasets_dir() -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist (``make test`` runs two processes), the controlling process compiles the
-    kernels and fetches the Kafka jars once, before the workers start: they then only load them."""
+    kernels and fetches the Kafka jars once, before the workers start: they then only load them.
+    The jars are fetched (by mvn, a process of its own) while the kernels compile on this one."""
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         from tests.fixtures.kafka_broker import choose_broker, ensure_kafka_libs
 
-        warm_kernels()
-        if choose_broker()[0] == "kafka":
-            ensure_kafka_libs()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            jars = pool.submit(ensure_kafka_libs) if choose_broker()[0] == "kafka" else None
+            warm_kernels()
+            if jars is not None:
+                jars.result()
 
 
 @pytest.fixture(scope="session", autouse=True)
