@@ -472,6 +472,7 @@ def without_furniture_lines(raw: str) -> str:
 
 
 MIDDLE_DOT = 0xB7  # what normalisation makes of ·, ・ and •
+ENUMERATION_MARK = ord("、")  # between the items of a list
 RARE_WORD = 200  # a word the dictionary counts fewer times than this may stand alone for a name
 ONE_SIDED_MAX_TOKENS = 4  # words a name may stand as where the other text names it (何/炼成 for 江泽民)
 
@@ -490,6 +491,23 @@ class SlotTokens:
     breaks: npt.NDArray[np.bool_]
     base: int
     classes: npt.NDArray[np.uint8]
+
+
+def listed_beside_a_name(t: SlotTokens) -> npt.NDArray[np.bool_]:
+    """Per token: a word of two characters or more that an enumeration mark (、) sets beside a name
+    of the text, an item of a list of names. Where the other text names a place or a person there,
+    the word alone is another name the dictionary does not know as one (广州、天津 against
+    约旦、天津: jieba tags 约旦 an adverb), not an edit's synonym: a list is not rewritten so."""
+    n = len(t.starts)
+    listed = np.zeros(n, dtype=np.bool_)
+    if n < 2:
+        return listed
+    gap = t.starts[1:] - t.ends[:-1]
+    marked = (gap == 1) & (t.cps[np.minimum(t.ends[:-1], len(t.cps) - 1)] == ENUMERATION_MARK)
+    long_ = (t.ends - t.starts) >= 2
+    listed[:-1] |= marked & t.flags[1:]
+    listed[1:] |= marked & t.flags[:-1]
+    return listed & long_ & ~t.flags
 
 
 class NameSlots:
@@ -542,6 +560,7 @@ class NameSlots:
             # a rare word alone may stand for a name (稀树, 客车队 where the other text has 墨西哥):
             # a common one there is an edit's synonym
             rare = ((t.ends - t.starts) >= 2) & (segmenter().frequencies(t.cps, t.starts, t.ends) < RARE_WORD)
+            rare |= listed_beside_a_name(t)
             self._made = (left, right, worded, letters, letters2, words, sides, glued, rare, inner)
         return self._made  # type: ignore[return-value]
 

@@ -1247,6 +1247,17 @@ def test_another_place_first_or_last_in_a_list_is_unique() -> None:
     assert decide_pair(body.format(p=first), body.format(p=first))[0] is Status.DUPLICATE
 
 
+def test_a_list_item_beside_names_where_the_other_text_has_a_name_is_another_name() -> None:
+    """One word of a list of names (、 beside 天津), where the other text lists 广州, is another place
+    even when the dictionary tags it otherwise (约旦, an adverb to jieba) and sees it often (a
+    common word alone, outside a list, stays an edit's synonym: the test below)."""
+    body = ("该公司是国内领先的房地产开发商，其土地资源分布于{p}、天津、重庆等二十四个主要城市，"
+            "截至今年九月底，公司在建项目共计一百三十个，全年销售目标已完成八成以上，现金流保持稳健。")
+    status, _, kind = decide_pair(body.format(p="广州"), body.format(p="约旦"))
+    assert status is Status.UNIQUE and kind == "entity"
+    assert decide_pair(body.format(p="广州"), body.format(p="广州"))[0] is Status.DUPLICATE
+
+
 def test_a_rare_word_where_the_other_text_has_a_name_is_another_name() -> None:
     """One dictionary word where the other text has a name is a synonym when the dictionary sees it
     often (城市), and may be another name when it rarely does (稀树, 14 times)."""
