@@ -770,16 +770,28 @@ def _next_word(cps, b, j):
 
 
 @njit(nogil=True, cache=True)
+def _appositive(cps, b, j):
+    """Whether an article and a lower-case word follow the space at ``j`` (a, an, the): the
+    apposition that introduces a name (Technorati, a blog search engine, tracks ...)."""
+    k = _next_word(cps, b, j)
+    article = (k - j == 2 and cps[j + 1] == 97) or (k - j == 3 and cps[j + 1] == 97 and cps[j + 2] == 110) or (
+        k - j == 4 and cps[j + 1] == 116 and cps[j + 2] == 104 and cps[j + 3] == 101)
+    return article and _next_word(cps, b, k) > k
+
+
+@njit(nogil=True, cache=True)
 def _subject_of_verb(cps, b, j, verbs, adverbs, seed):
     """Whether the word that ends at ``j`` is a sentence's subject, as a name is: followed by 's,
     by a space and one of ``verbs`` (hashes of lower-case words: said, has, acquired, ...), maybe
     after one of ``adverbs`` (Britain now has), or by "and" or a comma and a capitalised word (France,
-    Britain and Germany; Tories and Lib Dems), a comma not after a word in -ly (Separately, Google)."""
+    Britain and Germany; Tories and Lib Dems), or by a comma and an apposition (Technorati, a blog
+    search engine, tracks), a comma not after a word in -ly (Separately, Google)."""
     possessive = j + 1 < b and (cps[j] == 39 or cps[j] == 8217) and cps[j + 1] == 115
     if possessive and (j + 2 >= b or not _ascii_letter(cps[j + 2])):
         return True
     adverb = cps[j - 2] == 108 and cps[j - 1] == 121  # -ly: Separately, Google said
-    if j + 2 < b and cps[j] == 44 and cps[j + 1] == 32 and 65 <= cps[j + 2] <= 90 and not adverb:
+    comma = j + 2 < b and cps[j] == 44 and cps[j + 1] == 32 and not adverb
+    if comma and (65 <= cps[j + 2] <= 90 or _appositive(cps, b, j + 1)):
         return True
     k = _next_word(cps, b, j)
     if k == j:

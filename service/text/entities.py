@@ -83,7 +83,8 @@ EN_SENTENCE_WORDS = frozenset({
     "like", "unlike", "whatever", "whoever", "whichever", "everyone", "everything", "everybody", "someone",
     "something", "somebody", "anyone", "anything", "anybody", "nobody", "nothing", "police", "officials", "people",
     "analysts", "experts", "critics", "researchers", "scientists", "officers", "witnesses", "residents",
-    "investigators", "sources",
+    "investigators", "sources", "besides", "elsewhere", "otherwise", "nevertheless", "nonetheless", "afterwards",
+    "afterward", "likewise", "anyway", "regardless", "together", "once",
 })
 # a name starts its sentence as the subject of these (or with 's): Microsoft said, Virgin was told; a
 # present tense that is as often a plural noun (calls, plans, reports: Bargain calls widen ...) is not one

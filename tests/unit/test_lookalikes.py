@@ -923,10 +923,11 @@ def test_capitalised_names_kernel_matches_the_pattern() -> None:
 # sentence (after an end mark, its closing quote and spaces; after a dateline's dash; after an
 # opening quote; first on a line that ends as a sentence does) as a subject, alone or first of a
 # run of capitalised words (Acme Corp said): before a verb of EN_SUBJECT_VERBS (maybe after an
-# adverb of EN_SUBJECT_ADVERBS), with 's, or before "and" or a comma and a capitalised word
+# adverb of EN_SUBJECT_ADVERBS), with 's, or before "and" or a comma and a capitalised word, or a
+# comma and an apposition (an article and a lower-case word)
 _VERB = f"(?:{'|'.join(sorted(EN_SUBJECT_VERBS))})(?![A-Za-z])"
 _SUBJECT = (rf"(?=(?: [A-Z][A-Za-z]*)*(?: (?:(?:{'|'.join(sorted(EN_SUBJECT_ADVERBS))}) )?{_VERB}"
-            r"|['’]s(?![A-Za-z])|(?<!ly), [A-Z]| and [A-Z]))")
+            r"|['’]s(?![A-Za-z])|(?<!ly), (?:[A-Z]|(?:a|an|the) [a-z])| and [A-Z]))")
 _AFTER_MARK = re.compile(r"(?:[.!?][\"'”’]?\s+|(?:(?<=\))|(?<=[A-Z]{2})) [-–—]\s+|[\"“])"
                          r"([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT)
 _LINE_START = re.compile(r"^[ \t]*([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT + r"[^\n]*[.!?\"'”’][ \t]*$", re.MULTILINE)
@@ -950,6 +951,8 @@ SENTENCE_STARTS = [
     "costs fell. Bargain calls widen. Separately, Pyra said. Google acquired Pyra.",
     "LONDON (Reuters) - Acme said on Tuesday it would cut jobs. PARIS - Globex has. Iran - Opec's share rose.",
     "It fell. Initech Global Corp said so. Pied Piper's plan. Hooli And Co agreed. Massive Dynamic, Inc. said.",
+    "Blogs grew. Technorati, a blog search engine, tracks them. Besides, the firm grew. Thus, an era ended. "
+    "Wikia, an encyclopedia, grew. Lately, the site fell. Oddly, a man came. Maria, the novice, sang. Dogs, a pet.",
 ]
 
 
@@ -973,6 +976,8 @@ def test_capitalised_names_kernel_reads_sentence_starts_as_the_pattern_does() ->
     assert sentence_start_names(SENTENCE_STARTS[6]) == {"britain", "france", "tories", "google"}
     assert sentence_start_names(SENTENCE_STARTS[7]) == {"acme", "globex"}  # a dateline's dash, not any dash
     assert sentence_start_names(SENTENCE_STARTS[8]) == {"initech", "pied", "hooli", "massive"}
+    # an apposition after the comma; not after a connective (Besides, Thus) or a word in -ly
+    assert sentence_start_names(SENTENCE_STARTS[9]) == {"technorati", "wikia", "maria", "dogs"}
 
 
 STATEMENT = ("{c} said on Tuesday it had agreed to buy a regional rival for 420 million dollars in cash. "
@@ -980,6 +985,21 @@ STATEMENT = ("{c} said on Tuesday it had agreed to buy a regional rival for 420 
              "The board of the smaller company backed the offer, which values its shares at a premium of "
              "about a third to their price before talks were disclosed. {c} will pay with cash on hand and a "
              "new loan, and expects the deal to close by the end of the year.")
+
+
+APPOSITION = ("{c}, a maker of industrial pumps based in Ohio, agreed on Tuesday to buy a regional rival for 420 "
+              "million dollars in cash. The board of the smaller company backed the offer, which values its shares "
+              "at a premium of about a third to their price before talks were disclosed. {c}, the larger of the two, "
+              "expects the deal to close by the end of the year and will pay with cash on hand and a new loan.")
+
+
+def test_a_company_introduced_by_an_apposition_at_sentence_starts_is_another_company() -> None:
+    """Ventora, a maker of ...: a name a story introduces with an apposition at its sentences'
+    starts, replaced by another, is another story; a reprint of it still merges."""
+    status, _, kind = decide_pair(APPOSITION.format(c="Ventora"), APPOSITION.format(c="Halbrook"))
+    assert status is Status.UNIQUE and kind == "entity"
+    reprint = APPOSITION.format(c="Ventora") + "\nShare this article"
+    assert decide_pair(APPOSITION.format(c="Ventora"), reprint)[0] is Status.DUPLICATE
 
 
 def test_the_same_statement_by_another_company_named_only_at_sentence_starts_is_unique() -> None:
