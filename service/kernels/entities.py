@@ -769,6 +769,34 @@ def _next_word(cps, b, j):
     return k
 
 
+# the participles after a hyphen that make the word before them a place or a body's name
+# (Edinburgh-based, Paris-born, Hong Kong-listed); not owned or led: State-owned, Government-led
+PLACE_PARTICIPLES = (np.array([ord(c) for c in "based"], dtype=np.uint32),
+                     np.array([ord(c) for c in "born"], dtype=np.uint32),
+                     np.array([ord(c) for c in "listed"], dtype=np.uint32),
+                     np.array([ord(c) for c in "headquartered"], dtype=np.uint32))
+
+
+@njit(nogil=True, cache=True)
+def _place_compound(cps, b, j):
+    """Whether a hyphen and one of :data:`PLACE_PARTICIPLES`, a whole word, follow ``j``: the
+    word before is where a body is based, listed or born (Edinburgh-based developer ...)."""
+    if j + 1 >= b or cps[j] != 45:
+        return False
+    for word in PLACE_PARTICIPLES:
+        k = j + 1 + word.shape[0]
+        if k > b or (k < b and _ascii_letter(cps[k])):
+            continue
+        same = True
+        for q in range(word.shape[0]):
+            if cps[j + 1 + q] != word[q]:
+                same = False
+                break
+        if same:
+            return True
+    return False
+
+
 @njit(nogil=True, cache=True)
 def _appositive(cps, b, j):
     """Whether an article and a lower-case word follow the space at ``j`` (a, an, the): the
@@ -835,7 +863,8 @@ def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs,
             while j < b and 97 <= cps[j] <= 122:
                 j += 1
             whole = j - i >= min_letters and (j >= b or not _ascii_letter(cps[j]))
-            subject = whole and _subject_of_verb(cps, b, _run_end(cps, b, j), verbs, adverbs, seed)
+            end = _run_end(cps, b, j)
+            subject = whole and (_subject_of_verb(cps, b, end, verbs, adverbs, seed) or _place_compound(cps, b, end))
             if subject and _starts_sentence(cps, a, b, i):
                 h = _lower_ascii_hash(cps, i, j, seed)
                 if not (_in_sorted(stop, h) or _in_sorted(start_stop, h)):

@@ -924,10 +924,12 @@ def test_capitalised_names_kernel_matches_the_pattern() -> None:
 # opening quote; first on a line that ends as a sentence does) as a subject, alone or first of a
 # run of capitalised words (Acme Corp said): before a verb of EN_SUBJECT_VERBS (maybe after an
 # adverb of EN_SUBJECT_ADVERBS), with 's, or before "and" or a comma and a capitalised word, or a
-# comma and an apposition (an article and a lower-case word)
+# comma and an apposition (an article and a lower-case word); or, subject or not, before a hyphen
+# and a participle of place (Edinburgh-based, Paris-born, Hong Kong-listed)
 _VERB = f"(?:{'|'.join(sorted(EN_SUBJECT_VERBS))})(?![A-Za-z])"
 _SUBJECT = (rf"(?=(?: [A-Z][A-Za-z]*)*(?: (?:(?:{'|'.join(sorted(EN_SUBJECT_ADVERBS))}) )?{_VERB}"
-            r"|['’]s(?![A-Za-z])|(?<!ly), (?:[A-Z]|(?:a|an|the) [a-z])| and [A-Z]))")
+            r"|['’]s(?![A-Za-z])|(?<!ly), (?:[A-Z]|(?:a|an|the) [a-z])| and [A-Z])"
+            r"|(?: [A-Z][A-Za-z]*)*-(?:based|born|listed|headquartered)(?![A-Za-z]))")
 _AFTER_MARK = re.compile(r"(?:[.!?][\"'”’]?\s+|(?:(?<=\))|(?<=[A-Z]{2})) [-–—]\s+|[\"“])"
                          r"([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT)
 _LINE_START = re.compile(r"^[ \t]*([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT + r"[^\n]*[.!?\"'”’][ \t]*$", re.MULTILINE)
@@ -953,6 +955,8 @@ SENTENCE_STARTS = [
     "It fell. Initech Global Corp said so. Pied Piper's plan. Hooli And Co agreed. Massive Dynamic, Inc. said.",
     "Blogs grew. Technorati, a blog search engine, tracks them. Besides, the firm grew. Thus, an era ended. "
     "Wikia, an encyclopedia, grew. Lately, the site fell. Oddly, a man came. Maria, the novice, sang. Dogs, a pet.",
+    "It grew. Edinburgh-based Rockstar said so. Hong Kong-listed shares fell. State-owned firms grew. "
+    "Paris-born actors came. Oslo-basedx went. Wire-based systems failed; the wire held.",
 ]
 
 
@@ -978,6 +982,8 @@ def test_capitalised_names_kernel_reads_sentence_starts_as_the_pattern_does() ->
     assert sentence_start_names(SENTENCE_STARTS[8]) == {"initech", "pied", "hooli", "massive"}
     # an apposition after the comma; not after a connective (Besides, Thus) or a word in -ly
     assert sentence_start_names(SENTENCE_STARTS[9]) == {"technorati", "wikia", "maria", "dogs"}
+    # a participle of place after the hyphen, a whole word; not owned; wire is written in lower case
+    assert sentence_start_names(SENTENCE_STARTS[10]) == {"edinburgh", "hong", "paris"}
 
 
 STATEMENT = ("{c} said on Tuesday it had agreed to buy a regional rival for 420 million dollars in cash. "
@@ -1000,6 +1006,20 @@ def test_a_company_introduced_by_an_apposition_at_sentence_starts_is_another_com
     assert status is Status.UNIQUE and kind == "entity"
     reprint = APPOSITION.format(c="Ventora") + "\nShare this article"
     assert decide_pair(APPOSITION.format(c="Ventora"), reprint)[0] is Status.DUPLICATE
+
+
+PLACED = ("The developer behind the driving series said on Monday that its next game would reach shops in the "
+          "spring. {p}-based staff have worked on it for three years, and the studio hired two hundred testers "
+          "for the last months of the work. {p}-based managers expect the game to sell well in Europe, where the "
+          "series has always been strongest, and in Japan.")
+
+
+def test_the_same_story_about_staff_based_elsewhere_is_another_story() -> None:
+    """Edinburgh-based staff ...: a place written only before a hyphen and a participle of place at
+    its sentences' starts, replaced by another, is another story; a reprint of it still merges."""
+    status, _, kind = decide_pair(PLACED.format(p="Edinburgh"), PLACED.format(p="Glasgow"))
+    assert status is Status.UNIQUE and kind == "entity"
+    assert decide_pair(PLACED.format(p="Edinburgh"), PLACED.format(p="Edinburgh") + "\nPrint")[0] is Status.DUPLICATE
 
 
 def test_the_same_statement_by_another_company_named_only_at_sentence_starts_is_unique() -> None:
