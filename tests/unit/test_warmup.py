@@ -110,6 +110,15 @@ def test_a_copy_of_the_kernels_elsewhere_loads_what_the_checkout_compiled(tmp_pa
     assert elsewhere.stderr == "", "loaded from the cache, not compiled again"
 
 
+def test_a_cache_folder_that_cannot_be_made_leaves_the_kernels_to_numbas_own_locators(tmp_path: Path) -> None:
+    # a file where the folder should be (root writes anywhere, so no permission bits can show it)
+    (tmp_path / "not-a-folder").write_text("", encoding="utf-8")
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path / "not-a-folder" / "numba"))
+    code = f"{HASH_SPANS}; from neardup.kernels.hashing import hash_spans; print(type(hash_spans._cache).__name__)"
+    out = _python(code, env).stdout.split()
+    assert out[0] == "(2,)" and out[1] != "NullCache"
+
+
 def test_a_change_to_any_kernel_file_changes_the_cache_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     here = kcache.kernels_digest()
     package = tmp_path / "kernels"
