@@ -769,32 +769,19 @@ def _next_word(cps, b, j):
     return k
 
 
-# the participles after a hyphen that make the word before them a place or a body's name
-# (Edinburgh-based, Paris-born, Hong Kong-listed); not owned or led: State-owned, Government-led
-PLACE_PARTICIPLES = (np.array([ord(c) for c in "based"], dtype=np.uint32),
-                     np.array([ord(c) for c in "born"], dtype=np.uint32),
-                     np.array([ord(c) for c in "listed"], dtype=np.uint32),
-                     np.array([ord(c) for c in "headquartered"], dtype=np.uint32))
-
-
 @njit(nogil=True, cache=True)
-def _place_compound(cps, b, j):
-    """Whether a hyphen and one of :data:`PLACE_PARTICIPLES`, a whole word, follow ``j``: the
-    word before is where a body is based, listed or born (Edinburgh-based developer ...)."""
+def _place_compound(cps, b, j, places, seed):
+    """Whether a hyphen and one of ``places`` (hashes of lower-case participles: based, born,
+    listed), a whole word, follow ``j``: the word before is where a body is based, listed or born
+    (Edinburgh-based developer ...)."""
     if j + 1 >= b or cps[j] != 45:
         return False
-    for word in PLACE_PARTICIPLES:
-        k = j + 1 + word.shape[0]
-        if k > b or (k < b and _ascii_letter(cps[k])):
-            continue
-        same = True
-        for q in range(word.shape[0]):
-            if cps[j + 1 + q] != word[q]:
-                same = False
-                break
-        if same:
-            return True
-    return False
+    k = j + 1
+    while k < b and 97 <= cps[k] <= 122:
+        k += 1
+    if k == j + 1 or (k < b and _ascii_letter(cps[k])):
+        return False
+    return _in_sorted(places, _lower_ascii_hash(cps, j + 1, k, seed))
 
 
 @njit(nogil=True, cache=True)
@@ -848,10 +835,11 @@ def _run_end(cps, b, j):
 
 
 @njit(nogil=True, cache=True)
-def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, adverbs, out, w):
+def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, adverbs, places, out, w):
     """Append to ``out`` from ``w`` the hashes of the words that start a sentence as the subject
-    of one of ``verbs`` (or with 's), capitalised and then lower-case letters only, that the text
-    never writes in lower case and that are in neither ``stop`` nor ``start_stop`` (words any
+    of one of ``verbs`` (or with 's) or before a hyphen and one of ``places``, capitalised and
+    then lower-case letters only, that the text never writes in lower case and that are in
+    neither ``stop`` nor ``start_stop`` (words any
     sentence may start with: However, Police); returns the new end. The text's lower-case words
     are gathered once it has such a word, not for every text."""
     lower = np.zeros(0, dtype=np.uint64)
@@ -864,7 +852,8 @@ def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs,
                 j += 1
             whole = j - i >= min_letters and (j >= b or not _ascii_letter(cps[j]))
             end = _run_end(cps, b, j)
-            subject = whole and (_subject_of_verb(cps, b, end, verbs, adverbs, seed) or _place_compound(cps, b, end))
+            subject = whole and (_subject_of_verb(cps, b, end, verbs, adverbs, seed)
+                                 or _place_compound(cps, b, end, places, seed))
             if subject and _starts_sentence(cps, a, b, i):
                 h = _lower_ascii_hash(cps, i, j, seed)
                 if not (_in_sorted(stop, h) or _in_sorted(start_stop, h)):
@@ -881,12 +870,13 @@ def _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs,
 
 
 @njit(nogil=True, cache=True)
-def capitalised_names(cps, offsets, seed, min_letters, stop, start_stop, verbs, adverbs, sentence_starts):
+def capitalised_names(cps, offsets, seed, min_letters, stop, start_stop, verbs, adverbs, places, sentence_starts):
     """The lower-cased token hashes of the words each raw English text capitalises inside a
     sentence (a capital after a lower-case letter, a digit, a comma or a semicolon and a space,
     then ``min_letters - 1`` or more letters), less the sorted hashes ``stop``; with
-    ``sentence_starts`` (profile v14) also those that start a sentence as a verb's subject
-    (:func:`_sentence_start_names`: Virgin was told, Microsoft has said, where a text names
+    ``sentence_starts`` (profile v14) also those that start a sentence as a verb's subject or
+    before a participle of place (:func:`_sentence_start_names`: Virgin was told, Microsoft has
+    said, Edinburgh-based, where a text names
     someone only at its sentences' starts). Distinct and sorted within each text, with each
     text's offsets into them."""
     n_docs = offsets.shape[0] - 1
@@ -913,7 +903,7 @@ def capitalised_names(cps, offsets, seed, min_letters, stop, start_stop, verbs, 
             else:
                 i += 1
         if sentence_starts:
-            w = _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, adverbs, out, w)
+            w = _sentence_start_names(cps, a, b, seed, min_letters, stop, start_stop, verbs, adverbs, places, out, w)
         mine = np.sort(out[start_w:w])
         k = start_w
         for q in range(mine.shape[0]):

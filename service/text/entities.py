@@ -104,6 +104,9 @@ EN_SUBJECT_ADVERBS = frozenset({
     "currently", "reportedly", "yesterday", "today", "last", "first", "finally", "has", "had", "have", "will",
     "would", "could", "may", "might", "is", "was",
 })
+# after a hyphen, these make the capitalised word before them a place or a body's name at a
+# sentence's start (Edinburgh-based, Paris-born, Hong Kong-listed); not owned or led: State-owned
+EN_PLACE_PARTICIPLES = frozenset({"based", "born", "listed", "headquartered"})
 SENTENCE_START_NAMES_SINCE = 14  # profiles of this version read an English name that only starts sentences
 SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
 
@@ -391,12 +394,15 @@ def _not_names() -> npt.NDArray[np.uint64]:
 
 
 @lru_cache(maxsize=1)
-def _sentence_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """The sorted hashes of :data:`EN_SENTENCE_WORDS`, :data:`EN_SUBJECT_VERBS` and :data:`EN_SUBJECT_ADVERBS`."""
+def _sentence_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64],
+                                npt.NDArray[np.uint64]]:
+    """The sorted hashes of :data:`EN_SENTENCE_WORDS`, :data:`EN_SUBJECT_VERBS`,
+    :data:`EN_SUBJECT_ADVERBS` and :data:`EN_PLACE_PARTICIPLES`."""
     def hashed(words: frozenset[str]) -> npt.NDArray[np.uint64]:
         return np.sort(hash_words(sorted(words)))
 
-    return hashed(EN_SENTENCE_WORDS), hashed(EN_SUBJECT_VERBS), hashed(EN_SUBJECT_ADVERBS)
+    return (hashed(EN_SENTENCE_WORDS), hashed(EN_SUBJECT_VERBS), hashed(EN_SUBJECT_ADVERBS),
+            hashed(EN_PLACE_PARTICIPLES))
 
 
 def en_names(raw_texts: list[str], version: int = SENTENCE_START_NAMES_SINCE
@@ -494,6 +500,13 @@ class SlotTokens:
     classes: npt.NDArray[np.uint8]
 
 
+def marked_gaps(t: SlotTokens, mark: int) -> npt.NDArray[np.bool_]:
+    """Per pair of neighbouring tokens (one fewer than the tokens): whether ``mark`` alone stands
+    between them."""
+    gap = t.starts[1:] - t.ends[:-1]
+    return (gap == 1) & (t.cps[np.minimum(t.ends[:-1], len(t.cps) - 1)] == mark)
+
+
 def listed_beside_a_name(t: SlotTokens) -> npt.NDArray[np.bool_]:
     """Per token: a word of two characters or more that an enumeration mark (、) sets beside a name
     of the text, an item of a list of names. Where the other text names a place or a person there,
@@ -503,8 +516,7 @@ def listed_beside_a_name(t: SlotTokens) -> npt.NDArray[np.bool_]:
     listed = np.zeros(n, dtype=np.bool_)
     if n < 2:
         return listed
-    gap = t.starts[1:] - t.ends[:-1]
-    marked = (gap == 1) & (t.cps[np.minimum(t.ends[:-1], len(t.cps) - 1)] == ENUMERATION_MARK)
+    marked = marked_gaps(t, ENUMERATION_MARK)
     long_ = (t.ends - t.starts) >= 2
     listed[:-1] |= marked & t.flags[1:]
     listed[1:] |= marked & t.flags[:-1]
@@ -554,10 +566,8 @@ class NameSlots:
             letters2 = kent.letter_sets(t.cps, t.starts, t.ends, every, False, zh_place_suffixes(), kent.SECOND_LETTERS)
             words, sides, inner = kent.slot_words(t.cps, t.starts, t.ends, t.flags, zh_suffix_tables()[1], t.classes)
             glued = np.zeros(len(t.starts), dtype=np.bool_)
-            gap = t.starts[1:] - t.ends[:-1]
             # a foreign name's parts stand a middle dot apart (伊·福阿, 卡尔·蔡司): one name
-            dotted = (gap == 1) & (t.cps[np.minimum(t.ends[:-1], len(t.cps) - 1)] == MIDDLE_DOT)
-            glued[1:] = (gap == 0) | dotted
+            glued[1:] = (t.starts[1:] == t.ends[:-1]) | marked_gaps(t, MIDDLE_DOT)
             # a rare word alone may stand for a name (稀树, 客车队 where the other text has 墨西哥):
             # a common one there is an edit's synonym
             rare = ((t.ends - t.starts) >= 2) & (segmenter().frequencies(t.cps, t.starts, t.ends) < RARE_WORD)

@@ -21,6 +21,7 @@ from neardup.rules.differences import _furniture_name, _written_alike, furniture
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
     EN_NOT_NAMES,
+    EN_PLACE_PARTICIPLES,
     EN_SENTENCE_WORDS,
     EN_SUBJECT_ADVERBS,
     EN_SUBJECT_VERBS,
@@ -929,7 +930,7 @@ def test_capitalised_names_kernel_matches_the_pattern() -> None:
 _VERB = f"(?:{'|'.join(sorted(EN_SUBJECT_VERBS))})(?![A-Za-z])"
 _SUBJECT = (rf"(?=(?: [A-Z][A-Za-z]*)*(?: (?:(?:{'|'.join(sorted(EN_SUBJECT_ADVERBS))}) )?{_VERB}"
             r"|['’]s(?![A-Za-z])|(?<!ly), (?:[A-Z]|(?:a|an|the) [a-z])| and [A-Z])"
-            r"|(?: [A-Z][A-Za-z]*)*-(?:based|born|listed|headquartered)(?![A-Za-z]))")
+            rf"|(?: [A-Z][A-Za-z]*)*-(?:{'|'.join(sorted(EN_PLACE_PARTICIPLES))})(?![A-Za-z]))")
 _AFTER_MARK = re.compile(r"(?:[.!?][\"'”’]?\s+|(?:(?<=\))|(?<=[A-Z]{2})) [-–—]\s+|[\"“])"
                          r"([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT)
 _LINE_START = re.compile(r"^[ \t]*([A-Z][a-z]{2,})(?![A-Za-z])" + _SUBJECT + r"[^\n]*[.!?\"'”’][ \t]*$", re.MULTILINE)
