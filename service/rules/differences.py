@@ -548,7 +548,8 @@ class Profile:
             return None
         i = int(replaced_context(self.entries, theirs))
         if i < 0:
-            return self._other_name(theirs) or self._new_name(theirs, their_length, version)
+            return (self._other_name(theirs) or self._new_name(theirs, their_length, version)
+                    or self._another_credit(theirs, version))
         if is_sentence_fill(self.fills[i]):  # a word's difference names the word: look for one first
             words = np.flatnonzero(~self.sentence_mask())
             j = int(replaced_context(self.entries[words], theirs)) if len(words) else -1
@@ -609,6 +610,41 @@ class Profile:
         return CriticalDifference("entity", self.text[max(0, start - 12) : end + 12].strip(),
                                   NAME_FILL + self.text[start:end], start=max(0, start - 12),
                                   end=min(len(self.text), end + 12))
+
+    def _another_credit(self, theirs: npt.NDArray[np.uint64],
+                        version: int = PROFILE_VERSION) -> CriticalDifference | None:
+        """The entity difference of a credit in brackets, (陈醉) where the other text has (唐运张):
+        a Chinese name of this text that the other neither carries nor writes alike stands alone
+        in brackets, and the other text has a name this one lacks (nor writes alike) that stood
+        alone as well (no mention entries under its fill byte: no words beside it in its
+        sentence). A name alone has no context to be compared by, so neither the replaced
+        contexts nor a new name's sentences see it; the same story under another author's name
+        is another document. A credit after a byline's word (记者, 编辑) is furniture."""
+        new = [v for v in self._names_theirs_lack(theirs, version) if self._alone_in_brackets(v)]
+        if not new:
+            return None
+        their_new = _names_not_alike(_present_lacking(theirs, self.entries), _present_lacking(self.entries, theirs),
+                                     _presence(theirs)[_in_sorted(_presence(theirs), self.entries)],
+                                     _second_sets(theirs), _second_sets(self.entries))
+        fills = theirs & np.uint64(0xFFFF)
+        if not any(not (fills == _mention_fill(w)).any() for w in their_new):
+            return None
+        row = int(np.searchsorted(self.entries, np.uint64(new[0])))
+        at, name = int(self.positions[row]), self.fills[row]
+        start, end = max(0, at - 12), min(len(self.text), at + len(name) + 12)
+        return CriticalDifference("entity", self.text[start:end].strip(), name, start=start, end=end)
+
+    def _alone_in_brackets(self, present: int) -> bool:
+        """Whether the name of presence entry ``present`` is Chinese, has no mention entries (no
+        words beside it in its sentence) and stands, at its first mention, alone in brackets that
+        no byline's word opens."""
+        if ((self.entries & np.uint64(0xFFFF)) == _mention_fill(present)).any():
+            return False
+        row = int(np.searchsorted(self.entries, np.uint64(present)))
+        at, name = int(self.positions[row]), self.fills[row].removeprefix(NAME_FILL)
+        end = at + len(name)
+        return (_ideographic(name) and at > 0 and end < len(self.text) and self.text[at - 1] in OPEN_BRACKETS
+                and self.text[end] in CLOSE_BRACKETS and not _furniture_name(self.text, at, end))
 
     def _new_name(self, theirs: npt.NDArray[np.uint64], their_length: int | None,
                   version: int = PROFILE_VERSION) -> CriticalDifference | None:
@@ -822,6 +858,11 @@ def _name_key(fill: str) -> str:
     return canonical_name(fill.removeprefix(NAME_FILL)).lower()
 
 
+def _ideographic(name: str) -> bool:
+    """Whether a name holds an ideograph (a Chinese name)."""
+    return any("\u3400" <= c <= "\u9fff" for c in name)
+
+
 def _presence(entries: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """The presence entries (one a name) among ``entries``."""
     return entries[(entries & np.uint64(0xFFFF)) == np.uint64(kprof.NAME_PRESENT_FILL)]
@@ -968,6 +1009,7 @@ BYLINE_BEFORE = re.compile(r"(?:(?:来源|作者|记者|编辑|通讯员|摄影|
 # ... and a name that ends in 网, or right before this, is a website's, the page's source (央视网,
 # 中国政府网, 中国新闻网; not 网络, 网友)
 SITE_AFTER = re.compile(r"[^\W\d_]{0,3}?网(?![络友民页点格球])")  # matched from the name's last character
+OPEN_BRACKETS, CLOSE_BRACKETS = "(（[【", ")）]】"  # around a credit (normalised text: ASCII brackets)
 BODY_MATCH_JACCARD = 0.9  # two texts this similar share their body: header and footer figures are furniture
 
 

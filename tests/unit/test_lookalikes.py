@@ -1309,6 +1309,22 @@ def test_a_rare_word_where_the_other_text_has_a_name_is_another_name() -> None:
     assert freq[0] < RARE_WORD <= freq[1]
 
 
+CREDITED = ("昨天下午，市体育中心举行了一场友谊赛，吸引了近万名球迷到场观战。比赛中，主队球员积极拼抢，"
+            "多次制造威胁，最终以两球的优势取胜。赛后，主教练表示，球队的状态正在逐步回升，"
+            "下一阶段将重点加强防守训练，争取在联赛中取得更好的成绩。“我们还有很多需要改进的地方。”他笑着说。{c}")
+
+
+@pytest.mark.parametrize("credits", [("(陈醉)", "(唐运张)"), ("（陈醉）", "（唐运张）")])
+def test_the_same_story_under_another_authors_credit_is_another_story(credits: tuple[str, str]) -> None:
+    """A credit in brackets names its author alone, with no words beside it to compare: another
+    name there is another document, while a credit dropped, or an editor's line, is the page's."""
+    status, _, kind = decide_pair(CREDITED.format(c=credits[0]), CREDITED.format(c=credits[1]))
+    assert status is Status.UNIQUE and kind == "entity"
+    assert decide_pair(CREDITED.format(c=credits[0]), CREDITED.format(c=""))[0] is Status.DUPLICATE
+    editors = CREDITED.format(c="(责任编辑：陈醉)"), CREDITED.format(c="(责任编辑：唐运张)")
+    assert decide_pair(*editors)[0] is Status.DUPLICATE
+
+
 STORY = ("Fire crews were called to the church on Tuesday after smoke was seen from the roof. The fire "
          "started at around {a} local time in the church's gift shop and was under control by {b}, a "
          "spokesman said, adding that nobody had been hurt and that the cause was still being investigated "
