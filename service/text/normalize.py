@@ -227,11 +227,18 @@ def normalize_batch(texts: list[str], t2s: bool = True, html_strip: bool = True)
         redo = np.flatnonzero(slow).tolist()
         f_cps, f_offsets = _to_cps([unicodedata.normalize("NFKC", texts[d]) for d in redo])
         f_out, f_out_off, _ = ktext.normalize_batch(f_cps, f_offsets, table, classes)
+        # a letter lowered after NFKC may compose with its mark only now (Ｗ̊ -> w + ring -> ẘ, whose
+        # capital has no composed form): composed here, normalised text normalises to itself
+        f_out, f_out_off = _to_cps([unicodedata.normalize("NFC", t) for t in _decoded(f_out, f_out_off)])
         out, out_off = _splice(out, out_off, redo, f_out, f_out_off)
-    raw = out.tobytes()
-    norm_texts = [raw[4 * a : 4 * b].decode("utf-32-le", "surrogatepass") for a, b in
-                  zip(out_off[:-1].tolist(), out_off[1:].tolist(), strict=True)]
-    return NormalizedBatch(out, out_off, norm_texts)
+    return NormalizedBatch(out, out_off, _decoded(out, out_off))
+
+
+def _decoded(cps: npt.NDArray[np.uint32], offsets: npt.NDArray[np.int64]) -> list[str]:
+    """The texts of code points ``cps`` split at ``offsets`` (:func:`_to_cps` undone)."""
+    raw = cps.tobytes()
+    return [raw[4 * a : 4 * b].decode("utf-32-le", "surrogatepass") for a, b in
+            zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True)]
 
 
 def normalize_text(text: str, t2s: bool = True, html_strip: bool = True) -> str:
