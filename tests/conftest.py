@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from neardup.kernels.cache import kernel_cache_dir
 
@@ -20,6 +21,12 @@ DATASETS = Path(os.environ.get("NEARDUP_DATASETS", ROOT.parent / "shared" / "dat
 # the CLI and the library (service/kernels/cache.py). Pinned here, so a test that points
 # NEARDUP_CACHE_DIR or XDG_CACHE_HOME elsewhere does not make its subprocesses compile again.
 os.environ["NUMBA_CACHE_DIR"] = str(kernel_cache_dir())
+
+# CI draws the same examples on every run, so that a run's result is the commit's and a failure
+# there reproduces; a run elsewhere draws new ones, which is how the property tests find bugs
+hypothesis_settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 pytest_plugins = [
     "tests.fixtures.redis_servers",
