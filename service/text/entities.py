@@ -97,6 +97,14 @@ EN_SUBJECT_VERBS = frozenset({
     "becomes", "began", "begins", "faced", "needed", "refused", "refuses", "rejected", "rejects", "accused",
     "accuses", "launched", "unveiled", "unveils", "released", "signed", "joined", "remains", "remained",
     "continues", "continued", "believes", "believed", "called", "posted", "raised", "paid", "opened", "closed",
+    "alleges", "alleged", "admits", "admitted", "blames", "blamed", "stated", "explained", "explains", "revealed",
+    "reveals", "noted", "suggested", "suggests", "estimated", "predicted", "predicts", "responded", "responds",
+    "welcomed", "welcomes", "criticised", "criticized", "condemned", "condemns", "dismissed", "described",
+    "describes", "received", "receives", "reached", "hopes", "wants", "plans", "needs", "faces", "owns", "owned",
+    "scored", "finished", "returned", "visited", "arrived", "spent", "showed", "thinks", "thought", "feels",
+    "felt", "asked", "asks", "wrote", "writes", "approved", "approves", "ordered", "decided", "decides",
+    "declined", "failed", "fails", "threatened", "threatens", "demanded", "demands", "vowed", "vows", "pledged",
+    "accepted", "accepts", "acknowledged", "stressed", "stresses", "maintains", "maintained",
 })
 # one of these may stand between a sentence's subject and its verb (Britain now has)
 EN_SUBJECT_ADVERBS = frozenset({

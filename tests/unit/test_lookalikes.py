@@ -1009,6 +1009,19 @@ def test_a_company_introduced_by_an_apposition_at_sentence_starts_is_another_com
     assert decide_pair(APPOSITION.format(c="Ventora"), reprint)[0] is Status.DUPLICATE
 
 
+ALLEGED = ("Tensions between the two countries have risen since a suicide attack on the parliament two weeks "
+           "ago. {c} alleges the attack was backed by a foreign intelligence service and has moved troops to the "
+           "border. {c} admits that talks are the only way out, but wants the groups behind the attack banned first.")
+
+
+def test_a_country_named_only_as_the_subject_of_a_reporting_verb_is_another_country() -> None:
+    """India alleges ..., India admits ...: a name a story writes only at its sentences' starts, as
+    the subject of a reporting verb (not only said or told), replaced by another, is another story."""
+    status, _, kind = decide_pair(ALLEGED.format(c="India"), ALLEGED.format(c="Georgia"))
+    assert status is Status.UNIQUE and kind == "entity"
+    assert decide_pair(ALLEGED.format(c="India"), ALLEGED.format(c="India") + "\nPrint")[0] is Status.DUPLICATE
+
+
 PLACED = ("The developer behind the driving series said on Monday that its next game would reach shops in the "
           "spring. {p}-based staff have worked on it for three years, and the studio hired two hundred testers "
           "for the last months of the work. {p}-based managers expect the game to sell well in Europe, where the "
