@@ -492,7 +492,10 @@ class Fingerprinter:
             groups = self._marker_groups(types)
             flags, fills, last, cont = zh_name_flags(cps, starts, ends, tok_off, tok_hashes, self.classes, groups)
         elif words:
-            flags = kent.doc_names(tok_hashes, tok_off, *en_names([raw[row] for row in idx]))
+            # capitals as the page shows them: a crawl's markup or button inside a word (R[Image]elativism,
+            # Au<br/>stralia) would hide a name that its clean copy names
+            shown = [strip_html(raw[row]) if self.config.strip_html else raw[row] for row in idx]
+            flags = kent.doc_names(tok_hashes, tok_off, *en_names(shown))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)
             last, cont = np.arange(len(starts)), np.zeros(len(starts), dtype=np.bool_)
         else:

@@ -250,6 +250,22 @@ def test_a_short_piece_of_a_word_cut_by_a_pages_space_is_no_other_name(cut: tupl
     assert status is Status.DUPLICATE and original == "first"
 
 
+CRITICS = ("Art historians have long argued about what the last century's painting achieved. One school held "
+           "that every movement answered the one before it, and that none of them could claim to be the truth about "
+           "art. \"It is the right of art to exist,\" one critic wrote in 1962. Relativism was accepted as an "
+           "unavoidable truth by 1970, which led to the period of contemporary art and postmodern criticism, where "
+           "cultures of the world and of history are seen as changing forms. Museums followed, and their collections "
+           "grew wider.")
+
+
+def test_a_name_a_crawls_button_cuts_is_read_as_the_page_shows_it() -> None:
+    """R[Image]elativism is Relativism on the page: English names are read from the text with its
+    markup and buttons out, so the clean copy decided after the noisy one names nobody new."""
+    noisy = CRITICS.replace("Relativism", "R[Image]elativism").replace("postmodern", "post&nbsp;modern")
+    status, original, _ = decide_pair(noisy, CRITICS)
+    assert status is Status.DUPLICATE and original == "first"
+
+
 def test_a_name_cut_in_one_mention_and_whole_in_another_is_the_same_name() -> None:
     """A guard: the other text's name counts whether or not this one writes it whole elsewhere."""
     text = FILM + " Beckham said he was pleased to have been asked."
