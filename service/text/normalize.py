@@ -148,9 +148,10 @@ def tables(t2s: bool = True) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint
 
 # what strip_html does to markup, in order (source_offsets traces the same steps)
 MARKUP_STEPS = ((SCRIPT_RE, " "), (BREAK_TAG_RE, "\n"), (TAG_RE, " "))
-# an escaped ampersand between two lower-case letters is a crawl's, inside a word (no&amp;t, n&amp;ot):
-# dropped before the entities are read, or the negation would read as two words
-AMP_IN_WORD_RE = re.compile(r"(?<=[a-z])&amp;(?=[a-z])")
+# an escaped ampersand before a lower-case letter, after a letter, is a crawl's, inside a word (no&amp;t,
+# n&amp;ot, F&amp;rench): dropped before the entities are read, or the negation or the name would read as
+# two words; between capitals it is the name's own (AT&amp;T, R&amp;D)
+AMP_IN_WORD_RE = re.compile(r"(?<=[A-Za-z])&amp;(?=[a-z])")
 
 # The buttons and captions a crawl keeps of a page (Click here, | Print |, 返回搜狐，查看更多), dropped
 # wherever they stand: left inside a word they make other words of it, read as another name

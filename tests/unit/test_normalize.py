@@ -209,6 +209,7 @@ def test_html_strip_can_be_switched_off() -> None:
     ("据新华▲社华盛顿电", "据新华社华盛顿电"),
     ("■ Beck★ham scored", "Beck ham scored"),
     ("Mr Nelson will n&amp;ot identify", "Mr Nelson will not identify"),
+    ("who was a F&amp;rench science teacher", "who was a French science teacher"),
 ])
 def test_page_furniture_is_dropped_wherever_it_stands(noisy: str, clean: str) -> None:
     """A crawl's buttons inside a word or a name leave the word whole (the name and the negation
