@@ -137,6 +137,20 @@ def _context(tok_hashes, flags, skip, lo, hi, seed, side):
     return h >> np.uint64(32)
 
 
+@njit(nogil=True, cache=True)
+def names_only_contexts(seed, k):
+    """The contexts (:func:`_context`, 32 bits) of a side that holds one to ``k`` names and no
+    other word: row 0 the left side's, row 1 the right side's. Every name beside another at its
+    sentence's edge has one (Marat of "beat Marat Safin.", Tommy of "to Tommy Haas.")."""
+    out = np.empty((2, k), dtype=np.uint64)
+    for s in range(2):
+        h = fmix64(np.uint64(seed) ^ (LEFT if s == 0 else RIGHT))
+        for m in range(k):
+            h = fmix64(h ^ NAME_MARK)
+            out[s, m] = h >> np.uint64(32)
+    return out
+
+
 @njit(nogil=True, cache=True, inline="always")
 def _sides(breaks, skip, a, b, i, k):
     """(lo, hi): the tokens ``lo:i`` before token ``i`` and ``i+1:hi`` after it that its name

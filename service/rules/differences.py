@@ -113,6 +113,12 @@ from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
 from neardup.text.cache import cached_arrays
 from neardup.text.entities import (
+    CONTEXT_SEED as NAME_CONTEXT_SEED,
+)
+from neardup.text.entities import (
+    CONTEXT_TOKENS as NAME_CONTEXT_TOKENS,
+)
+from neardup.text.entities import (
     EN_NOT_NAMES,
     NAME_FILL_BYTE,
     SECOND_LETTERS_SINCE,
@@ -436,6 +442,7 @@ class Profile:
                                                                                                repr=False)
     # this text's tokens as places of another text's names (set for the documents being decided)
     name_slots: NameSlots | None = field(default=None, repr=False)
+    _placeless_rows: npt.NDArray[np.bool_] | None = field(default=None, repr=False)  # made once (:meth:`_placeless`)
 
     def encode(self) -> bytes:
         """The record the store keeps (v3; v2 for a profile made the v2 way)."""
@@ -546,13 +553,19 @@ class Profile:
             return mine.critical_against(theirs, version, their_length=their_length)
         if len(self.entries) == 0 or len(theirs) == 0:
             return None
-        i = int(replaced_context(self.entries, theirs))
+        # compared as places: not a name's mention whose context is its own other part, on this
+        # side, and on the other side not the same entries (they would have cancelled out)
+        placeless = self._placeless()
+        placed = np.flatnonzero(~placeless)
+        compared = theirs[~np.isin(theirs, self.entries[placeless])] if placeless.any() else theirs
+        j = int(replaced_context(self.entries[placed], compared)) if len(placed) and len(compared) else -1
+        i = int(placed[j]) if j >= 0 else -1
         if i < 0:
             return (self._other_name(theirs) or self._new_name(theirs, their_length, version)
                     or self._another_credit(theirs, version))
         if is_sentence_fill(self.fills[i]):  # a word's difference names the word: look for one first
-            words = np.flatnonzero(~self.sentence_mask())
-            j = int(replaced_context(self.entries[words], theirs)) if len(words) else -1
+            words = np.intersect1d(np.flatnonzero(~self.sentence_mask()), placed)
+            j = int(replaced_context(self.entries[words], compared)) if len(words) else -1
             i = int(words[j]) if j >= 0 else i
         return self._replaced_at(i, theirs)
 
@@ -795,6 +808,29 @@ class Profile:
                 for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True)]
         return rows[np.asarray(keep, dtype=np.bool_)] if len(rows) else rows
 
+    def _placeless(self) -> npt.NDArray[np.bool_]:
+        """Which entries are name mentions whose context on one side is only the name's own other
+        part, written on to it (Tommy of "to Tommy Haas.", Marat of "beat Marat Safin."): every
+        full name at a sentence's edge has that context, so compared as a place it would pair two
+        people that share nothing else (a sentence deleted in one copy, another in the other). A
+        name beside another across punctuation (a list: Voyce; King, Dawson) keeps its place."""
+        if self._placeless_rows is None:
+            self._placeless_rows = self._written_on_names()
+        return self._placeless_rows
+
+    def _written_on_names(self) -> npt.NDArray[np.bool_]:
+        """:meth:`_placeless`, computed."""
+        left, right = _names_only_contexts()
+        ctx = self.entries >> np.uint64(16)
+        names = ((self.entries >> np.uint64(8)) & np.uint64(0xFF)) == np.uint64(NAME_FILL_BYTE)
+        on_left, on_right = names & np.isin(ctx, left), names & np.isin(ctx, right)
+        out = np.zeros(len(self.entries), dtype=np.bool_)
+        rows = np.flatnonzero(on_left | on_right)
+        for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True):
+            at = int(self.positions[r])
+            out[r] = _written_on(self.text, end, 1) if on_right[r] else _written_on(self.text, at - 1, -1)
+        return out
+
     def _name_ends(self, rows: npt.NDArray[np.int64]) -> list[int]:
         """Where the names of entries ``rows`` end in the text."""
         if isinstance(self.fills, KernelFills):
@@ -861,6 +897,25 @@ def _name_key(fill: str) -> str:
 def _ideographic(name: str) -> bool:
     """Whether a name holds an ideograph (a Chinese name)."""
     return any("\u3400" <= c <= "\u9fff" for c in name)
+
+
+@lru_cache(maxsize=1)
+def _names_only_contexts() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """The contexts of a name mention whose left / right side holds names only
+    (:func:`neardup.kernels.entities.names_only_contexts`), each sorted."""
+    both = kent.names_only_contexts(np.uint64(NAME_CONTEXT_SEED), NAME_CONTEXT_TOKENS)
+    return np.sort(both[0]), np.sort(both[1])
+
+
+def _written_on(text: str, at: int, step: int) -> bool:
+    """Whether the word next to ``text[at]`` (going ``step``: 1 right, -1 left, from just outside a
+    name) is written on to it: an ideograph there, or one space and then a letter or digit."""
+    if not 0 <= at < len(text):
+        return False
+    if _ideographic(text[at]):
+        return True
+    nxt = at + step
+    return text[at] == " " and 0 <= nxt < len(text) and text[nxt].isalnum()
 
 
 def _presence(entries: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:

@@ -266,6 +266,30 @@ def test_a_name_a_crawls_button_cuts_is_read_as_the_page_shows_it() -> None:
     assert status is Status.DUPLICATE and original == "first"
 
 
+SEASON = ["Agassi reached the quarter-finals of three majors that year and won five titles in ten finals.",
+          "At Wimbledon, he had an early loss in the second round to Tommy Haas.",
+          "He ended the season as the world's sixth-ranked player after a strong autumn on hard courts.",
+          "Overall he won two majors and the Masters Series event in Paris, where he beat Marat Safin.",
+          "He began the next year by capturing his second Australian Open title in a four-set final.",
+          "Few players had ever come back from so low a ranking to the top of the game within two seasons."]
+TEAM = ("England named an unchanged side for the match on Saturday. The team: Robinson; Lewsey, Tindall, "
+        "Greenwood, Cohen; Wilkinson, Dawson; Woodman, Thompson, Vickery, {x}, Kay, Hill, Back, Dallaglio. "
+        "The coach said he had no doubts about the players and that the squad was fit and ready.")
+
+
+def test_two_copies_that_each_cut_a_sentence_ending_in_a_full_name_are_one_story() -> None:
+    """Tommy of "to Tommy Haas." and Marat of "beat Marat Safin." both stand before their own
+    surname at a sentence's end: that context is no place, so two copies that each cut one of
+    the sentences name no one in the other's place; a name in a list, between other names across
+    punctuation, keeps its place (another player is another team sheet)."""
+    one = " ".join(s for i, s in enumerate(SEASON) if i != 1)
+    other = " ".join(s for i, s in enumerate(SEASON) if i != 3)
+    assert decide_pair(one, other)[0] is Status.DUPLICATE
+    assert decide_pair(other, one)[0] is Status.DUPLICATE
+    status, _, kind = decide_pair(TEAM.format(x="Grewcock"), TEAM.format(x="Borthwick"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
 def test_a_name_cut_in_one_mention_and_whole_in_another_is_the_same_name() -> None:
     """A guard: the other text's name counts whether or not this one writes it whole elsewhere."""
     text = FILM + " Beckham said he was pleased to have been asked."
