@@ -151,6 +151,19 @@ def names_only_contexts(seed, k):
     return out
 
 
+@njit(nogil=True, cache=True)
+def one_word_contexts(seed, words):
+    """The contexts (:func:`_context`, 32 bits) of a side that holds one word alone, for each of
+    the token hashes ``words``: row 0 on the left, row 1 on the right (The of "The Tories said",
+    where the name is its sentence's second word)."""
+    out = np.empty((2, words.shape[0]), dtype=np.uint64)
+    for s in range(2):
+        start = fmix64(np.uint64(seed) ^ (LEFT if s == 0 else RIGHT))
+        for m in range(words.shape[0]):
+            out[s, m] = fmix64(start ^ words[m]) >> np.uint64(32)
+    return out
+
+
 @njit(nogil=True, cache=True, inline="always")
 def _sides(breaks, skip, a, b, i, k):
     """(lo, hi): the tokens ``lo:i`` before token ``i`` and ``i+1:hi`` after it that its name

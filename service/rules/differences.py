@@ -127,7 +127,7 @@ from neardup.text.entities import (
     canonical_name,
     zh_place_suffixes,
 )
-from neardup.text.lexicon import Lexicon, load_lexicon
+from neardup.text.lexicon import Lexicon, hash_words, load_lexicon
 
 PROFILE_MAGIC = b"NP"
 PROFILE_VERSION = 14
@@ -812,8 +812,9 @@ class Profile:
         """Which entries are name mentions whose context on one side is only the name's own other
         part, written on to it (Tommy of "to Tommy Haas.", Marat of "beat Marat Safin."): every
         full name at a sentence's edge has that context, so compared as a place it would pair two
-        people that share nothing else (a sentence deleted in one copy, another in the other). A
-        name beside another across punctuation (a list: Voyce; King, Dawson) keeps its place."""
+        people that share nothing else (a sentence deleted in one copy, another in the other); so
+        is a name's side that is one of :data:`WEAK_WORDS` alone (The of "The Tories said"). A name
+        beside another across punctuation (a list: Voyce; King, Dawson) keeps its place."""
         if self._placeless_rows is None:
             self._placeless_rows = self._written_on_names()
         return self._placeless_rows
@@ -824,7 +825,7 @@ class Profile:
         ctx = self.entries >> np.uint64(16)
         names = ((self.entries >> np.uint64(8)) & np.uint64(0xFF)) == np.uint64(NAME_FILL_BYTE)
         on_left, on_right = names & np.isin(ctx, left), names & np.isin(ctx, right)
-        out = np.zeros(len(self.entries), dtype=np.bool_)
+        out = names & np.isin(ctx, _weak_contexts())
         rows = np.flatnonzero(on_left | on_right)
         for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True):
             at = int(self.positions[r])
@@ -905,6 +906,19 @@ def _names_only_contexts() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint6
     (:func:`neardup.kernels.entities.names_only_contexts`), each sorted."""
     both = kent.names_only_contexts(np.uint64(NAME_CONTEXT_SEED), NAME_CONTEXT_TOKENS)
     return np.sort(both[0]), np.sort(both[1])
+
+
+# a word that stands alone beside a name at its sentence's edge says nothing of where the name
+# stands (The Tories said / The Lib Dems called: two sentences that two copies each cut)
+WEAK_WORDS = ("the", "a", "an", "and", "but", "or", "as", "in", "on", "at", "by", "for", "from", "of", "to",
+              "with", "mr", "mrs", "ms", "dr", "在", "据", "由", "对", "与", "和", "从", "向", "经", "于")
+
+
+@lru_cache(maxsize=1)
+def _weak_contexts() -> npt.NDArray[np.uint64]:
+    """The contexts of a name mention whose side is one of :data:`WEAK_WORDS` alone, sorted."""
+    both = kent.one_word_contexts(np.uint64(NAME_CONTEXT_SEED), hash_words(list(WEAK_WORDS)))
+    return np.sort(both.ravel())
 
 
 def _written_on(text: str, at: int, step: int) -> bool:

@@ -277,6 +277,26 @@ TEAM = ("England named an unchanged side for the match on Saturday. The team: Ro
         "The coach said he had no doubts about the players and that the squad was fit and ready.")
 
 
+BUDGET = ["The chancellor was forced to defend the timing of his statement on Wednesday.",
+          "Details of the plans appeared in a newspaper hours before Gordon Brown made his speech.",
+          "The Tories said a large chunk of the Budget appeared to have been leaked in what they described as a "
+          "serious breach of confidentiality.",
+          "The Lib Dems called for the Commons leader to make a statement and said chancellors had resigned over "
+          "leaks.",
+          "They were told it would be looked into by officials over the coming days.",
+          "The Treasury said it did not comment on leaks and that the figures had been published in full."]
+
+
+def test_two_copies_that_each_cut_a_sentence_opening_with_the_and_a_name_are_one_story() -> None:
+    """The of "The Tories said" and "The Lib Dems called" is all the left context either name has:
+    a word alone beside a name at its sentence's edge is no place, so two copies that each cut
+    one of the two sentences name no one in the other's place."""
+    one = " ".join(s for i, s in enumerate(BUDGET) if i != 2)
+    other = " ".join(s for i, s in enumerate(BUDGET) if i != 3)
+    assert decide_pair(one, other)[0] is Status.DUPLICATE
+    assert decide_pair(other, one)[0] is Status.DUPLICATE
+
+
 def test_two_copies_that_each_cut_a_sentence_ending_in_a_full_name_are_one_story() -> None:
     """Tommy of "to Tommy Haas." and Marat of "beat Marat Safin." both stand before their own
     surname at a sentence's end: that context is no place, so two copies that each cut one of
