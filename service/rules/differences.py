@@ -684,7 +684,7 @@ class Profile:
         added = 0 if their_length is None else len(self.text) - their_length
         positions = np.asarray(self.positions, dtype=np.int64)
         own = self._anchor_mask()
-        anchors = own & _in_sorted(self.entries, theirs)  # ... that the other text has too
+        anchors = own & _held_as_often(self.entries, theirs)  # ... that the other text has too
         for present in new:
             rows = self._mentions(present)
             if not len(rows):
@@ -930,6 +930,20 @@ def _written_on(text: str, at: int, step: int) -> bool:
         return True
     nxt = at + step
     return text[at] == " " and 0 <= nxt < len(text) and text[nxt].isalnum()
+
+
+def _held_as_often(mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+    """Which entries of ``mine`` (sorted) ``theirs`` (sorted) holds at least as many times: an
+    anchor of a phrase this text repeats, which the other has once, may be the other copy's
+    (the Y Vote Mock Elections of a quote and of the first sentence, where the other text cut the
+    quote's sentence)."""
+    if not len(mine) or not len(theirs):
+        return np.zeros(len(mine), dtype=np.bool_)
+    lo = np.searchsorted(theirs, mine, side="left")
+    held = np.searchsorted(theirs, mine, side="right") - lo
+    first = np.searchsorted(mine, mine, side="left")
+    mine_count = np.searchsorted(mine, mine, side="right") - first
+    return np.asarray(held >= mine_count)
 
 
 def _presence(entries: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:

@@ -297,6 +297,29 @@ def test_two_copies_that_each_cut_a_sentence_opening_with_the_and_a_name_are_one
     assert decide_pair(other, one)[0] is Status.DUPLICATE
 
 
+MOCK_VOTE = ["Thousands of pupils will take part in the Y Vote Mock Elections for schools this spring.",
+             "Organisers hope the project will teach young people how the election process works and why it "
+             "matters.",
+             "\"By experiencing the election first hand, we hope that young people will develop the enthusiasm to "
+             "take part in the future.\"",
+             "The Hansard Society, the Electoral Commission and the Department for Education are running the "
+             "programme.",
+             "Pupils will stand as party candidates and take on roles such as speech writers and canvassers.",
+             "Michael Raftery, project manager at the Hansard Society, said the Y Vote Mock Elections for schools "
+             "mirror the excitement of a real election.",
+             "The mock votes will take place in the week of the general election, with results published online."]
+
+
+def test_a_copy_that_cut_a_sentence_with_a_repeated_phrase_does_not_rewrite_it_around_a_name() -> None:
+    """Raftery's sentence repeats the first sentence's "Y Vote Mock Elections for schools": the other
+    copy holds that phrase once, so it is no anchor the two share, and the sentence reads as cut
+    from one copy (another cut from the other), not as rewritten around a new name."""
+    one = " ".join(s for i, s in enumerate(MOCK_VOTE) if i != 5)
+    other = " ".join(s for i, s in enumerate(MOCK_VOTE) if i != 2)
+    assert decide_pair(one, other)[0] is Status.DUPLICATE
+    assert decide_pair(other, one)[0] is Status.DUPLICATE
+
+
 def test_two_copies_that_each_cut_a_sentence_ending_in_a_full_name_are_one_story() -> None:
     """Tommy of "to Tommy Haas." and Marat of "beat Marat Safin." both stand before their own
     surname at a sentence's end: that context is no place, so two copies that each cut one of
