@@ -254,12 +254,12 @@ def rule_languages(batch: NormalizedBatch, classes: npt.NDArray[np.uint8]) -> li
 
 
 def detect_languages(detector: LanguageDetector, batch: NormalizedBatch, classes: npt.NDArray[np.uint8],
-                     given: list[str | None] | None, raw: list[str], html_strip: bool) -> list[str]:
+                     given: list[str | None] | None, shown: list[str]) -> list[str]:
     """The language of each text of a normalised window: its ``given`` code when that is one of
     ``KNOWN_LANGS`` (a document's own ``lang`` field), else the first version's rule, refined by
     ``detector`` where the rule is not certain (see :mod:`neardup.text.language`). The detector reads
-    the ``raw`` texts, only stripped of HTML when ``html_strip`` (normalisation's traditional-to-
-    simplified folding would make Japanese kanji read as Chinese)."""
+    the ``shown`` texts, before normalisation (its traditional-to-simplified folding would make
+    Japanese kanji read as Chinese)."""
     rules = rule_languages(batch, classes)
     marks = ktext.kana_hangul_counts(batch.cps, batch.offsets)
     out = []
@@ -270,7 +270,7 @@ def detect_languages(detector: LanguageDetector, batch: NormalizedBatch, classes
         elif rule_is_certain(rule, int(marks[i, 0]), int(marks[i, 1]), batch.texts[i]):
             out.append(rule)
         else:
-            out.append(resolve(rule, detector.guess(strip_html(raw[i]) if html_strip else raw[i])))
+            out.append(resolve(rule, detector.guess(shown[i])))
     return out
 
 
@@ -430,9 +430,12 @@ class Fingerprinter:
     def fingerprint(self, texts: list[str], langs: list[str | None] | None = None,
                     types: Sequence[str] | None = None) -> Fingerprints:
         cfg = self.config
-        batch = normalize_batch(texts, t2s=cfg.t2s, html_strip=cfg.strip_html)
+        # HTML and page furniture out once: normalisation, the language detector and the English
+        # names all read the text as the page shows it
+        shown = [strip_html(t) for t in texts] if cfg.strip_html else texts
+        batch = normalize_batch(shown, t2s=cfg.t2s, html_strip=False)
         n = len(texts)
-        lang_list = detect_languages(self.detector, batch, self.classes, langs, texts, cfg.strip_html)
+        lang_list = detect_languages(self.detector, batch, self.classes, langs, shown)
         simhash = np.zeros((n, self.words), dtype=np.uint64)
         sigs = np.full((n, cfg.num_perm), kmin.EMPTY, dtype=np.uint32)
         counts = np.zeros(n, dtype=np.int64)
@@ -460,7 +463,7 @@ class Fingerprinter:
             shingles, s_off = ktext.distinct_per_doc(shingles, s_off)
             sg = self.minhash(shingles, s_off)
             ct = s_off[1:] - s_off[:-1]
-            self._names(tokenizer, idx, texts, cps, offsets, starts, ends, tok_off, tok_hashes, names, slots,
+            self._names(tokenizer, idx, shown, cps, offsets, starts, ends, tok_off, tok_hashes, names, slots,
                         [types[i] for i in idx] if types is not None else [""] * len(idx))
             rows = np.asarray(idx, dtype=np.int64)
             simhash[rows] = sh
@@ -479,7 +482,7 @@ class Fingerprinter:
             name_slots=slots,
         )
 
-    def _names(self, tokenizer: Tokenizer, idx: list[int], raw: list[str], cps: npt.NDArray[np.uint32],
+    def _names(self, tokenizer: Tokenizer, idx: list[int], shown: list[str], cps: npt.NDArray[np.uint32],
                offsets: npt.NDArray[np.int64],
                starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], tok_off: npt.NDArray[np.int64],
                tok_hashes: npt.NDArray[np.uint64],
@@ -492,10 +495,9 @@ class Fingerprinter:
             groups = self._marker_groups(types)
             flags, fills, last, cont = zh_name_flags(cps, starts, ends, tok_off, tok_hashes, self.classes, groups)
         elif words:
-            # capitals as the page shows them: a crawl's markup or button inside a word (R[Image]elativism,
-            # Au<br/>stralia) would hide a name that its clean copy names
-            shown = [strip_html(raw[row]) if self.config.strip_html else raw[row] for row in idx]
-            flags = kent.doc_names(tok_hashes, tok_off, *en_names(shown))
+            # capitals as the page shows them (``shown``): a crawl's markup or button inside a word
+            # (R[Image]elativism, Au<br/>stralia) would hide a name that its clean copy names
+            flags = kent.doc_names(tok_hashes, tok_off, *en_names([shown[row] for row in idx]))
             fills = hash_spans(cps, starts, np.minimum(ends, starts + EN_FILL_LETTERS), TOKEN_SEED)
             last, cont = np.arange(len(starts)), np.zeros(len(starts), dtype=np.bool_)
         else:
