@@ -138,30 +138,13 @@ def _context(tok_hashes, flags, skip, lo, hi, seed, side):
 
 
 @njit(nogil=True, cache=True)
-def names_only_contexts(seed, k):
-    """The contexts (:func:`_context`, 32 bits) of a side that holds one to ``k`` names and no
-    other word: row 0 the left side's, row 1 the right side's. Every name beside another at its
-    sentence's edge has one (Marat of "beat Marat Safin.", Tommy of "to Tommy Haas.")."""
-    out = np.empty((2, k), dtype=np.uint64)
-    for s in range(2):
-        h = fmix64(np.uint64(seed) ^ (LEFT if s == 0 else RIGHT))
-        for m in range(k):
-            h = fmix64(h ^ NAME_MARK)
-            out[s, m] = h >> np.uint64(32)
-    return out
-
-
-@njit(nogil=True, cache=True)
-def one_word_contexts(seed, words):
-    """The contexts (:func:`_context`, 32 bits) of a side that holds one word alone, for each of
-    the token hashes ``words``: row 0 on the left, row 1 on the right (The of "The Tories said",
-    where the name is its sentence's second word)."""
-    out = np.empty((2, words.shape[0]), dtype=np.uint64)
-    for s in range(2):
-        start = fmix64(np.uint64(seed) ^ (LEFT if s == 0 else RIGHT))
-        for m in range(words.shape[0]):
-            out[s, m] = fmix64(start ^ words[m]) >> np.uint64(32)
-    return out
+def side_contexts(tok_hashes, flags, seed):
+    """(left, right): the contexts (:func:`_context`) of a name whose side is these tokens alone
+    (names where ``flags``): what a comparison knows as no place (a name's own other part, The of
+    "The Tories said")."""
+    skip = np.zeros(tok_hashes.shape[0], dtype=np.bool_)
+    n = tok_hashes.shape[0]
+    return _context(tok_hashes, flags, skip, 0, n, seed, LEFT), _context(tok_hashes, flags, skip, 0, n, seed, RIGHT)
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -636,9 +636,7 @@ class Profile:
         new = [v for v in self._names_theirs_lack(theirs, version) if self._alone_in_brackets(v)]
         if not new:
             return None
-        their_new = _names_not_alike(_present_lacking(theirs, self.entries), _present_lacking(self.entries, theirs),
-                                     _presence(theirs)[_in_sorted(_presence(theirs), self.entries)],
-                                     _second_sets(theirs), _second_sets(self.entries))
+        their_new = _new_names(theirs, self.entries)
         fills = theirs & np.uint64(0xFFFF)
         if not any(not (fills == _mention_fill(w)).any() for w in their_new):
             return None
@@ -843,15 +841,12 @@ class Profile:
         None when the other side, a record of ``version``, has no presence entries and may be a
         v5 record, which says nothing of names it lacks (v5 and v6 share their scheme); a record
         of v7 or later without them read no name."""
-        lacking = _present_lacking(self.entries, theirs)
-        if not len(lacking):
+        if not len(_present_lacking(self.entries, theirs)):
             return []
         if (comparable(version) <= NAMES_SINCE
                 and not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL))):
             return []
-        present = _presence(self.entries)
-        return _names_not_alike(lacking, _present_lacking(theirs, self.entries), present[_in_sorted(present, theirs)],
-                                _second_sets(self.entries), _second_sets(theirs))
+        return _new_names(self.entries, theirs)
 
     def _swap_partner(self, i: int, other: int) -> str:
         """The fill of this text's entry, in another context than entry ``i``'s, whose fill the
@@ -902,10 +897,13 @@ def _ideographic(name: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _names_only_contexts() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """The contexts of a name mention whose left / right side holds names only
-    (:func:`neardup.kernels.entities.names_only_contexts`), each sorted."""
-    both = kent.names_only_contexts(np.uint64(NAME_CONTEXT_SEED), NAME_CONTEXT_TOKENS)
-    return np.sort(both[0]), np.sort(both[1])
+    """The contexts of a name mention whose left / right side holds one to
+    :data:`NAME_CONTEXT_TOKENS` names and no other word (:func:`neardup.kernels.entities.side_contexts`),
+    each sorted."""
+    sides = [kent.side_contexts(np.zeros(m, dtype=np.uint64), np.ones(m, dtype=np.bool_), np.uint64(NAME_CONTEXT_SEED))
+             for m in range(1, NAME_CONTEXT_TOKENS + 1)]
+    return (np.sort(np.array([left for left, _ in sides], dtype=np.uint64)),
+            np.sort(np.array([right for _, right in sides], dtype=np.uint64)))
 
 
 # a word that stands alone beside a name at its sentence's edge says nothing of where the name
@@ -917,8 +915,10 @@ WEAK_WORDS = ("the", "a", "an", "and", "but", "or", "as", "in", "on", "at", "by"
 @lru_cache(maxsize=1)
 def _weak_contexts() -> npt.NDArray[np.uint64]:
     """The contexts of a name mention whose side is one of :data:`WEAK_WORDS` alone, sorted."""
-    both = kent.one_word_contexts(np.uint64(NAME_CONTEXT_SEED), hash_words(list(WEAK_WORDS)))
-    return np.sort(both.ravel())
+    alone = np.zeros(1, dtype=np.bool_)
+    sides = [kent.side_contexts(np.array([w], dtype=np.uint64), alone, np.uint64(NAME_CONTEXT_SEED))
+             for w in hash_words(list(WEAK_WORDS)).tolist()]
+    return np.sort(np.array([c for side in sides for c in side], dtype=np.uint64))
 
 
 def _written_on(text: str, at: int, step: int) -> bool:
@@ -1019,6 +1019,14 @@ def _second_alike_within(sets: list[int]) -> bool:
     """Whether two names of one text that share their fill byte (``sets``: their second letter
     sets, v10) are written alike: true with fewer than two sets (an older record, or one set)."""
     return len(sets) < 2 or any(_written_alike(x, y) for i, x in enumerate(sets) for y in sets[i + 1 :])
+
+
+def _new_names(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> list[int]:
+    """The presence entries of ``owner``'s names that ``other`` neither carries nor writes alike
+    (:func:`_names_not_alike`)."""
+    present = _presence(owner)
+    return _names_not_alike(_present_lacking(owner, other), _present_lacking(other, owner),
+                            present[_in_sorted(present, other)], _second_sets(owner), _second_sets(other))
 
 
 def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64],
