@@ -627,11 +627,15 @@ def titled_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, titles, s
 
 
 @njit(nogil=True, cache=True)
-def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, links, stops, classes):
+def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, links, stops, classes, brands, brand_chars):
     """Flag, in place, companies and institutions the dictionary lacks (Chinese): one to three
     words of two characters or more, eight in all, no names, before a head word (``heads``: sorted token
     hashes of 有限公司, 银行, 事务所 ...) and the words a company's form puts between (``links``:
-    股份, 有限 ...): 长沙市/金鹰/建筑工程/有限公司 names 金鹰 and 建筑工程. A token with a particle,
+    股份, 有限 ...): 长沙市/金鹰/建筑工程/有限公司 names 金鹰 and 建筑工程. Before those words, a
+    brand the dictionary cuts into characters, two to four one-character tokens
+    (商/软/冠/联/科技/有限公司, 华/腾/电子/有限公司), is a name too, and its tokens are one
+    (``brands``: set on them, in place: :func:`name_runs` joins them); ``brand_chars``: the most
+    characters of such a brand (0: none, as profiles before v14 read). A token with a particle,
     a demonstrative or a preposition (``stops``: 本/公司, 该/公司) ends the span; so does a name (the
     city before a company)."""
     for d in range(tok_off.shape[0] - 1):
@@ -649,11 +653,27 @@ def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, link
                    and not _has_any(cps, starts[first - 1], ends[first - 1], stops)
                    and not _in_sorted(links, tok_hashes[first - 1])):
                 first -= 1
+            cut = first  # a brand cut into characters, before the words
+            while (cut > a and first - cut < brand_chars and ends[last] - starts[cut - 1] <= 8
+                   and _brand_character(cps, starts, ends, flags, cut - 1, stops, classes)):
+                cut -= 1
+            if first - cut >= 2:
+                for t in range(cut, first):
+                    brands[t] = True
+                first = cut
             if first > last or ends[last] - starts[first] < 2:
                 continue
             for t in range(first, last + 1):
                 flags[t] = True
                 fills[t] = tok_hashes[t]
+
+
+@njit(nogil=True, cache=True)
+def _brand_character(cps, starts, ends, flags, t, stops, classes):
+    """Whether token ``t`` may be a character of a brand cut into characters: one ideograph, no
+    name, no particle, demonstrative or preposition (``stops``)."""
+    return (ends[t] - starts[t] == 1 and not flags[t] and _han_span(cps, starts[t], ends[t], classes)
+            and not _has_any(cps, starts[t], ends[t], stops))
 
 
 @njit(nogil=True, cache=True)

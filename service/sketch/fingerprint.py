@@ -34,6 +34,8 @@ from neardup.kernels import simhash as ksim
 from neardup.kernels import text as ktext
 from neardup.kernels.hashing import hash_spans
 from neardup.text.entities import (
+    BRAND_CHARS,
+    BRANDS_SINCE,
     BYLINE_TOKENS,
     CONTEXT_TOKENS,
     EN_FILL_LETTERS,
@@ -309,16 +311,17 @@ MarkerGroups = list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]]
 
 def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
                   tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], classes: npt.NDArray[np.uint8],
-                  groups: MarkerGroups, version: int = SECOND_LETTERS_SINCE) -> tuple[
+                  groups: MarkerGroups, version: int = BRANDS_SINCE) -> tuple[
                       npt.NDArray[np.bool_], npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """(flags, fills, the last token of each token's name, which tokens continue a name) of
-    Chinese tokens, read as profile ``version`` (8 to 10) reads them: the dictionary's names, then
+    Chinese tokens, read as profile ``version`` (8 to 14) reads them: the dictionary's names, then
     each pattern's (each step sees the names the steps before it flagged: a known city ends a
     company's span); ``groups``: learned field words and the documents they apply to. Since v9 a
     person cut into one-character tokens (单/兴/缘) is read, a surname must be written together
     with its given name, and a person's tokens are one name (王/新民 is 王新民); since v10 a
     surname before a name of the dictionary (赵/新民) and one glued to the first character of its
-    given name (卫志/刚) are read too."""
+    given name (卫志/刚) are read too; since v14 a company's brand that the dictionary cuts into
+    characters (商/软/冠/联/科技/有限公司)."""
     runs, words = version >= NAME_RUNS_SINCE, version >= SECOND_LETTERS_SINCE
     flags, fills = kent.name_tokens(tok_hashes, *zh_name_table(rare_pairs=runs))
     stops = zh_suffix_tables()[1]
@@ -332,7 +335,10 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
         kent.surname_word_names(*spans, zh_run_surnames(), zh_given_tails(), stops, classes, joined)
     people = (flags & ~dictionary) | joined  # the pieces of a person the patterns read
     kent.suffix_names(*spans, *zh_suffix_tables(), classes)
-    kent.body_names(*spans, *zh_body_tables(), stops, classes)
+    brands = np.zeros(len(starts), dtype=np.bool_)
+    kent.body_names(*spans, *zh_body_tables(), stops, classes, brands,
+                    BRAND_CHARS if version >= BRANDS_SINCE else 0)
+    people |= brands  # a brand cut into characters is one name, as a person's pieces are
     kent.titled_names(*spans, *zh_title_tables(), stops, classes)
     for markers, docs in groups:
         kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, classes)

@@ -116,6 +116,8 @@ EN_SUBJECT_ADVERBS = frozenset({
 # sentence's start (Edinburgh-based, Paris-born, Hong Kong-listed); not owned or led: State-owned
 EN_PLACE_PARTICIPLES = frozenset({"based", "born", "listed", "headquartered"})
 SENTENCE_START_NAMES_SINCE = 14  # profiles of this version read an English name that only starts sentences
+BRANDS_SINCE = 14  # ... and a company's brand that the dictionary cuts into characters (商/软/冠/联/科技/有限公司)
+BRAND_CHARS = 4  # the most characters of such a brand: a company's trade name has two to four
 SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
 
 

@@ -20,6 +20,7 @@ from neardup.kernels.hashing import fmix64
 from neardup.rules.differences import _furniture_name, _written_alike, furniture_spans
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
+    BRAND_CHARS,
     EN_NOT_NAMES,
     EN_PLACE_PARTICIPLES,
     EN_SENTENCE_WORDS,
@@ -69,6 +70,20 @@ def decide_pair(first: str, second: str) -> tuple[Status, str | None, str]:
 def test_same_notice_about_another_company_is_unique() -> None:
     status, _, kind = decide_pair(NOTICE.format(c="深圳市华为技术有限公司"), NOTICE.format(c="深圳市中兴通讯有限公司"))
     assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_notice_about_a_company_whose_brand_the_dictionary_cuts_into_characters_is_another() -> None:
+    # 商软冠联 and 网新恒天 are no words of the dictionary: it cuts them into characters, which
+    # were read as no name, so the body that named another institution in their place merged
+    news = ("国际在线消息：{x}18日发布的新一期《中国经济季报》预测，今年中国经济增长率为7.2%，"
+            "通胀压力有所缓解，消费和投资仍将保持较快增长，出口增速可能放缓。")
+    status, _, kind = decide_pair(news.format(x="世界银行"), news.format(x="商软冠联科技有限公司"))
+    assert status is Status.UNIQUE and kind == "entity"
+    status, _, kind = decide_pair(NOTICE.format(c="网新恒天科技有限公司"), NOTICE.format(c="浦华众城科技有限公司"))
+    assert status is Status.UNIQUE and kind == "entity"
+    status, original, _ = decide_pair(news.format(x="商软冠联科技有限公司"),
+                                      "来源：新华网\n" + news.format(x="商软冠联科技有限公司"))
+    assert status is Status.DUPLICATE and original == "first"  # its reprint still merges
 
 
 def test_swapped_counts_are_unique() -> None:
@@ -538,7 +553,7 @@ def test_a_company_the_dictionary_lacks_ends_with_its_legal_form() -> None:
         flags = np.isin(np.arange(len(words)), known)
         fills = np.zeros(len(words), dtype=np.uint64)
         kent.body_names(cps, starts, ends, np.array([0, len(words)]), hashes, flags, fills, *zh_body_tables(),
-                        zh_suffix_tables()[1], tables(True)[1])
+                        zh_suffix_tables()[1], tables(True)[1], np.zeros(len(words), dtype=np.bool_), BRAND_CHARS)
         return flags.tolist()
 
     # the city is a known name; the words between it and the legal form are the company's
@@ -548,6 +563,11 @@ def test_a_company_the_dictionary_lacks_ends_with_its_legal_form() -> None:
     assert flagged(["本", "有限公司"]) == [False, False]  # a demonstrative: this company, no name
     assert flagged(["，", "有限公司"]) == [False, False]
     assert flagged(["中", "石油", "集团公司"]) == [False, True, False]  # one character: not a company's word
+    # a brand the dictionary cuts into characters, two to four of them, before the words
+    assert flagged(["：", "商", "软", "冠", "联", "科技", "有限公司"]) == [False, True, True, True, True, False, False]
+    assert flagged(["郑州市", "华", "腾", "电子", "有限公司"], known=(0,)) == [True, True, True, True, False]
+    assert flagged(["最近", "网", "新", "恒", "天", "诚", "有限公司"]) == [False, False, True, True, True, True, False]
+    assert flagged(["在", "华", "有限公司"]) == [False, False, False]  # 在: a preposition, not a brand's
 
 
 def test_a_person_the_dictionary_lacks_is_named_by_the_title_after_them() -> None:
