@@ -1,8 +1,10 @@
+# ruff: noqa: E501  (the name pools are data, one line each)
 """Look-alikes made from real documents: the same text about another name, or with two figures
 swapped. Each must stay apart from its original; the report says how many were merged.
 
     .venv/bin/python bench/other_sources.py            # writes /tmp/neardup-other/other.jsonl
     .venv/bin/python bench/lookalikes.py [--docs DOCS.jsonl ...] [--seed 1] [--per-kind 300]
+                                         [--real-names | --generated-names]
                                          [--json RESULTS.json] [--write-pairs PAIRS.jsonl]
 
 Kinds (one variant of one original each; originals drawn at random, ``--seed``):
@@ -14,6 +16,14 @@ Kinds (one variant of one original each; originals drawn at random, ``--seed``):
 - ``entity_en``: one name of an English text (a run of capitalised words inside a sentence)
   replaced everywhere by a name of another text of the corpus.
 - ``figures_zh`` / ``figures_en``: two different numbers at most 40 characters apart trade places.
+
+``--generated-names`` makes other look-alikes instead: a name found by jieba's tagger (a Chinese
+person, place or organisation, ``zh_person``, ``zh_place``, ``zh_organisation``) or a capitalised
+run (English, replaced as ``en_person``, ``en_place`` or ``en_organisation`` at random), replaced
+everywhere by a name made up as a test-data generator makes them: a common surname and given
+characters, a trade name of two to four characters with an industry and a legal form
+(商软冠联科技有限公司), a place's two characters and its suffix. Most are names no dictionary
+holds, as a new company's or a small town's are.
 
 The originals are decided first, then the look-alikes, by the engine on the memory store in
 windows, as the batch CLI does. Nothing is tuned on these pairs; they measure the entity check and
@@ -166,6 +176,73 @@ def figure_swap(text: str, rng: random.Random) -> str | None:
     return text[: a.start()] + b.group() + text[a.end() : b.start()] + a.group() + text[b.end() :]
 
 
+# --generated-names: names made up the way a test-data generator makes them (a common surname and
+# one or two given characters; a trade name of two to four characters, an industry and a legal
+# form; a place's two characters and its suffix), not drawn from any corpus or dictionary: most are
+# names no dictionary holds, as a new company's or a small town's are
+ZH_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严"
+ZH_GIVEN = "伟芳娜秀英敏静丽强磊军洋勇艳杰娟涛明超兰霞平刚桂华文玉建国海燕红春梅晓东宏志鹏飞斌辉婷雪琳晶颖慧博浩宇轩涵欣怡佳琪俊凯"
+ZH_TRADE = "华远恒信金鹰宏达鼎盛天宇蓝海盛世永和瑞丰嘉禾中天海纳新元博雅汇通富康凯旋星河安泰顺达锦程鸿运德润佳美腾银雅居众城聪百联冠睿思通际名创"
+ZH_INDUSTRIES = ("科技", "电子", "贸易", "建设", "实业", "医药", "物流", "食品", "能源", "网络", "传媒", "软件", "信息技术")
+ZH_FORMS = ("有限公司", "股份有限公司", "有限责任公司", "集团有限公司")
+ZH_PLACE_CHARS = "安宁平德清兴丰昌阳江河山东西南北新龙泉源城林阜临永福寿康庆通远台海湖川云岭峰水武盛华嘉利和"
+ZH_PLACE_SUFFIXES = ("市", "县", "区", "镇")
+EN_FIRST = ("James", "Mary", "Robert", "Patricia", "David", "Jennifer", "Michael", "Linda", "Daniel", "Susan",
+            "Thomas", "Karen", "Paul", "Helen", "Mark", "Sarah", "Peter", "Emma", "Simon", "Claire")
+EN_LAST = ("Adams", "Baker", "Carter", "Dawson", "Ellis", "Fletcher", "Graham", "Harper", "Irving", "Jennings",
+           "Keller", "Lawson", "Marsh", "Norris", "Osborne", "Parker", "Quinn", "Rowley", "Sutton", "Thornton")
+EN_ORG_TAILS = ("Holdings", "Group", "Industries", "Partners", "Systems", "Capital", "Trading")
+EN_PLACE_STEMS = ("Ash", "Brook", "Clay", "Dun", "Elm", "Fair", "Glen", "Hart", "Kings", "Lang", "Mill", "Oak",
+                  "Red", "Stan", "Thorn", "Wood")
+EN_PLACE_TAILS = ("ton", "ford", "bury", "field", "ham", "wick", "stead", "mouth", "ley", "worth")
+JIEBA_KINDS = {"nr": "person", "ns": "place", "nt": "organisation"}
+
+
+def generated_name(kind: str, rng: random.Random) -> str:
+    """A made-up name of ``kind`` (zh_person, zh_place, zh_organisation, en_person, en_place,
+    en_organisation)."""
+    if kind == "zh_person":
+        return rng.choice(ZH_SURNAMES) + "".join(rng.choice(ZH_GIVEN) for _ in range(rng.choice((1, 2))))
+    if kind == "zh_place":
+        return rng.choice(ZH_PLACE_CHARS) + rng.choice(ZH_PLACE_CHARS) + rng.choice(ZH_PLACE_SUFFIXES)
+    if kind == "zh_organisation":
+        trade = "".join(rng.choice(ZH_TRADE) for _ in range(rng.choice((2, 2, 3, 4))))
+        return trade + rng.choice(ZH_INDUSTRIES) + rng.choice(ZH_FORMS)
+    if kind == "en_person":
+        return f"{rng.choice(EN_FIRST)} {rng.choice(EN_LAST)}"
+    if kind == "en_place":
+        return rng.choice(EN_PLACE_STEMS) + rng.choice(EN_PLACE_TAILS)
+    return f"{rng.choice(EN_LAST)} {rng.choice(EN_ORG_TAILS)}"
+
+
+def generated_swap(doc: dict[str, str], rng: random.Random) -> tuple[str, str] | None:
+    """(kind, ``doc``'s text with one of its names replaced everywhere by a made-up name of its
+    kind), or None. Chinese names are the words jieba's tagger reads as a person, a place or an
+    organisation (two characters or more); English ones the capitalised runs inside sentences,
+    replaced by a person's, a place's or an organisation's name at random (no tagger to say which)."""
+    import jieba.posseg
+
+    text = doc["text"]
+    if doc.get("lang") == "zh":
+        found = {w.word: JIEBA_KINDS[w.flag] for w in jieba.posseg.cut(text)
+                 if w.flag in JIEBA_KINDS and len(w.word) >= 2}
+        if not found:
+            return None
+        name = rng.choice(sorted(found))
+        kind = f"zh_{found[name]}"
+    else:
+        runs = sorted({m.group() for m in EN_NAME.finditer(text)})
+        if not runs:
+            return None
+        name = rng.choice(runs)
+        kind = rng.choice(("en_person", "en_place", "en_organisation"))
+    new = generated_name(kind, rng)
+    while new in text:
+        new = generated_name(kind, rng)
+    variant = text.replace(name, new) if kind.startswith("zh") else re.sub(rf"\b{re.escape(name)}\b", new, text)
+    return (kind, variant) if variant != text else None
+
+
 def load(paths: list[Path]) -> list[dict[str, str]]:
     """Originals: documents derived from nothing (the development set's provenance says which)."""
     derived: set[str] = set()
@@ -178,6 +255,19 @@ def load(paths: list[Path]) -> list[dict[str, str]]:
         with open(path, encoding="utf-8") as fh:
             docs += [d for d in map(json.loads, fh) if d["id"] not in derived]
     return docs
+
+
+def build_generated(docs: list[dict[str, str]], seed: int, per_kind: int) -> tuple[list[dict[str, str]], list[Pair]]:
+    """(originals + look-alikes, pairs) of :func:`generated_swap`, ``per_kind`` of each kind."""
+    rng = random.Random(seed)
+    order = docs[:]
+    rng.shuffle(order)
+    made: dict[str, list[tuple[dict[str, str], str]]] = defaultdict(list)
+    for d in order:
+        swap = generated_swap(d, rng)
+        if swap and len(made[swap[0]]) < per_kind:
+            made[swap[0]].append((d, swap[1]))
+    return _with_originals(docs, made)
 
 
 def build(docs: list[dict[str, str]], names: dict[str, str], seed: int, per_kind: int, real_names: bool = False
@@ -206,6 +296,13 @@ def build(docs: list[dict[str, str]], names: dict[str, str], seed: int, per_kind
             variant = figure_swap(d["text"], rng)
         if variant and variant != d["text"]:
             made[kind].append((d, variant))
+    return _with_originals(docs, made)
+
+
+def _with_originals(docs: list[dict[str, str]], made: dict[str, list[tuple[dict[str, str], str]]]
+                    ) -> tuple[list[dict[str, str]], list[Pair]]:
+    """The originals of the look-alikes ``made`` (kind -> (original, text)), then the look-alikes
+    (ids ``kind-NNNN``), and the (original, look-alike, kind) pairs."""
     out: list[dict[str, str]] = []
     pairs: list[Pair] = []
     used = {d["id"] for rows in made.values() for d, _ in rows}
@@ -230,17 +327,23 @@ def main() -> None:
     ap.add_argument("--write-pairs", type=Path, help="also write the pairs (for eval or inspection)")
     ap.add_argument("--real-names", action="store_true",
                     help="Chinese names only as whole jieba tokens that its dictionary does not hold as other words")
+    ap.add_argument("--generated-names", action="store_true",
+                    help="names found by jieba's tagger (Chinese) or capitals (English), replaced by made-up ones")
     args = ap.parse_args()
     paths = args.docs or [DATASETS / "docs.jsonl", OTHER / "other.jsonl"]
-    names = pku_names(args.pku)
-    docs, pairs = build(load(paths), dictionary_names(names) if args.real_names else names, args.seed,
-                        args.per_kind, args.real_names)
+    if args.generated_names:
+        docs, pairs = build_generated(load(paths), args.seed, args.per_kind)
+    else:
+        names = pku_names(args.pku)
+        docs, pairs = build(load(paths), dictionary_names(names) if args.real_names else names, args.seed,
+                            args.per_kind, args.real_names)
     if args.write_pairs:
         with open(args.write_pairs, "w", encoding="utf-8") as fh:
             for a, b, kind in pairs:
                 fh.write(json.dumps({"a": a, "b": b, "label": 0, "kind": kind}, ensure_ascii=False) + "\n")
     duplicate_of = asyncio.run(decide(docs))
     result: dict[str, Any] = {"bench": "lookalikes", "seed": args.seed, "real_names": args.real_names,
+                              "generated_names": args.generated_names,
                               "documents": len(docs),
                               "sources": [str(p) for p in paths], **report(duplicate_of, [], pairs)}
     result.pop("recall")

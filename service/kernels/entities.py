@@ -627,11 +627,14 @@ def titled_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, titles, s
 
 
 @njit(nogil=True, cache=True)
-def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, links, stops, classes, brands, brand_chars):
+def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, links, linked_heads, stops, classes, brands,
+               brand_chars):
     """Flag, in place, companies and institutions the dictionary lacks (Chinese): one to three
     words of two characters or more, eight in all, no names, before a head word (``heads``: sorted token
     hashes of 有限公司, 银行, 事务所 ...) and the words a company's form puts between (``links``:
-    股份, 有限 ...): 长沙市/金鹰/建筑工程/有限公司 names 金鹰 and 建筑工程. Before those words, a
+    股份, 有限 ...): 长沙市/金鹰/建筑工程/有限公司 names 金鹰 and 建筑工程; ``linked_heads`` (公司)
+    end a name only after a link word (有限责任/公司: the dictionary cuts 有限责任公司 so, while 电力/公司
+    is no company of that name). Before those words, a
     brand the dictionary cuts into characters, two to four one-character tokens
     (商/软/冠/联/科技/有限公司, 华/腾/电子/有限公司), is a name too, and its tokens are one
     (``brands``: set on them, in place: :func:`name_runs` joins them); ``brand_chars``: the most
@@ -641,7 +644,8 @@ def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, link
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a + 1, b):
-            if not _in_sorted(heads, tok_hashes[i]):
+            if not (_in_sorted(heads, tok_hashes[i])
+                    or (_in_sorted(linked_heads, tok_hashes[i]) and _in_sorted(links, tok_hashes[i - 1]))):
                 continue
             last = i - 1
             while last > a and _in_sorted(links, tok_hashes[last]):

@@ -321,7 +321,7 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     with its given name, and a person's tokens are one name (王/新民 is 王新民); since v10 a
     surname before a name of the dictionary (赵/新民) and one glued to the first character of its
     given name (卫志/刚) are read too; since v14 a company's brand that the dictionary cuts into
-    characters (商/软/冠/联/科技/有限公司)."""
+    characters (商/软/冠/联/科技/有限公司), and a company whose legal form it cuts (有限责任/公司)."""
     runs, words = version >= NAME_RUNS_SINCE, version >= SECOND_LETTERS_SINCE
     flags, fills = kent.name_tokens(tok_hashes, *zh_name_table(rare_pairs=runs))
     stops = zh_suffix_tables()[1]
@@ -336,8 +336,10 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     people = (flags & ~dictionary) | joined  # the pieces of a person the patterns read
     kent.suffix_names(*spans, *zh_suffix_tables(), classes)
     brands = np.zeros(len(starts), dtype=np.bool_)
-    kent.body_names(*spans, *zh_body_tables(), stops, classes, brands,
-                    BRAND_CHARS if version >= BRANDS_SINCE else 0)
+    heads, links, linked_heads = zh_body_tables()
+    v14 = version >= BRANDS_SINCE
+    kent.body_names(*spans, heads, links, linked_heads if v14 else linked_heads[:0], stops, classes, brands,
+                    BRAND_CHARS if v14 else 0)
     people |= brands  # a brand cut into characters is one name, as a person's pieces are
     kent.titled_names(*spans, *zh_title_tables(), stops, classes)
     for markers, docs in groups:

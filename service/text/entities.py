@@ -343,6 +343,9 @@ FORM_LINKS = ("股份", "有限", "责任", "有限责任", "控股", "集团")
 # between them and the name (股份, and 科技)
 BODY_HEADS = (*COMPANY_FORMS, "事务所", "合作社", "研究院", "研究所", "基金会")
 BODY_LINKS = (*FORM_LINKS, "科技")
+# ... and a word that ends one only after a link: the dictionary cuts 有限责任公司 into 有限责任/公司,
+# and 公司 alone follows words that name no company (电力/公司, 保险/公司)
+LINKED_HEADS = ("公司",)
 
 
 # a company's legal form: the contexts of the names around it leave these out (profile v10), so
@@ -364,10 +367,11 @@ def form_tokens(tok_hashes: npt.NDArray[np.uint64], forms: bool = True) -> npt.N
 
 
 @lru_cache(maxsize=1)
-def zh_body_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """The head words' and the link words' token hashes, sorted
+def zh_body_tables() -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """The head words', the link words' and the linked head words' token hashes, sorted
     (for :func:`neardup.kernels.entities.body_names`)."""
-    return np.sort(hash_words(list(BODY_HEADS))), np.sort(hash_words(list(BODY_LINKS)))
+    return (np.sort(hash_words(list(BODY_HEADS))), np.sort(hash_words(list(BODY_LINKS))),
+            np.sort(hash_words(list(LINKED_HEADS))))
 
 
 # a person's title after the name (高卫东同志), and the surnames a title confirms: the common ones

@@ -568,6 +568,9 @@ def test_a_company_the_dictionary_lacks_ends_with_its_legal_form() -> None:
     assert flagged(["郑州市", "华", "腾", "电子", "有限公司"], known=(0,)) == [True, True, True, True, False]
     assert flagged(["最近", "网", "新", "恒", "天", "诚", "有限公司"]) == [False, False, True, True, True, True, False]
     assert flagged(["在", "华", "有限公司"]) == [False, False, False]  # 在: a preposition, not a brand's
+    # the dictionary cuts 有限责任公司 in two: 公司 ends a company after a link word, not after any word
+    assert flagged(["鹰", "新", "盛", "顺", "食品", "有限责任", "公司", "令"]) == [True] * 5 + [False] * 3
+    assert flagged(["市", "电力", "公司"]) == [False, False, False]
 
 
 def test_a_person_the_dictionary_lacks_is_named_by_the_title_after_them() -> None:
