@@ -185,7 +185,7 @@ ZH_GIVEN = "伟芳娜秀英敏静丽强磊军洋勇艳杰娟涛明超兰霞平�
 ZH_TRADE = "华远恒信金鹰宏达鼎盛天宇蓝海盛世永和瑞丰嘉禾中天海纳新元博雅汇通富康凯旋星河安泰顺达锦程鸿运德润佳美腾银雅居众城聪百联冠睿思通际名创"
 ZH_INDUSTRIES = ("科技", "电子", "贸易", "建设", "实业", "医药", "物流", "食品", "能源", "网络", "传媒", "软件", "信息技术")
 ZH_FORMS = ("有限公司", "股份有限公司", "有限责任公司", "集团有限公司")
-ZH_PLACE_CHARS = "安宁平德清兴丰昌阳江河山东西南北新龙泉源城林阜临永福寿康庆通远台海湖川云岭峰水武盛华嘉利和"
+ZH_PLACE_CHARS = "安宁平德清兴丰昌阳江河山东西南北新龙泉源城林阜临永福寿康庆通远台海湖川云岭峰水武盛华嘉利"
 ZH_PLACE_SUFFIXES = ("市", "县", "区", "镇")
 EN_FIRST = ("James", "Mary", "Robert", "Patricia", "David", "Jennifer", "Michael", "Linda", "Daniel", "Susan",
             "Thomas", "Karen", "Paul", "Helen", "Mark", "Sarah", "Peter", "Emma", "Simon", "Claire")

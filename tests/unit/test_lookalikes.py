@@ -18,9 +18,11 @@ from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import fmix64
 from neardup.rules.differences import _furniture_name, _written_alike, furniture_spans
+from neardup.sketch import fingerprint
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
     BRAND_CHARS,
+    BRANDS_SINCE,
     EN_NOT_NAMES,
     EN_PLACE_PARTICIPLES,
     EN_SENTENCE_WORDS,
@@ -84,6 +86,18 @@ def test_a_notice_about_a_company_whose_brand_the_dictionary_cuts_into_character
     status, original, _ = decide_pair(news.format(x="商软冠联科技有限公司"),
                                       "来源：新华网\n" + news.format(x="商软冠联科技有限公司"))
     assert status is Status.DUPLICATE and original == "first"  # its reprint still merges
+
+
+def test_a_reprint_merges_with_a_record_that_read_its_brand_as_no_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a record written before brands were read has no entries for the company: the reprint's
+    # entries for it pair with nothing there, which is no difference
+    news = "商软冠联科技有限公司18日发布公告称，公司今年上半年营业收入同比增长12%，净利润同比增长8%，研发投入继续加大。"
+    with Deduplicator() as dedup:
+        monkeypatch.setattr(fingerprint, "BRANDS_SINCE", BRANDS_SINCE + 1)  # the reading before
+        dedup.decide({"id": "first", "text": news})
+        monkeypatch.setattr(fingerprint, "BRANDS_SINCE", BRANDS_SINCE)
+        d = dedup.decide({"id": "second", "text": "来源：新华网\n" + news + "\n责任编辑：王五"})
+    assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
 
 
 def test_swapped_counts_are_unique() -> None:
