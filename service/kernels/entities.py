@@ -1001,6 +1001,33 @@ def single_char_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surn
             i = j
 
 
+@njit(nogil=True, cache=True)
+def lead_surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, leads, tails, stops, classes, joined):
+    """Flag, in place, people whose surname is also a preposition (``leads``: sorted code points,
+    于 "at"), which the particles of :func:`single_char_names` leave out: the surname as a token
+    alone, then one or two one-character tokens written together with it, each a character given
+    names end with (``tails``, sorted: 于/丽, 于/艳/琳), not followed by another one-character
+    token (a longer run is a phrase). jieba's dictionary holds the preposition's phrases as words
+    (于是, 位于, 今年): what it leaves as characters after it is a name far more often.
+    ``joined``: set, in place, on every token of a person read."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a, b - 1):
+            if not (ends[i] - starts[i] == 1 and not flags[i] and _in_sorted(leads, cps[starts[i]])):
+                continue
+            j = i + 1
+            while (j < b and j - i <= 2 and starts[j] == ends[j - 1] and ends[j] - starts[j] == 1 and not flags[j]
+                   and _in_sorted(tails, cps[starts[j]]) and not _in_sorted(stops, cps[starts[j]])):
+                j += 1
+            phrase = j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j)
+            if j == i + 1 or phrase:
+                continue
+            for t in range(i, j):
+                flags[t] = True
+                fills[t] = tok_hashes[t]
+                joined[t] = True
+
+
 @njit(nogil=True, cache=True, inline="always")
 def _single(cps, starts, ends, flags, stops, classes, t):
     """Whether token ``t`` is one ideograph, no particle (``stops``), not flagged a name."""

@@ -39,6 +39,7 @@ from neardup.text.entities import (
     BYLINE_TOKENS,
     CONTEXT_TOKENS,
     EN_FILL_LETTERS,
+    LEAD_SURNAMES_SINCE,
     NAME_FILL_BYTE,
     NAME_LETTERS_FILL,
     NAME_PRESENT_FILL,
@@ -54,6 +55,7 @@ from neardup.text.entities import (
     form_tokens,
     zh_body_tables,
     zh_given_tails,
+    zh_lead_surnames,
     zh_name_table,
     zh_place_suffixes,
     zh_run_surnames,
@@ -321,7 +323,8 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     with its given name, and a person's tokens are one name (王/新民 is 王新民); since v10 a
     surname before a name of the dictionary (赵/新民) and one glued to the first character of its
     given name (卫志/刚) are read too; since v14 a company's brand that the dictionary cuts into
-    characters (商/软/冠/联/科技/有限公司), and a company whose legal form it cuts (有限责任/公司)."""
+    characters (商/软/冠/联/科技/有限公司), a company whose legal form it cuts (有限责任/公司), and a
+    person whose surname is also a preposition (于/丽)."""
     runs, words = version >= NAME_RUNS_SINCE, version >= SECOND_LETTERS_SINCE
     flags, fills = kent.name_tokens(tok_hashes, *zh_name_table(rare_pairs=runs))
     stops = zh_suffix_tables()[1]
@@ -333,6 +336,8 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     kent.surname_names(*spans, zh_surnames(extended=runs), stops, classes, runs, joined, words)
     if words:
         kent.surname_word_names(*spans, zh_run_surnames(), zh_given_tails(), stops, classes, joined)
+    if version >= LEAD_SURNAMES_SINCE:
+        kent.lead_surname_names(*spans, zh_lead_surnames(), zh_given_tails(), stops, classes, joined)
     people = (flags & ~dictionary) | joined  # the pieces of a person the patterns read
     kent.suffix_names(*spans, *zh_suffix_tables(), classes)
     brands = np.zeros(len(starts), dtype=np.bool_)

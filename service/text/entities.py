@@ -117,6 +117,8 @@ EN_SUBJECT_ADVERBS = frozenset({
 EN_PLACE_PARTICIPLES = frozenset({"based", "born", "listed", "headquartered"})
 SENTENCE_START_NAMES_SINCE = 14  # profiles of this version read an English name that only starts sentences
 BRANDS_SINCE = 14  # ... and a company's brand that the dictionary cuts into characters (商/软/冠/联/科技/有限公司)
+LEAD_SURNAMES_SINCE = 14  # ... and a person whose surname is also a preposition (于/丽)
+LEAD_SURNAMES = "于"  # surnames that are prepositions too: read only before a given name's characters
 BRAND_CHARS = 4  # the most characters of such a brand: a company's trade name has two to four
 SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
 
@@ -291,6 +293,12 @@ COMMON_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马胡朱郭何罗高林
                    "饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵"
                    "苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝官封谈匡鞠惠荆乐冀郁")
 NAME_RUN = 3  # one-character tokens a run read as a person may have (欧阳/修 is two tokens)
+
+
+@lru_cache(maxsize=1)
+def zh_lead_surnames() -> npt.NDArray[np.uint32]:
+    """The code points of :data:`LEAD_SURNAMES`, sorted."""
+    return np.array(sorted(map(ord, LEAD_SURNAMES)), dtype=np.uint32)
 
 
 @lru_cache(maxsize=1)

@@ -39,6 +39,7 @@ from neardup.text.entities import (
     without_furniture_lines,
     zh_body_tables,
     zh_given_tails,
+    zh_lead_surnames,
     zh_place_suffixes,
     zh_run_surnames,
     zh_suffix_tables,
@@ -585,6 +586,30 @@ def test_a_company_the_dictionary_lacks_ends_with_its_legal_form() -> None:
     # the dictionary cuts 有限责任公司 in two: 公司 ends a company after a link word, not after any word
     assert flagged(["鹰", "新", "盛", "顺", "食品", "有限责任", "公司", "令"]) == [True] * 5 + [False] * 3
     assert flagged(["市", "电力", "公司"]) == [False, False, False]
+
+
+def test_a_person_whose_surname_is_also_a_preposition_is_read_before_a_given_names_characters() -> None:
+    def flagged(words: list[str]) -> list[bool]:
+        cps, starts, ends, hashes = _tokens(words)
+        flags, fills = np.zeros(len(words), dtype=np.bool_), np.zeros(len(words), dtype=np.uint64)
+        joined = np.zeros(len(words), dtype=np.bool_)
+        kent.lead_surname_names(cps, starts, ends, np.array([0, len(words)]), hashes, flags, fills,
+                                zh_lead_surnames(), zh_given_tails(), zh_suffix_tables()[1], tables(True)[1], joined)
+        assert (joined == flags).all()  # a person's tokens are one name
+        return flags.tolist()
+
+    assert flagged(["，", "于", "艳", "琳", "同志"]) == [False, True, True, True, False]
+    assert flagged(["是", "于", "丽", "主持"]) == [False, True, True, False]
+    assert flagged(["会议", "于", "3", "月"]) == [False] * 4  # at a date
+    assert flagged(["取决", "于", "你", "的"]) == [False] * 4  # 你 ends no given name
+    assert flagged(["于", "丽", "华", "美", "之"]) == [False] * 5  # a longer run of characters is a phrase
+
+
+def test_the_same_story_about_a_person_surnamed_yu_is_another_story() -> None:
+    story = ("据报道，{x}昨日在新闻发布会上表示，公司将在明年推出三款新产品，并计划在华东地区新建两座工厂，"
+             "预计可新增就业岗位一千余个。{x}还透露，公司今年的研发投入将比去年增长两成。")
+    status, _, kind = decide_pair(story.format(x="王建国"), story.format(x="于艳琳"))
+    assert status is Status.UNIQUE and kind == "entity"
 
 
 def test_a_person_the_dictionary_lacks_is_named_by_the_title_after_them() -> None:
