@@ -570,13 +570,16 @@ def surname_word_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, sur
 
 
 @njit(nogil=True, cache=True)
-def suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, suffixes, stops, classes):
+def suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, suffixes, stops, classes, short, not_short):
     """Flag, in place, places and bodies the dictionary lacks (Chinese): a one-character suffix
     token (``suffixes``: sorted code points, 村 乡 市 队 ...) after one to three tokens of two to
     four ideographs in all that are no names, as many as there are, the first of them a single
     character or the whole span one word (喻/家/湾/村, 三/庄/乡, 财金/队); a token with a particle,
     a preposition or a demonstrative (``stops``: 据, 该, 全) ends the span. Every token of the
-    span is the name."""
+    span is the name. Before a suffix of ``short`` (sorted code points: 市, 县; empty as profiles
+    before v14 read), one character alone is a name too (帅/市), where it is none of ``not_short``
+    (sorted code points: numerals and suffixes, 两/市, 省/市) and the dictionary did not join the
+    two (城市, 超市)."""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a + 1, b):
@@ -593,7 +596,9 @@ def suffix_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, suffixes,
                 first -= 1
             while first < i - 1 and ends[first] - starts[first] != 1:
                 first += 1  # several tokens before the suffix: the first a single character
-            if first == i or ends[i - 1] - starts[first] < 2:
+            one = (first == i - 1 and ends[first] - starts[first] == 1 and _in_sorted(short, cps[starts[i]])
+                   and not _in_sorted(not_short, cps[starts[first]]))
+            if first == i or (ends[i - 1] - starts[first] < 2 and not one):
                 continue
             for t in range(first, i + 1):
                 flags[t] = True

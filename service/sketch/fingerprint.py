@@ -47,6 +47,7 @@ from neardup.text.entities import (
     NAME_RUNS_SINCE,
     SECOND_LETTERS_SINCE,
     SENTENCE_MARKS,
+    SHORT_PLACES_SINCE,
     NameEntries,
     NameSlots,
     SlotTokens,
@@ -59,6 +60,7 @@ from neardup.text.entities import (
     zh_name_table,
     zh_place_suffixes,
     zh_run_surnames,
+    zh_short_place_tables,
     zh_suffix_tables,
     zh_surnames,
     zh_title_tables,
@@ -323,8 +325,8 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     with its given name, and a person's tokens are one name (王/新民 is 王新民); since v10 a
     surname before a name of the dictionary (赵/新民) and one glued to the first character of its
     given name (卫志/刚) are read too; since v14 a company's brand that the dictionary cuts into
-    characters (商/软/冠/联/科技/有限公司), a company whose legal form it cuts (有限责任/公司), and a
-    person whose surname is also a preposition (于/丽)."""
+    characters (商/软/冠/联/科技/有限公司), a company whose legal form it cuts (有限责任/公司), a
+    person whose surname is also a preposition (于/丽) and a place of one character (帅/市)."""
     runs, words = version >= NAME_RUNS_SINCE, version >= SECOND_LETTERS_SINCE
     flags, fills = kent.name_tokens(tok_hashes, *zh_name_table(rare_pairs=runs))
     stops = zh_suffix_tables()[1]
@@ -339,7 +341,7 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     if version >= LEAD_SURNAMES_SINCE:
         kent.lead_surname_names(*spans, zh_lead_surnames(), zh_given_tails(), stops, classes, joined)
     people = (flags & ~dictionary) | joined  # the pieces of a person the patterns read
-    kent.suffix_names(*spans, *zh_suffix_tables(), classes)
+    kent.suffix_names(*spans, *zh_suffix_tables(), classes, *zh_short_place_tables(version >= SHORT_PLACES_SINCE))
     brands = np.zeros(len(starts), dtype=np.bool_)
     heads, links, linked_heads = zh_body_tables()
     v14 = version >= BRANDS_SINCE

@@ -119,6 +119,9 @@ SENTENCE_START_NAMES_SINCE = 14  # profiles of this version read an English name
 BRANDS_SINCE = 14  # ... and a company's brand that the dictionary cuts into characters (商/软/冠/联/科技/有限公司)
 LEAD_SURNAMES_SINCE = 14  # ... and a person whose surname is also a preposition (于/丽)
 LEAD_SURNAMES = "于"  # surnames that are prepositions too: read only before a given name's characters
+SHORT_PLACES_SINCE = 14  # ... and a place of one character before 市 or 县 (帅/市)
+SHORT_PLACE_SUFFIXES = "市县"  # after one character alone, these make a place (not 村, 局, 队: 分/局)
+NOT_SHORT_PLACES = "一二三四五六七八九十百千万两零〇几"  # ... unless it is a numeral (两/市) or a suffix (省/市)
 BRAND_CHARS = 4  # the most characters of such a brand: a company's trade name has two to four
 SENTENCE_MARKS = np.array(sorted(map(ord, ".!?;。！？；\n")), dtype=np.uint32)  # in the normalised text
 
@@ -293,6 +296,17 @@ COMMON_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马胡朱郭何罗高林
                    "饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵"
                    "苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝官封谈匡鞠惠荆乐冀郁")
 NAME_RUN = 3  # one-character tokens a run read as a person may have (欧阳/修 is two tokens)
+
+
+@lru_cache(maxsize=2)
+def zh_short_place_tables(short: bool = True) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """The code points of :data:`SHORT_PLACE_SUFFIXES`, and of the characters that are no place
+    alone before them (:data:`NOT_SHORT_PLACES` and every name suffix), sorted; both empty where
+    not ``short`` (the reading before v14)."""
+    if not short:
+        return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.uint32)
+    return (np.array(sorted(map(ord, SHORT_PLACE_SUFFIXES)), dtype=np.uint32),
+            np.array(sorted(set(map(ord, NOT_SHORT_PLACES + NAME_SUFFIXES))), dtype=np.uint32))
 
 
 @lru_cache(maxsize=1)

@@ -42,6 +42,7 @@ from neardup.text.entities import (
     zh_lead_surnames,
     zh_place_suffixes,
     zh_run_surnames,
+    zh_short_place_tables,
     zh_suffix_tables,
     zh_title_tables,
 )
@@ -99,6 +100,15 @@ def test_a_reprint_merges_with_a_record_that_read_its_brand_as_no_name(monkeypat
         monkeypatch.setattr(fingerprint, "BRANDS_SINCE", BRANDS_SINCE)
         d = dedup.decide({"id": "second", "text": "来源：新华网\n" + news + "\n责任编辑：王五"})
     assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
+
+
+def test_the_same_rules_under_the_laws_of_a_county_of_one_character_are_other_rules() -> None:
+    # 宇/县: one character and a suffix, which only two characters or more made a place
+    rules = ("为了规范人民法院的审判工作，根据《{x}人民法院组织法》《{x}民事诉讼法》等法律的规定，"
+             "结合审判实践，制定本规定。第一条 人民法院审理民事案件，应当以事实为根据，以法律为准绳。"
+             "第二条 当事人有权委托代理人参加诉讼。")
+    status, _, kind = decide_pair(rules.format(x="中华人民共和国"), rules.format(x="宇县"))
+    assert status is Status.UNIQUE and kind == "entity"
 
 
 def test_swapped_counts_are_unique() -> None:
@@ -531,7 +541,7 @@ def test_a_place_or_body_the_dictionary_lacks_ends_with_its_suffix() -> None:
         flags, fills = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.uint64)
         hashes = np.arange(n, dtype=np.uint64) + np.uint64(1)
         kent.suffix_names(cps, starts, ends, np.array([0, n]), hashes, flags, fills, *zh_suffix_tables(),
-                          tables(True)[1])
+                          tables(True)[1], *zh_short_place_tables())
         assert all(fills[flags] == hashes[flags])
         return flags.tolist()
 
@@ -541,6 +551,12 @@ def test_a_place_or_body_the_dictionary_lacks_ends_with_its_suffix() -> None:
     assert flagged(["全", "县", "人口"]) == [False] * 3  # one character before: too short
     assert flagged(["白纸坊", "市", "医院"]) == [True, True, False]  # one word before the suffix
     assert flagged(["报道", "财金", "队"]) == [False, True, True]  # several tokens: the first a single character
+    # one character alone before 市 or 县, which the dictionary did not join to it (城市, 超市 it does)
+    assert flagged(["浙江", "帅", "市", "成立"]) == [False, True, True, False]
+    assert flagged(["《", "宇", "县", "人民法院"]) == [False, True, True, False]
+    assert flagged(["沪深", "两", "市", "股指"]) == [False] * 4  # a numeral: two markets
+    assert flagged(["、", "省", "市", "的"]) == [False] * 4  # a suffix alone is no place (各省、市)
+    assert flagged(["总", "局"]) == [False, False]  # 局 only after two characters
 
 
 def test_a_known_names_administrative_suffix_is_part_of_it() -> None:
@@ -550,7 +566,7 @@ def test_a_known_names_administrative_suffix_is_part_of_it() -> None:
     flags = np.array([False, True, False, False])
     fills = np.where(flags, hashes, 0).astype(np.uint64)
     kent.suffix_names(cps, starts, ends, np.array([0, 4]), hashes, flags, fills, *zh_suffix_tables(),
-                      tables(True)[1])
+                      tables(True)[1], *zh_short_place_tables())
     assert flags.tolist() == [False, True, True, False] and int(fills[2]) == int(hashes[2])
 
 
@@ -558,7 +574,7 @@ def test_a_place_after_a_word_for_inside_is_not_part_of_it() -> None:
     cps, starts, ends, hashes = _tokens(["六小时", "内", "德清", "市", "大部分"])
     flags, fills = np.zeros(5, dtype=np.bool_), np.zeros(5, dtype=np.uint64)
     kent.suffix_names(cps, starts, ends, np.array([0, 5]), hashes, flags, fills, *zh_suffix_tables(),
-                      tables(True)[1])
+                      tables(True)[1], *zh_short_place_tables())
     assert flags.tolist() == [False, False, True, True, False]  # 内 (inside) is not the place's
 
 
