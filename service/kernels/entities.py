@@ -664,7 +664,7 @@ def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, link
                 first -= 1
             cut = first  # a brand cut into characters, before the words
             while (cut > a and first - cut < brand_chars and ends[last] - starts[cut - 1] <= 8
-                   and _brand_character(cps, starts, ends, flags, cut - 1, stops, classes)):
+                   and _single(cps, starts, ends, flags, stops, classes, cut - 1)):
                 cut -= 1
             if first - cut >= 2:
                 for t in range(cut, first):
@@ -675,14 +675,6 @@ def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, link
             for t in range(first, last + 1):
                 flags[t] = True
                 fills[t] = tok_hashes[t]
-
-
-@njit(nogil=True, cache=True)
-def _brand_character(cps, starts, ends, flags, t, stops, classes):
-    """Whether token ``t`` may be a character of a brand cut into characters: one ideograph, no
-    name, no particle, demonstrative or preposition (``stops``)."""
-    return (ends[t] - starts[t] == 1 and not flags[t] and _han_span(cps, starts[t], ends[t], classes)
-            and not _has_any(cps, starts[t], ends[t], stops))
 
 
 @njit(nogil=True, cache=True)
@@ -1021,8 +1013,8 @@ def lead_surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, lea
             if not (ends[i] - starts[i] == 1 and not flags[i] and _in_sorted(leads, cps[starts[i]])):
                 continue
             j = i + 1
-            while (j < b and j - i <= 2 and starts[j] == ends[j - 1] and ends[j] - starts[j] == 1 and not flags[j]
-                   and _in_sorted(tails, cps[starts[j]]) and not _in_sorted(stops, cps[starts[j]])):
+            while (j < b and j - i <= 2 and starts[j] == ends[j - 1]
+                   and _single(cps, starts, ends, flags, stops, classes, j) and _in_sorted(tails, cps[starts[j]])):
                 j += 1
             phrase = j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j)
             if j == i + 1 or phrase:

@@ -557,14 +557,14 @@ class Profile:
         # side, and on the other side not the same entries (they would have cancelled out)
         placeless = self._placeless()
         placed = np.flatnonzero(~placeless)
-        compared = theirs[~np.isin(theirs, self.entries[placeless])] if placeless.any() else theirs
+        compared = theirs[~_in_sorted(theirs, self.entries[placeless])] if placeless.any() else theirs
         j = int(replaced_context(self.entries[placed], compared)) if len(placed) and len(compared) else -1
         i = int(placed[j]) if j >= 0 else -1
         if i < 0:
             return (self._other_name(theirs) or self._new_name(theirs, their_length, version)
                     or self._another_credit(theirs, version))
         if is_sentence_fill(self.fills[i]):  # a word's difference names the word: look for one first
-            words = np.intersect1d(np.flatnonzero(~self.sentence_mask()), placed)
+            words = np.flatnonzero(~self.sentence_mask() & ~placeless)
             j = int(replaced_context(self.entries[words], compared)) if len(words) else -1
             i = int(words[j]) if j >= 0 else i
         return self._replaced_at(i, theirs)
@@ -822,8 +822,8 @@ class Profile:
         left, right = _names_only_contexts()
         ctx = self.entries >> np.uint64(16)
         names = ((self.entries >> np.uint64(8)) & np.uint64(0xFF)) == np.uint64(NAME_FILL_BYTE)
-        on_left, on_right = names & np.isin(ctx, left), names & np.isin(ctx, right)
-        out = names & np.isin(ctx, _weak_contexts())
+        on_left, on_right = names & _in_sorted(ctx, left), names & _in_sorted(ctx, right)
+        out = names & _in_sorted(ctx, _weak_contexts())
         rows = np.flatnonzero(on_left | on_right)
         for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True):
             at = int(self.positions[r])

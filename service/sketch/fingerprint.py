@@ -35,11 +35,10 @@ from neardup.kernels import text as ktext
 from neardup.kernels.hashing import hash_spans
 from neardup.text.entities import (
     BRAND_CHARS,
-    BRANDS_SINCE,
     BYLINE_TOKENS,
     CONTEXT_TOKENS,
+    CUT_NAMES_SINCE,
     EN_FILL_LETTERS,
-    LEAD_SURNAMES_SINCE,
     NAME_FILL_BYTE,
     NAME_LETTERS_FILL,
     NAME_PRESENT_FILL,
@@ -47,7 +46,6 @@ from neardup.text.entities import (
     NAME_RUNS_SINCE,
     SECOND_LETTERS_SINCE,
     SENTENCE_MARKS,
-    SHORT_PLACES_SINCE,
     NameEntries,
     NameSlots,
     SlotTokens,
@@ -315,7 +313,7 @@ MarkerGroups = list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]]
 
 def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
                   tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64], classes: npt.NDArray[np.uint8],
-                  groups: MarkerGroups, version: int = BRANDS_SINCE) -> tuple[
+                  groups: MarkerGroups, version: int = CUT_NAMES_SINCE) -> tuple[
                       npt.NDArray[np.bool_], npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
     """(flags, fills, the last token of each token's name, which tokens continue a name) of
     Chinese tokens, read as profile ``version`` (8 to 14) reads them: the dictionary's names, then
@@ -327,7 +325,7 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     given name (卫志/刚) are read too; since v14 a company's brand that the dictionary cuts into
     characters (商/软/冠/联/科技/有限公司), a company whose legal form it cuts (有限责任/公司), a
     person whose surname is also a preposition (于/丽) and a place of one character (帅/市)."""
-    runs, words = version >= NAME_RUNS_SINCE, version >= SECOND_LETTERS_SINCE
+    runs, words, cut = version >= NAME_RUNS_SINCE, version >= SECOND_LETTERS_SINCE, version >= CUT_NAMES_SINCE
     flags, fills = kent.name_tokens(tok_hashes, *zh_name_table(rare_pairs=runs))
     stops = zh_suffix_tables()[1]
     spans = (cps, starts, ends, tok_off, tok_hashes, flags, fills)
@@ -338,15 +336,14 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     kent.surname_names(*spans, zh_surnames(extended=runs), stops, classes, runs, joined, words)
     if words:
         kent.surname_word_names(*spans, zh_run_surnames(), zh_given_tails(), stops, classes, joined)
-    if version >= LEAD_SURNAMES_SINCE:
+    if cut:
         kent.lead_surname_names(*spans, zh_lead_surnames(), zh_given_tails(), stops, classes, joined)
     people = (flags & ~dictionary) | joined  # the pieces of a person the patterns read
-    kent.suffix_names(*spans, *zh_suffix_tables(), classes, *zh_short_place_tables(version >= SHORT_PLACES_SINCE))
+    kent.suffix_names(*spans, *zh_suffix_tables(), classes, *zh_short_place_tables(cut))
     brands = np.zeros(len(starts), dtype=np.bool_)
     heads, links, linked_heads = zh_body_tables()
-    v14 = version >= BRANDS_SINCE
-    kent.body_names(*spans, heads, links, linked_heads if v14 else linked_heads[:0], stops, classes, brands,
-                    BRAND_CHARS if v14 else 0)
+    kent.body_names(*spans, heads, links, linked_heads if cut else linked_heads[:0], stops, classes, brands,
+                    BRAND_CHARS if cut else 0)
     people |= brands  # a brand cut into characters is one name, as a person's pieces are
     kent.titled_names(*spans, *zh_title_tables(), stops, classes)
     for markers, docs in groups:

@@ -116,10 +116,11 @@ EN_SUBJECT_ADVERBS = frozenset({
 # sentence's start (Edinburgh-based, Paris-born, Hong Kong-listed); not owned or led: State-owned
 EN_PLACE_PARTICIPLES = frozenset({"based", "born", "listed", "headquartered"})
 SENTENCE_START_NAMES_SINCE = 14  # profiles of this version read an English name that only starts sentences
-BRANDS_SINCE = 14  # ... and a company's brand that the dictionary cuts into characters (商/软/冠/联/科技/有限公司)
-LEAD_SURNAMES_SINCE = 14  # ... and a person whose surname is also a preposition (于/丽)
+# ... and Chinese names the dictionary cuts: a company's brand cut into characters (商/软/冠/联/科技/
+# 有限公司), a legal form cut in two (有限责任/公司), a surname that is a preposition too (于/丽), a
+# place of one character (帅/市)
+CUT_NAMES_SINCE = 14
 LEAD_SURNAMES = "于"  # surnames that are prepositions too: read only before a given name's characters
-SHORT_PLACES_SINCE = 14  # ... and a place of one character before 市 or 县 (帅/市)
 SHORT_PLACE_SUFFIXES = "市县"  # after one character alone, these make a place (not 村, 局, 队: 分/局)
 NOT_SHORT_PLACES = "一二三四五六七八九十百千万两零〇几"  # ... unless it is a numeral (两/市) or a suffix (省/市)
 BRAND_CHARS = 4  # the most characters of such a brand: a company's trade name has two to four

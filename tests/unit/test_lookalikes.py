@@ -22,7 +22,7 @@ from neardup.sketch import fingerprint
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
     BRAND_CHARS,
-    BRANDS_SINCE,
+    CUT_NAMES_SINCE,
     EN_NOT_NAMES,
     EN_PLACE_PARTICIPLES,
     EN_SENTENCE_WORDS,
@@ -95,9 +95,9 @@ def test_a_reprint_merges_with_a_record_that_read_its_brand_as_no_name(monkeypat
     # entries for it pair with nothing there, which is no difference
     news = "商软冠联科技有限公司18日发布公告称，公司今年上半年营业收入同比增长12%，净利润同比增长8%，研发投入继续加大。"
     with Deduplicator() as dedup:
-        monkeypatch.setattr(fingerprint, "BRANDS_SINCE", BRANDS_SINCE + 1)  # the reading before
+        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE + 1)  # the reading before
         dedup.decide({"id": "first", "text": news})
-        monkeypatch.setattr(fingerprint, "BRANDS_SINCE", BRANDS_SINCE)
+        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
         d = dedup.decide({"id": "second", "text": "来源：新华网\n" + news + "\n责任编辑：王五"})
     assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
 
