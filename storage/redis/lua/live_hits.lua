@@ -1,11 +1,15 @@
 
 local top = string.rep('\255', 8)
+-- the hits' row prefix is made only where a bucket holds members under the check: most hold none
 local function live_hits(tag, buckets, check, row, hits)
   local lo, hi = '[' .. check, '[' .. check .. top
-  local head = struct.pack('>I4', row)
+  local head = nil
   for b = 1, #buckets do
-    local got = redis.call('ZRANGE', tag .. buckets[b], lo, hi, 'BYLEX')
-    for j = 1, #got do hits[#hits + 1] = head .. string.sub(got[j], 6) end
+    local got = rcall('ZRANGE', tag .. buckets[b], lo, hi, 'BYLEX')
+    if #got > 0 then
+      head = head or pack('>I4', row)
+      for j = 1, #got do hits[#hits + 1] = head .. sub(got[j], 6) end
+    end
   end
 end
 local function split(list)

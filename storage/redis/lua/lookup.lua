@@ -6,9 +6,10 @@ local hits, classes = {}, ''
 if #blob > 0 then
   local buckets
   buckets, classes = index_buckets(A)
+  local opening = prefix .. '{i'
   for off = 1, #blob, 13 do
-    local row, shard, check = struct.unpack('>I4I4c5', blob, off)
-    live_hits(prefix .. '{i' .. string.format('%x', shard) .. '}', buckets, check, row, hits)
+    local row, shard, check = unpack('>I4I4c5', blob, off)
+    live_hits(opening .. format('%x', shard) .. '}', buckets, check, row, hits)
   end
 end
 out[#K + 1] = table.concat(hits)

@@ -10,19 +10,29 @@ end
 local touched = {}
 local hits = {}
 local buckets = nil
+local opening = prefix .. '{i'
+local suffixes = {}  -- a window's entries fall in a bucket or two: each suffix is formatted once
 for off = 1, #blob, 25 do
-  local shard, ends, member, row = struct.unpack('>I4I4c13I4', blob, off)
+  local shard, ends, member, row = unpack('>I4I4c13I4', blob, off)
   local expiry_known = row >= $EXPIRY_SET
   if expiry_known then row = row - $EXPIRY_SET end
-  local tag = prefix .. '{i' .. string.format('%x', shard) .. '}'
+  local suffix = suffixes[ends]
+  if suffix == nil then
+    suffix = bucket_suffix(ends)
+    suffixes[ends] = suffix
+  end
+  local key
   if row ~= $NO_RECHECK then
     if buckets == nil then
       buckets = index_buckets(A)
     end
-    live_hits(tag, buckets, string.sub(member, 1, 5), row, hits)
+    local tag = opening .. format('%x', shard) .. '}'
+    live_hits(tag, buckets, sub(member, 1, 5), row, hits)
+    key = tag .. suffix
+  else
+    key = opening .. format('%x', shard) .. '}' .. suffix
   end
-  local key = tag .. bucket_suffix(ends)
-  redis.call('ZADD', key, 0, member)
+  rcall('ZADD', key, '0', member)
   if ends ~= 0 and not expiry_known then touched[key] = ends end
 end
 -- NX: a bucket key's expiry follows from its name, so it is set once: a key that has it is
