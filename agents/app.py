@@ -407,6 +407,7 @@ def create_app(
         consumer_auto_offset_reset="earliest",
         processing_guarantee="at_least_once",
         producer_acks=-1,
+        producer_max_batch_size=k.producer_batch_bytes,
         topic_partitions=settings.topics.partitions,
         topic_replication_factor=settings.topics.replicas,
         # no @app.timer(on_leader=True) here: skip the leader-election topic

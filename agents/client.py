@@ -143,6 +143,7 @@ async def start_producer(settings: Settings, idempotent: bool = True) -> Any:
             acks="all",
             enable_idempotence=idem,
             linger_ms=20,
+            max_batch_size=settings.kafka.producer_batch_bytes,
             max_request_size=max(1_048_576, settings.normalize.max_bytes * 2 + 65_536),
             **aiokafka_security(settings),
         )

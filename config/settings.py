@@ -271,6 +271,12 @@ class KafkaSettings(_Section):
     session_timeout_seconds: float = Field(30.0, gt=0)
     heartbeat_interval_seconds: float = Field(3.0, gt=0)
     commit_interval_seconds: float = Field(2.8, gt=0)
+    # a window's outputs leave in one burst of ~5 KB records: at the client's 16 KB a partition's
+    # batch held three, and each batch was a request the worker and the broker handled apart
+    producer_batch_bytes: int = Field(
+        524_288, ge=16_384, le=1_000_000,
+        description="most bytes a worker's producer batches for one partition (the broker's message.max.bytes "
+                    "bounds a batch: 1 MB by default)")
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
     sasl_username: str | None = None
