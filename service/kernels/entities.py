@@ -678,19 +678,33 @@ def body_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, heads, link
 
 
 @njit(nogil=True, cache=True)
-def byline_names(starts, ends, tok_off, tok_hashes, flags, markers, span):
+def byline_names(starts, ends, tok_off, tok_hashes, flags, markers, headed, sources, span, reach):
     """Unflag, in place, names in the ``span`` tokens after an editor marker (``markers``: sorted
     token hashes of 责任编辑, 校对 ...), written together (吴/霞 after 责任编辑:): the editor a
     reprint names is its own furniture, not what the notice is about. What follows a break (作者:
-    飘雪 [河南行情]) is the page's text again."""
+    飘雪 [河南行情]) is the page's text again. A marker of ``headed`` (作者) is one only within
+    ``reach`` tokens after a marker of ``sources`` (来源): a page's header line names its source
+    and an author of its own (来源：新浪网　作者：赵磊), while an author under a story's title
+    (作者：杨子毅) is the story's, whose reprints keep it."""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
         for i in range(a, b):
-            if _in_sorted(markers, tok_hashes[i]):
+            if _in_sorted(markers, tok_hashes[i]) or (_in_sorted(headed, tok_hashes[i])
+                                                      and _after_source(tok_hashes, sources, a, i, reach)):
                 for j in range(i + 1, min(b, i + 1 + span)):
                     if j > i + 1 and starts[j] != ends[j - 1]:
                         break
                     flags[j] = False
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _after_source(tok_hashes, sources, a, i, reach):
+    """Whether one of the ``reach`` tokens before token ``i`` (its document's first is ``a``) is a
+    source marker (``sources``, sorted)."""
+    for j in range(max(a, i - reach), i):  # noqa: SIM110 (numba compiles loops, not generators)
+        if _in_sorted(sources, tok_hashes[j]):
+            return True
+    return False
 
 
 @njit(nogil=True, cache=True)

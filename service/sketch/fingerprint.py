@@ -46,6 +46,7 @@ from neardup.text.entities import (
     NAME_RUNS_SINCE,
     SECOND_LETTERS_SINCE,
     SENTENCE_MARKS,
+    SOURCE_REACH,
     NameEntries,
     NameSlots,
     SlotTokens,
@@ -348,7 +349,7 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
     kent.titled_names(*spans, *zh_title_tables(), stops, classes)
     for markers, docs in groups:
         kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, classes)
-    kent.byline_names(starts, ends, tok_off, tok_hashes, flags, byline_markers(), BYLINE_TOKENS)
+    kent.byline_names(starts, ends, tok_off, tok_hashes, flags, *byline_markers(cut), BYLINE_TOKENS, SOURCE_REACH)
     if not runs:
         return flags, fills, np.arange(len(starts)), np.zeros(len(starts), dtype=np.bool_)
     last, cont = kent.name_runs(cps, starts, ends, tok_off, flags, fills, people, TOKEN_SEED)

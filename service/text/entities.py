@@ -485,12 +485,25 @@ class NameEntries:
 # (记者) is left a name, as a story under another's byline may be another story
 BYLINE_MARKERS = ("责任编辑", "编辑", "责编", "校对", "审核", "审校", "作者", "来源")
 BYLINE_TOKENS = 3  # tokens after a marker that are the byline's names (吴/霞, 通讯员 张 三)
+# ... but an author alone is the story's (作者：杨子毅 under a review's title: its reprints keep
+# it, and the same review under another author is another): since v14 作者 is a page's marker
+# only in a header line that names the page's source first (来源：新浪网　作者：赵磊)
+HEADER_BYLINE_MARKERS = ("作者",)
+SOURCE_MARKERS = ("来源",)
+SOURCE_REACH = 8  # tokens back from 作者 to 来源 in one header (来源/：/新浪/科技/ / /作者)
 
 
-@lru_cache(maxsize=1)
-def byline_markers() -> npt.NDArray[np.uint64]:
-    """The editor markers' token hashes, sorted (for :func:`neardup.kernels.entities.byline_names`)."""
-    return np.unique(hash_words(list(BYLINE_MARKERS)))
+@lru_cache(maxsize=2)
+def byline_markers(headed: bool = True) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64],
+                                                 npt.NDArray[np.uint64]]:
+    """The editor markers' token hashes, those that are markers only after a source marker, and
+    the source markers', each sorted (for :func:`neardup.kernels.entities.byline_names`); where
+    not ``headed`` (the reading before v14), every marker is one wherever it stands."""
+    if not headed:
+        return np.unique(hash_words(list(BYLINE_MARKERS))), np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64)
+    always = [m for m in BYLINE_MARKERS if m not in HEADER_BYLINE_MARKERS]
+    return (np.unique(hash_words(always)), np.unique(hash_words(list(HEADER_BYLINE_MARKERS))),
+            np.unique(hash_words(list(SOURCE_MARKERS))))
 
 
 # an English page's furniture lines start with one of these (Source: The Guardian, By Jane Smith,

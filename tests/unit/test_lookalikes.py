@@ -30,6 +30,7 @@ from neardup.text.entities import (
     EN_SUBJECT_VERBS,
     RARE_WORD,
     SENTENCE_START_NAMES_SINCE,
+    byline_markers,
     division_names,
     division_short,
     en_names,
@@ -99,6 +100,31 @@ def test_a_reprint_merges_with_a_record_that_read_its_brand_as_no_name(monkeypat
         dedup.decide({"id": "first", "text": news})
         monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
         d = dedup.decide({"id": "second", "text": "来源：新华网\n" + news + "\n责任编辑：王五"})
+    assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
+
+
+REVIEW = ("索尼卡片TX1促销2199元\u3000\u3000作者：{a}\u3000\u3000索尼TX1采用了1020万像素的CMOS传感器，"
+          "支持4倍光学变焦，3.5英寸触摸屏操作方便，机身厚度仅16.5毫米。目前该机在北京市场的最新报价为2199元，"
+          "感兴趣的朋友可以关注一下，该机的性价比还是相当不错的。")
+
+
+def test_the_same_review_under_another_author_is_another_document() -> None:
+    # 作者 alone under a title names the story's author, whose reprints keep it (a header line
+    # that names the page's source first, 来源：新浪网 作者：赵磊, is still the page's)
+    status, _, kind = decide_pair(REVIEW.format(a="杨子毅"), REVIEW.format(a="秦凯"))
+    assert status is Status.UNIQUE and kind == "entity"
+    header = "来源：新浪网　作者：赵磊\n"
+    status, original, _ = decide_pair(REVIEW.format(a="杨子毅"), header + REVIEW.format(a="杨子毅"))
+    assert status is Status.DUPLICATE and original == "first"
+
+
+def test_a_reprint_merges_with_a_record_that_read_its_author_as_the_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a record written when every 作者 was a page's marker has no entries for the author
+    with Deduplicator() as dedup:
+        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE + 1)  # the reading before
+        dedup.decide({"id": "first", "text": REVIEW.format(a="杨子毅")})
+        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
+        d = dedup.decide({"id": "second", "text": REVIEW.format(a="杨子毅") + "\n责任编辑：王五"})
     assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
 
 
@@ -1542,9 +1568,24 @@ def test_a_byline_marker_unflags_only_the_tokens_written_together_after_it() -> 
     starts, ends = np.array([0, 3, 4, 6, 8]), np.array([2, 4, 5, 8, 10])
     assert [text[a:b] for a, b in zip(starts, ends, strict=True)] == words
     flags = np.array([False, True, True, True, False])
+    none = np.zeros(0, dtype=np.uint64)
     kent.byline_names(starts, ends, np.array([0, len(words)]), hash_words(words), flags,
-                      np.sort(hash_words(["作者"])), 3)
+                      np.sort(hash_words(["作者"])), none, none, 3, 8)
     assert flags.tolist() == [False, False, False, True, False]
+
+
+def test_an_author_is_a_pages_marker_only_after_the_pages_source() -> None:
+    words = ["来源", "：", "新浪网", "作者", "赵", "磊", "作者", "杨", "毅"]  # the header's author, then the story's
+    starts = np.cumsum([0] + [len(w) for w in words[:-1]])
+    ends = starts + np.array([len(w) for w in words])
+    named = np.array([w in ("赵", "磊", "杨", "毅") for w in words])
+    offsets, hashes = np.array([0, len(words)]), hash_words(words)
+    flags = named.copy()
+    kent.byline_names(starts, ends, offsets, hashes, flags, *byline_markers(), 3, 3)
+    assert flags.tolist() == [False] * 7 + [True, True]  # 来源 is 3 tokens before the first 作者 only
+    flags = named.copy()
+    kent.byline_names(starts, ends, offsets, hashes, flags, *byline_markers(False), 3, 3)
+    assert not flags.any()  # before v14 every 作者 was the page's
 
 
 SCHOLAR = ("来自哈尔滨理工大学的访问学者{p}向记者表示，独在异乡为异客，每逢佳节倍思亲，春节前夕他和同事们一起"
