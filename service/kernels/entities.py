@@ -1013,6 +1013,33 @@ def single_char_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surn
 
 
 @njit(nogil=True, cache=True)
+def verb_run_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surnames, stops, classes, max_run, verbs,
+                   joined):
+    """Flag, in place, a person :func:`single_char_names` leaves as a phrase because the verb it
+    is the subject of follows it (任/婷/宇/说, 张/生/贵/摄): a run of ``max_run`` + 1 one-character
+    tokens written together, the first a surname (``surnames``), the last a verb (``verbs``,
+    sorted code points), none a particle nor flagged by any reading before (so that only names
+    are added), begun after no other such token. Its first ``max_run`` tokens are the person;
+    ``joined`` is set on them."""
+    for d in range(tok_off.shape[0] - 1):
+        a, b = tok_off[d], tok_off[d + 1]
+        for i in range(a, b - max_run):
+            if not (_in_sorted(surnames, cps[starts[i]]) and _single(cps, starts, ends, flags, stops, classes, i)
+                    and (i == a or starts[i] != ends[i - 1]
+                         or not _single(cps, starts, ends, flags, stops, classes, i - 1))):
+                continue
+            j = i + 1
+            while j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j):
+                j += 1
+            if j - i != max_run + 1 or not _in_sorted(verbs, cps[starts[j - 1]]):
+                continue
+            for t in range(i, j - 1):
+                flags[t] = True
+                fills[t] = tok_hashes[t]
+                joined[t] = True
+
+
+@njit(nogil=True, cache=True)
 def lead_surname_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, leads, tails, stops, classes, joined):
     """Flag, in place, people whose surname is also a preposition (``leads``: sorted code points,
     于 "at"), which the particles of :func:`single_char_names` leave out: the surname as a token

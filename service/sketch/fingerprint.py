@@ -57,6 +57,7 @@ from neardup.text.entities import (
     zh_given_tails,
     zh_lead_surnames,
     zh_name_table,
+    zh_name_verbs,
     zh_place_suffixes,
     zh_run_surnames,
     zh_short_place_tables,
@@ -347,6 +348,10 @@ def zh_name_flags(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], en
                     BRAND_CHARS if cut else 0)
     people |= brands  # a brand cut into characters is one name, as a person's pieces are
     kent.titled_names(*spans, *zh_title_tables(), stops, classes)
+    if cut:  # after every other reading: only where none of them read a name
+        verbed = np.zeros(len(starts), dtype=np.bool_)
+        kent.verb_run_names(*spans, zh_run_surnames(), stops, classes, NAME_RUN, zh_name_verbs(), verbed)
+        people |= verbed
     for markers, docs in groups:
         kent.marker_names(cps, starts, tok_off, tok_hashes, flags, fills, markers, docs, classes)
     kent.byline_names(starts, ends, tok_off, tok_hashes, flags, *byline_markers(cut), BYLINE_TOKENS, SOURCE_REACH)

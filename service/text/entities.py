@@ -297,6 +297,15 @@ COMMON_SURNAMES = ("王李张刘陈杨黄赵吴周徐孙马胡朱郭何罗高林
                    "饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵"
                    "苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝官封谈匡鞠惠荆乐冀郁")
 NAME_RUN = 3  # one-character tokens a run read as a person may have (欧阳/修 is two tokens)
+# ... and a verb that may end such a run, after the name it is the subject of (任/婷/宇/说: the
+# dictionary holds none of them alone before a name as another word's end); since v14
+NAME_VERBS = "说称讲道问答笑摄"
+
+
+@lru_cache(maxsize=2)
+def zh_name_verbs(cut: bool = True) -> npt.NDArray[np.uint32]:
+    """The code points of :data:`NAME_VERBS`, sorted; none where not ``cut`` (the reading before v14)."""
+    return np.array(sorted(map(ord, NAME_VERBS)) if cut else [], dtype=np.uint32)
 
 
 @lru_cache(maxsize=2)

@@ -41,6 +41,7 @@ from neardup.text.entities import (
     zh_body_tables,
     zh_given_tails,
     zh_lead_surnames,
+    zh_name_verbs,
     zh_place_suffixes,
     zh_run_surnames,
     zh_short_place_tables,
@@ -125,6 +126,27 @@ def test_a_reprint_merges_with_a_record_that_read_its_author_as_the_pages(monkey
         dedup.decide({"id": "first", "text": REVIEW.format(a="杨子毅")})
         monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
         d = dedup.decide({"id": "second", "text": REVIEW.format(a="杨子毅") + "\n责任编辑：王五"})
+    assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
+
+
+ECONOMIST = ("今年以来，本市商品住宅成交量同比下降了两成，成交均价基本持平。房地产高级经济师{p}说，"
+           "土地供应节奏放缓和信贷政策收紧是主要原因，预计下半年市场将逐步回稳。此外，记者了解到，"
+           "国土资源部门正在研究新的供地计划。")
+
+
+def test_the_same_quote_from_another_person_named_before_said_is_another_document() -> None:
+    # 任/婷/宇/说: three characters and the verb after them were a run of four, a phrase, so the
+    # economist was read as no one, and the quote merged with 章林晓's (read as 林晓)
+    status, _, kind = decide_pair(ECONOMIST.format(p="章林晓"), ECONOMIST.format(p="任婷宇"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_reprint_merges_with_a_record_that_read_no_name_before_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    with Deduplicator() as dedup:
+        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE + 1)  # the reading before
+        dedup.decide({"id": "first", "text": ECONOMIST.format(p="任婷宇")})
+        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
+        d = dedup.decide({"id": "second", "text": "来源：新华网\n" + ECONOMIST.format(p="任婷宇") + "\n责任编辑：王五"})
     assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
 
 
@@ -1628,6 +1650,28 @@ def test_a_run_of_two_or_three_characters_after_a_surname_is_a_person() -> None:
     assert _run_flags(["单", "兴", "缘", "乐", "表示"], "单") == [False] * 5  # four characters: a phrase
     assert _run_flags(["说", "单", "兴", "表示"], "单") == [False] * 4  # ... and so is a run begun before it
     assert _run_flags(["学者", "单", "的", "缘"], "单") == [False] * 4  # a particle is no name's
+
+
+def _verb_run_flags(words: list[str], surnames: str, flagged: tuple[int, ...] = ()) -> list[bool]:
+    cps, starts, ends, hashes = _tokens(words)
+    n = len(words)
+    flags, fills, joined = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.bool_)
+    flags[list(flagged)] = True
+    kent.verb_run_names(cps, starts, ends, np.array([0, n]), hashes, flags, fills,
+                        np.array(sorted(map(ord, surnames)), dtype=np.uint32), zh_suffix_tables()[1],
+                        tables(True)[1], 3, zh_name_verbs(), joined)
+    assert (joined == (flags & ~np.isin(np.arange(n), flagged))).all()
+    return flags.tolist()
+
+
+def test_a_run_of_a_name_and_the_verb_after_it_is_the_person() -> None:
+    # three characters, then the verb they are the subject of: a run of four, once a phrase
+    assert _verb_run_flags(["经济师", "任", "婷", "宇", "说"], "任") == [False, True, True, True, False]
+    assert _verb_run_flags(["记者", "张", "生", "贵", "摄"], "张") == [False, True, True, True, False]
+    assert _verb_run_flags(["学者", "单", "兴", "缘", "乐", "说"], "单") == [False] * 6  # five: a phrase
+    assert _verb_run_flags(["学者", "单", "兴", "缘", "乐"], "单") == [False] * 5  # no verb last
+    # where another reading found a name in the run (林/晓 after 章), nothing is added
+    assert _verb_run_flags(["经济师", "章", "林", "晓", "说"], "章林", (2, 3)) == [False, False, True, True, False]
     assert _run_flags(["学者", "单", "表示"], "单") == [False] * 3  # one character alone
 
 
