@@ -995,21 +995,28 @@ def single_char_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surn
         a, b = tok_off[d], tok_off[d + 1]
         i = a
         while i < b:
-            # the cheap tests first: most tokens are words, most single characters no surnames
-            if not (ends[i] - starts[i] == 1 and not flags[i] and _in_sorted(surnames, cps[starts[i]])
-                    and _single(cps, starts, ends, flags, stops, classes, i)
-                    and (i == a or starts[i] != ends[i - 1] or not _single(cps, starts, ends, flags, stops, classes,
-                                                                            i - 1))):
-                i += 1
-                continue
-            j = i + 1
-            while j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j):
-                j += 1
+            j = _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i)
             if 2 <= j - i <= max_run:
                 for t in range(i, j):
                     flags[t] = True
                     fills[t] = tok_hashes[t]
-            i = j
+            i = max(j, i + 1)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i):
+    """The end (exclusive) of the run of one-character tokens (:func:`_single`) written together
+    that token ``i`` begins, where it is a surname's and no such token stands right before it
+    (the document's tokens are ``a`` to ``b``); ``i`` where it begins none."""
+    # the cheap tests first: most tokens are words, most single characters no surnames
+    if not (ends[i] - starts[i] == 1 and not flags[i] and _in_sorted(surnames, cps[starts[i]])
+            and _single(cps, starts, ends, flags, stops, classes, i)
+            and (i == a or starts[i] != ends[i - 1] or not _single(cps, starts, ends, flags, stops, classes, i - 1))):
+        return i
+    j = i + 1
+    while j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j):
+        j += 1
+    return j
 
 
 @njit(nogil=True, cache=True)
@@ -1023,20 +1030,15 @@ def verb_run_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surname
     ``joined`` is set on them."""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
-        for i in range(a, b - max_run):
-            if not (_in_sorted(surnames, cps[starts[i]]) and _single(cps, starts, ends, flags, stops, classes, i)
-                    and (i == a or starts[i] != ends[i - 1]
-                         or not _single(cps, starts, ends, flags, stops, classes, i - 1))):
-                continue
-            j = i + 1
-            while j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j):
-                j += 1
-            if j - i != max_run + 1 or not _in_sorted(verbs, cps[starts[j - 1]]):
-                continue
-            for t in range(i, j - 1):
-                flags[t] = True
-                fills[t] = tok_hashes[t]
-                joined[t] = True
+        i = a
+        while i < b:
+            j = _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i)
+            if j - i == max_run + 1 and _in_sorted(verbs, cps[starts[j - 1]]):
+                for t in range(i, j - 1):
+                    flags[t] = True
+                    fills[t] = tok_hashes[t]
+                    joined[t] = True
+            i = max(j, i + 1)
 
 
 @njit(nogil=True, cache=True)

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from neardup import Deduplicator, Status
+from neardup import Decision, Deduplicator, Status
 from neardup.document import Document
 from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
@@ -92,15 +92,21 @@ def test_a_notice_about_a_company_whose_brand_the_dictionary_cuts_into_character
     assert status is Status.DUPLICATE and original == "first"  # its reprint still merges
 
 
+def decide_after_the_reading_before(monkeypatch: pytest.MonkeyPatch, first: str, second: str) -> Decision:
+    """The second text's decision, the first decided as names were read before v14's cut names
+    (a record written before): what v14 reads there pairs with nothing in the record."""
+    with Deduplicator() as dedup:
+        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE + 1)  # the reading before
+        dedup.decide({"id": "first", "text": first})
+        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
+        return dedup.decide({"id": "second", "text": second})
+
+
 def test_a_reprint_merges_with_a_record_that_read_its_brand_as_no_name(monkeypatch: pytest.MonkeyPatch) -> None:
     # a record written before brands were read has no entries for the company: the reprint's
     # entries for it pair with nothing there, which is no difference
     news = "商软冠联科技有限公司18日发布公告称，公司今年上半年营业收入同比增长12%，净利润同比增长8%，研发投入继续加大。"
-    with Deduplicator() as dedup:
-        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE + 1)  # the reading before
-        dedup.decide({"id": "first", "text": news})
-        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
-        d = dedup.decide({"id": "second", "text": "来源：新华网\n" + news + "\n责任编辑：王五"})
+    d = decide_after_the_reading_before(monkeypatch, news, "来源：新华网\n" + news + "\n责任编辑：王五")
     assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
 
 
@@ -121,11 +127,8 @@ def test_the_same_review_under_another_author_is_another_document() -> None:
 
 def test_a_reprint_merges_with_a_record_that_read_its_author_as_the_pages(monkeypatch: pytest.MonkeyPatch) -> None:
     # a record written when every 作者 was a page's marker has no entries for the author
-    with Deduplicator() as dedup:
-        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE + 1)  # the reading before
-        dedup.decide({"id": "first", "text": REVIEW.format(a="杨子毅")})
-        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
-        d = dedup.decide({"id": "second", "text": REVIEW.format(a="杨子毅") + "\n责任编辑：王五"})
+    review = REVIEW.format(a="杨子毅")
+    d = decide_after_the_reading_before(monkeypatch, review, review + "\n责任编辑：王五")
     assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
 
 
@@ -142,11 +145,8 @@ def test_the_same_quote_from_another_person_named_before_said_is_another_documen
 
 
 def test_a_reprint_merges_with_a_record_that_read_no_name_before_said(monkeypatch: pytest.MonkeyPatch) -> None:
-    with Deduplicator() as dedup:
-        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE + 1)  # the reading before
-        dedup.decide({"id": "first", "text": ECONOMIST.format(p="任婷宇")})
-        monkeypatch.setattr(fingerprint, "CUT_NAMES_SINCE", CUT_NAMES_SINCE)
-        d = dedup.decide({"id": "second", "text": "来源：新华网\n" + ECONOMIST.format(p="任婷宇") + "\n责任编辑：王五"})
+    quote = ECONOMIST.format(p="任婷宇")
+    d = decide_after_the_reading_before(monkeypatch, quote, "来源：新华网\n" + quote + "\n责任编辑：王五")
     assert d.status is Status.DUPLICATE and d.duplicate_of == "first"
 
 
