@@ -302,10 +302,10 @@ NAME_RUN = 3  # one-character tokens a run read as a person may have (欧阳/修
 NAME_VERBS = "说称讲道问答笑摄"
 
 
-@lru_cache(maxsize=2)
-def zh_name_verbs(cut: bool = True) -> npt.NDArray[np.uint32]:
-    """The code points of :data:`NAME_VERBS`, sorted; none where not ``cut`` (the reading before v14)."""
-    return np.array(sorted(map(ord, NAME_VERBS)) if cut else [], dtype=np.uint32)
+@lru_cache(maxsize=1)
+def zh_name_verbs() -> npt.NDArray[np.uint32]:
+    """The code points of :data:`NAME_VERBS`, sorted (the reading before v14 runs no verb pass)."""
+    return np.array(sorted(map(ord, NAME_VERBS)), dtype=np.uint32)
 
 
 @lru_cache(maxsize=2)
