@@ -626,36 +626,60 @@ class Profile:
 
     def _another_credit(self, theirs: npt.NDArray[np.uint64],
                         version: int = PROFILE_VERSION) -> CriticalDifference | None:
-        """The entity difference of a credit in brackets, (陈醉) where the other text has (唐运张):
-        a Chinese name of this text that the other neither carries nor writes alike stands alone
-        in brackets, and the other text has a name this one lacks (nor writes alike) that stood
-        alone as well (no mention entries under its fill byte: no words beside it in its
-        sentence). A name alone has no context to be compared by, so neither the replaced
-        contexts nor a new name's sentences see it; the same story under another author's name
-        is another document. A credit after a byline's word (记者, 编辑) is furniture."""
-        new = [v for v in self._names_theirs_lack(theirs, version) if self._alone_in_brackets(v)]
+        """The entity difference of a credit in brackets, (陈醉) where the other text has (唐运张): a
+        Chinese name of this text that the other neither carries nor writes alike stands only in a
+        credit (:func:`credit_span`), and the other text has a name this one lacks (nor writes alike)
+        that stood alone as well (no mention entries under its fill byte: no words beside it in
+        its sentence), or, in a credit of several names ((王彦田周亮) where the other has
+        (韦凯辉周亮)), one mentioned once where the credit's other names are the other text's too,
+        one of them beside another name there (:meth:`_neighbour_replaced`). A name alone has no
+        context to be compared by, and names side by side have each other's, so neither the
+        replaced contexts nor a new name's sentences see it; the same story under another
+        author's name is another document. A credit after a byline's word (记者, 编辑) is furniture."""
+        new = [v for v in self._names_theirs_lack(theirs, version) if self._credited(v)]
         if not new:
             return None
         their_new = _new_names(theirs, self.entries)
-        fills = theirs & np.uint64(0xFFFF)
-        if not any(not (fills == _mention_fill(w)).any() for w in their_new):
+        mentions = [int(((theirs & np.uint64(0xFFFF)) == _mention_fill(w)).sum()) for w in their_new]
+        if 0 not in mentions and not (any(m <= MENTIONED_ONCE for m in mentions)
+                                      and any(self._neighbour_replaced(v, theirs) for v in new)):
             return None
         row = int(np.searchsorted(self.entries, np.uint64(new[0])))
         at, name = int(self.positions[row]), self.fills[row]
         start, end = max(0, at - 12), min(len(self.text), at + len(name) + 12)
         return CriticalDifference("entity", self.text[start:end].strip(), name, start=start, end=end)
 
-    def _alone_in_brackets(self, present: int) -> bool:
-        """Whether the name of presence entry ``present`` is Chinese, has no mention entries (no
-        words beside it in its sentence) and stands, at its first mention, alone in brackets that
-        no byline's word opens."""
-        if ((self.entries & np.uint64(0xFFFF)) == _mention_fill(present)).any():
-            return False
+    def _credited(self, present: int) -> bool:
+        """Whether the name of presence entry ``present`` is Chinese and every mention of it stands
+        in one credit (:func:`credit_span`) that no byline's word opens."""
         row = int(np.searchsorted(self.entries, np.uint64(present)))
         at, name = int(self.positions[row]), self.fills[row].removeprefix(NAME_FILL)
-        end = at + len(name)
-        return (_ideographic(name) and at > 0 and end < len(self.text) and self.text[at - 1] in OPEN_BRACKETS
-                and self.text[end] in CLOSE_BRACKETS and not _furniture_name(self.text, at, end))
+        span = credit_span(self.text, at, at + len(name))
+        if not _ideographic(name) or span is None or _furniture_name(self.text, at, at + len(name)):
+            return False
+        return all(span[0] <= int(self.positions[r]) < span[1] for r in self._mentions(present).tolist())
+
+    def _neighbour_replaced(self, present: int, theirs: npt.NDArray[np.uint64]) -> bool:
+        """Whether the other names in the credit of the name of presence entry ``present`` are all
+        names the other text carries, one of them beside another name there: a mention entry of it
+        in the credit that the other text lacks, and one in the other text that this one lacks."""
+        row = int(np.searchsorted(self.entries, np.uint64(present)))
+        at = int(self.positions[row])
+        span = credit_span(self.text, at, at + len(self.fills[row]) - len(NAME_FILL))
+        if span is None:
+            return False
+        carried = _in_sorted(self.entries, theirs)
+        replaced = False
+        for other in _presence(self.entries).tolist():
+            rows = self._mentions(other)
+            inside = rows[[span[0] <= int(self.positions[r]) < span[1] for r in rows.tolist()]]
+            if other == present or not len(inside):
+                continue
+            if not carried[np.searchsorted(self.entries, np.uint64(other))]:
+                return False
+            theirs_only = ~_in_sorted(theirs, self.entries) & ((theirs & np.uint64(0xFFFF)) == _mention_fill(other))
+            replaced |= bool(not carried[inside].all() and theirs_only.any())
+        return replaced
 
     def _new_name(self, theirs: npt.NDArray[np.uint64], their_length: int | None,
                   version: int = PROFILE_VERSION) -> CriticalDifference | None:
@@ -684,7 +708,7 @@ class Profile:
         own = self._anchor_mask()
         anchors = own & _held_as_often(self.entries, theirs)  # ... that the other text has too
         for present in new:
-            rows = self._mentions(present)
+            rows = self._mentions(present, new)
             if not len(rows):
                 continue  # named only in a byline or as a website
             where = positions[rows]
@@ -795,16 +819,23 @@ class Profile:
         their_like = theirs[_SENTENCE_FILL_TABLE[(theirs & np.uint64(0xFFFF)).astype(np.intp)]]
         return int((~_in_sorted(their_like >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == lacking
 
-    def _mentions(self, present: int) -> npt.NDArray[np.int64]:
+    def _mentions(self, present: int, cut: Sequence[int] = ()) -> npt.NDArray[np.int64]:
         """The rows of the name entries that mention the name of presence entry ``present``, told
         by the name itself from another name whose fill shares its byte, bylines and website names
-        left out (:func:`_furniture_name`)."""
+        left out (:func:`_furniture_name`); with those of the names among presence entries ``cut``
+        that are its start (姚梅 of 姚梅慧: where the dictionary cut it short)."""
         fills = self.entries & np.uint64(0xFFFF)
-        name = _name_key(self.fills[int(np.searchsorted(self.entries, np.uint64(present)))])
-        rows = np.flatnonzero(fills == _mention_fill(present))
-        keep = [_name_key(self.fills[r]) == name and not _furniture_name(self.text, int(self.positions[r]), end)
+        name = self._present_name(present)
+        starts = [v for v in cut if _ideographic(name) and name.startswith(self._present_name(v)) and v != present]
+        keys = {name} | {self._present_name(v) for v in starts}
+        rows = np.flatnonzero(np.isin(fills, [_mention_fill(v) for v in [present, *starts]]))
+        keep = [_name_key(self.fills[r]) in keys and not _furniture_name(self.text, int(self.positions[r]), end)
                 for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True)]
         return rows[np.asarray(keep, dtype=np.bool_)] if len(rows) else rows
+
+    def _present_name(self, present: int) -> str:
+        """The name of presence entry ``present`` (:func:`_name_key`)."""
+        return _name_key(self.fills[int(np.searchsorted(self.entries, np.uint64(present)))])
 
     def _placeless(self) -> npt.NDArray[np.bool_]:
         """Which entries are name mentions whose context on one side is only the name's own other
@@ -862,6 +893,19 @@ class Profile:
 
 # the rest of a word a space cut off a name: one space, then lower-case letters up to the word's end
 _CUT_REST = re.compile(r" ([a-z]+)\b")
+
+
+def credit_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The credit ``text[start:end]`` stands in, as (first, last) offsets of what it holds: brackets
+    holding nothing but a few names' Chinese characters, spaces between them allowed ((王彦田周亮)
+    after a story). None when it is none."""
+    bracket = max(text.rfind(c, max(0, end - CREDIT_LONGEST - 1), start) for c in OPEN_BRACKETS)
+    last = min((i for i in (text.find(c, end, start + CREDIT_LONGEST + 1) for c in CLOSE_BRACKETS) if i >= 0),
+               default=-1)
+    held = text[bracket + 1 : last].strip()
+    if bracket < 0 or last < 0 or not held:
+        return None
+    return (bracket + 1, last) if all("\u3400" <= c <= "\u9fff" or c in " \u3000" for c in held) else None
 
 
 def _furniture_name(text: str, start: int, end: int) -> bool:
@@ -1101,6 +1145,8 @@ BYLINE_BEFORE = re.compile(r"(?:(?:来源|作者|记者|编辑|通讯员|摄影|
 # 中国政府网, 中国新闻网; not 网络, 网友)
 SITE_AFTER = re.compile(r"[^\W\d_]{0,3}?网(?![络友民页点格球])")  # matched from the name's last character
 OPEN_BRACKETS, CLOSE_BRACKETS = "(（[【", ")）]】"  # around a credit (normalised text: ASCII brackets)
+CREDIT_LONGEST = 12  # characters a credit holds: four names of three
+MENTIONED_ONCE = 2  # mention entries of a name mentioned once: a context each side at most
 BODY_MATCH_JACCARD = 0.9  # two texts this similar share their body: header and footer figures are furniture
 
 

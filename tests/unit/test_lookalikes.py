@@ -17,7 +17,7 @@ from neardup.document import Document
 from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import fmix64
-from neardup.rules.differences import _furniture_name, _written_alike, furniture_spans
+from neardup.rules.differences import _furniture_name, _written_alike, credit_span, furniture_spans
 from neardup.sketch import fingerprint
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
@@ -1545,6 +1545,49 @@ def test_the_same_story_under_another_authors_credit_is_another_story(credits: t
     assert decide_pair(CREDITED.format(c=credits[0]), CREDITED.format(c=""))[0] is Status.DUPLICATE
     editors = CREDITED.format(c="(责任编辑：陈醉)"), CREDITED.format(c="(责任编辑：唐运张)")
     assert decide_pair(*editors)[0] is Status.DUPLICATE
+
+
+@pytest.mark.parametrize("credits", [("（王彦田周亮）", "（韦凯辉周亮）"), ("（刘全应李金宝）", "（何东兴李金宝）")])
+def test_a_credit_of_two_authors_with_one_replaced_is_another_story(credits: tuple[str, str]) -> None:
+    """Names side by side in a credit have only each other as context, and the dictionary may cut
+    the new one differently (韦凯/辉): one author replaced is another document all the same, while
+    the credit kept, dropped or followed by an editor's name is the page's."""
+    status, _, kind = decide_pair(CREDITED.format(c=credits[0]), CREDITED.format(c=credits[1]))
+    assert status is Status.UNIQUE and kind == "entity"
+    for kept in (credits[0], "", credits[0] + "（责任编辑：唐运张）"):
+        assert decide_pair(CREDITED.format(c=credits[0]), CREDITED.format(c=kept))[0] is Status.DUPLICATE
+    dropped = CREDITED.format(c="（责任编辑：唐运张）")
+    assert decide_pair(CREDITED.format(c=credits[0]), dropped)[0] is Status.DUPLICATE
+
+
+def test_a_copy_cut_before_a_credit_under_a_sites_header_is_a_reprint() -> None:
+    """The credit's other names (日报社) are gone from the copy, so the site's name in its header
+    (中国经济网, read as 中国) replaced no one, though the credit's place (九江) is in the story."""
+    story = CREDITED.format(c="").replace("市体育中心", "九江市体育中心")
+    copy = "2018-07-28 19:44　中国经济网\n原标题：" + story
+    assert decide_pair(story + "（九江日报社潘浔）", copy)[0] is Status.DUPLICATE
+
+
+def test_a_credit_is_brackets_of_a_few_names_alone() -> None:
+    text = "正文。 (王彦田周亮) 他说王彦田来了。 (王彦田对周亮的看法很重要吗) (王彦田, 周亮) (Wang Yantian)"
+    assert credit_span(text, 5, 8) == (5, 10)
+    for name in ("王彦田来", "王彦田对", "王彦田,", "Wang"):
+        assert credit_span(text, text.index(name), text.index(name) + 3) is None, name
+
+
+BRAND_REVIEW = ("售1600元 {b}3.0英寸触摸屏S230卡片机。{b}在外观上采用了金属外壳，时尚又靓丽，很受年轻人的欢迎。"
+          "{b}拥有拉丝处理的铝制外壳，平直简洁的机身没有半点浮华的气息。{b}搭载了一块感光元件，支持光学变焦，"
+          "画质清晰细腻。一句话点评：采用了流线的外形，{b}相机配置上属于主流，值得购买。")
+
+
+def test_a_name_the_dictionary_cuts_short_at_one_mention_is_still_one_name() -> None:
+    """姚梅慧 is read as 姚梅 before 3.0 and whole elsewhere: the short reading's sentence is the
+    same name's, so the review of another brand is another review (the dictionary reads no name
+    in 尼康 for the new name to replace), and a reprint of it with a footer is still one."""
+    status, _, kind = decide_pair(BRAND_REVIEW.format(b="尼康"), BRAND_REVIEW.format(b="姚梅慧"))
+    assert status is Status.UNIQUE and kind == "entity"
+    reprint = BRAND_REVIEW.format(b="姚梅慧") + "（责任编辑：赵磊）"
+    assert decide_pair(BRAND_REVIEW.format(b="姚梅慧"), reprint)[0] is Status.DUPLICATE
 
 
 STORY = ("Fire crews were called to the church on Tuesday after smoke was seen from the roof. The fire "
