@@ -25,6 +25,11 @@ characters, a trade name of two to four characters with an industry and a legal 
 (商软冠联科技有限公司), a place's two characters and its suffix. Most are names no dictionary
 holds, as a new company's or a small town's are.
 
+``--tagged-names`` makes the Chinese look-alikes from real names as a tagger finds them: a name
+jieba's tagger reads in the text (a person, a place or an organisation, ``tagged_person``,
+``tagged_place``, ``tagged_organisation``) replaced everywhere by another name of the same tag
+that the tagger read in another document of the corpus, a real name of about its length.
+
 The originals are decided first, then the look-alikes, by the engine on the memory store in
 windows, as the batch CLI does. Nothing is tuned on these pairs; they measure the entity check and
 the swapped-figure check of ``neardup.rules.differences``.
@@ -243,6 +248,37 @@ def generated_swap(doc: dict[str, str], rng: random.Random) -> tuple[str, str] |
     return (kind, variant) if variant != text else None
 
 
+def tagged_names(text: str) -> dict[str, str]:
+    """The names of two characters or more jieba's tagger reads in ``text`` -> their kind."""
+    import jieba.posseg
+
+    return {w.word: JIEBA_KINDS[w.flag] for w in jieba.posseg.cut(text) if w.flag in JIEBA_KINDS and len(w.word) >= 2}
+
+
+def build_tagged(docs: list[dict[str, str]], seed: int, per_kind: int) -> tuple[list[dict[str, str]], list[Pair]]:
+    """(originals + look-alikes, pairs): in a Chinese text, one name jieba's tagger reads replaced
+    everywhere by a name of the same kind it reads in another text (not in this one, its length
+    within two characters), ``per_kind`` of each kind."""
+    rng = random.Random(seed)
+    order = [d for d in docs if d.get("lang") == "zh"]
+    rng.shuffle(order)
+    found = [(d, tagged_names(d["text"])) for d in order]
+    pool: dict[str, list[str]] = defaultdict(list)
+    for w, k in sorted({(w, k) for _, names in found for w, k in names.items()}):
+        pool[k].append(w)
+    made: dict[str, list[tuple[dict[str, str], str]]] = defaultdict(list)
+    for d, names in found:
+        if not names:
+            continue
+        name = rng.choice(sorted(names))
+        kind = f"tagged_{names[name]}"
+        others = [w for w in pool[names[name]] if w not in d["text"] and name not in w and abs(len(w) - len(name)) <= 2]
+        if len(made[kind]) >= per_kind or not others:
+            continue
+        made[kind].append((d, d["text"].replace(name, rng.choice(others))))
+    return _with_originals(docs, made)
+
+
 def load(paths: list[Path]) -> list[dict[str, str]]:
     """Originals: documents derived from nothing (the development set's provenance says which)."""
     derived: set[str] = set()
@@ -329,10 +365,14 @@ def main() -> None:
                     help="Chinese names only as whole jieba tokens that its dictionary does not hold as other words")
     ap.add_argument("--generated-names", action="store_true",
                     help="names found by jieba's tagger (Chinese) or capitals (English), replaced by made-up ones")
+    ap.add_argument("--tagged-names", action="store_true",
+                    help="Chinese names found by jieba's tagger, replaced by others it finds in other texts")
     args = ap.parse_args()
     paths = args.docs or [DATASETS / "docs.jsonl", OTHER / "other.jsonl"]
     if args.generated_names:
         docs, pairs = build_generated(load(paths), args.seed, args.per_kind)
+    elif args.tagged_names:
+        docs, pairs = build_tagged(load(paths), args.seed, args.per_kind)
     else:
         names = pku_names(args.pku)
         docs, pairs = build(load(paths), dictionary_names(names) if args.real_names else names, args.seed,
@@ -343,7 +383,7 @@ def main() -> None:
                 fh.write(json.dumps({"a": a, "b": b, "label": 0, "kind": kind}, ensure_ascii=False) + "\n")
     duplicate_of = asyncio.run(decide(docs))
     result: dict[str, Any] = {"bench": "lookalikes", "seed": args.seed, "real_names": args.real_names,
-                              "generated_names": args.generated_names,
+                              "generated_names": args.generated_names, "tagged_names": args.tagged_names,
                               "documents": len(docs),
                               "sources": [str(p) for p in paths], **report(duplicate_of, [], pairs)}
     result.pop("recall")
