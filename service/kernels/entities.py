@@ -993,14 +993,19 @@ def single_char_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surn
     not followed by another such token (a longer run of single characters is a phrase)."""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
-        i = a
-        while i < b:
-            j = _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i)
-            if 2 <= j - i <= max_run:
-                for t in range(i, j):
+        after = a  # where the last run ended: its tokens begin none
+        for i in range(a, b):
+            # a surname's single character alone may begin a run, tested in statements of their
+            # own: in a chain of conditions the compiler scanned the surnames for every token
+            if i < after or ends[i] - starts[i] != 1 or flags[i]:
+                continue
+            if not _in_sorted(surnames, cps[starts[i]]):
+                continue
+            after = _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i)
+            if 2 <= after - i <= max_run:
+                for t in range(i, after):
                     flags[t] = True
                     fills[t] = tok_hashes[t]
-            i = max(j, i + 1)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -1030,15 +1035,20 @@ def verb_run_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surname
     ``joined`` is set on them."""
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
-        i = a
-        while i < b:
-            j = _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i)
-            if j - i == max_run + 1 and _in_sorted(verbs, cps[starts[j - 1]]):
-                for t in range(i, j - 1):
+        after = a  # where the last run ended: its tokens begin none
+        for i in range(a, b):
+            # a surname's single character alone may begin a run, tested in statements of their
+            # own: in a chain of conditions the compiler scanned the surnames for every token
+            if i < after or ends[i] - starts[i] != 1 or flags[i]:
+                continue
+            if not _in_sorted(surnames, cps[starts[i]]):
+                continue
+            after = _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i)
+            if after - i == max_run + 1 and _in_sorted(verbs, cps[starts[after - 1]]):
+                for t in range(i, after - 1):
                     flags[t] = True
                     fills[t] = tok_hashes[t]
                     joined[t] = True
-            i = max(j, i + 1)
 
 
 @njit(nogil=True, cache=True)

@@ -14,9 +14,10 @@ from itertools import groupby
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from neardup.kernels import entities as kent
 from neardup.kernels import hashing as khash
 from neardup.kernels import minhash as kmin
 from neardup.kernels import profile as kprof
@@ -889,3 +890,73 @@ def test_table_membership_scanned_or_searched_is_plain_membership(size: int, dty
     members = set(table.tolist())
     assert [bool(_in_sorted(table, v)) for v in values] == [int(v) in members for v in values]
     assert all(_in_sorted(table, v) for v in table)
+
+
+# ---------------------------------------------------------------------------------------------
+# a person's run of one-character tokens (single_char_names, verb_run_names)
+# ---------------------------------------------------------------------------------------------
+
+RUN_SURNAMES, RUN_STOPS, RUN_VERBS = "王单张", "的了", "说摄"
+
+
+def ref_surname_runs(words: list[str], glued: list[bool], flags: list[bool], max_run: int,
+                     verbs: str | None) -> list[bool]:
+    """The flags after single_char_names (``verbs`` None) or verb_run_names, from their
+    docstrings, token by token: a run of one-ideograph tokens written together (none a stop,
+    none flagged) begun by a surname after no such token; two to ``max_run`` of them are a
+    person, or ``max_run`` + 1 whose last is a verb are a person and the verb."""
+    flags = flags[:]
+
+    def single(t: int) -> bool:
+        return len(words[t]) == 1 and not flags[t] and "\u4e00" <= words[t] <= "\u9fff" and words[t] not in RUN_STOPS
+
+    i = 0
+    while i < len(words):
+        if not (single(i) and words[i] in RUN_SURNAMES and not (i > 0 and glued[i] and single(i - 1))):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(words) and glued[j] and single(j):
+            j += 1
+        if verbs is None and 2 <= j - i <= max_run:
+            flags[i:j] = [True] * (j - i)
+        elif verbs is not None and j - i == max_run + 1 and words[j - 1] in verbs:
+            flags[i:j - 1] = [True] * (j - 1 - i)
+        i = j
+    return flags
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["王", "单", "张", "兴", "缘", "说", "摄", "的", "学者", "，", "A"]),
+                          st.sampled_from([True, True, True, False]),  # written together with the one before
+                          st.sampled_from([False, False, False, False, True])),  # flagged by an earlier reading
+                min_size=1, max_size=24))
+@example([("学者", True, False), ("单", True, False), ("兴", True, False), ("缘", True, False), ("学者", True, False)])
+@example([("学者", True, False), ("张", True, False), ("兴", True, False), ("缘", True, False), ("说", True, False)])
+def test_surname_runs_match_reference(tokens: list[tuple[str, bool, bool]]) -> None:
+    words = [w for w, _, _ in tokens]
+    glued = [i == 0 or g for i, (_, g, _) in enumerate(tokens)]
+    flagged = [f for _, _, f in tokens]
+    cps = np.array([ord(c) for c in "".join(words)], dtype=np.uint32)
+    starts, ends, at = [], [], 0
+    for w, g in zip(words, glued, strict=True):
+        at += 0 if g else 1  # a gap: not written together
+        starts.append(at)
+        at += len(w)
+        ends.append(at)
+    gapped = np.zeros(at, dtype=np.uint32)
+    for w, a in zip(words, starts, strict=True):
+        gapped[a : a + len(w)] = [ord(c) for c in w]
+    cps = gapped
+    n = len(words)
+    surnames, stops = (np.array(sorted(map(ord, x)), dtype=np.uint32) for x in (RUN_SURNAMES, RUN_STOPS))
+    classes = tables(True)[1]
+    for verbs in (None, RUN_VERBS):
+        flags, fills, joined = np.array(flagged, dtype=np.bool_), np.zeros(n, dtype=np.uint64), np.zeros(n, np.bool_)
+        args = (cps, np.array(starts), np.array(ends), np.array([0, n]), np.arange(n, dtype=np.uint64) + np.uint64(1),
+                flags, fills, surnames, stops, classes, 3)
+        if verbs is None:
+            kent.single_char_names(*args)
+        else:
+            kent.verb_run_names(*args, np.array(sorted(map(ord, verbs)), dtype=np.uint32), joined)
+        assert flags.tolist() == ref_surname_runs(words, glued, flagged, 3, verbs)
