@@ -52,31 +52,57 @@ def _bits_for(n):
 
 @njit(nogil=True, cache=True, inline="always")
 def _put_bits(buf, base, bit, value, count):
-    """Write the low ``count`` bits of ``value`` at bit offset ``bit`` after byte ``base``."""
-    for i in range(count - 1, -1, -1):
-        if (value >> np.uint64(i)) & np.uint64(1):
-            byte = base + (bit >> 3)
-            buf[byte] |= np.uint8(0x80 >> (bit & 7))
-        bit += 1
+    """Write the low ``count`` bits of ``value`` (at most 56) at bit offset ``bit`` after byte
+    ``base``, most significant first, a byte's worth at a time (into a zeroed buffer)."""
+    while count > 0:
+        room = 8 - (bit & 7)
+        n = room if count > room else count
+        part = (value >> np.uint64(count - n)) & np.uint64((1 << n) - 1)
+        buf[base + (bit >> 3)] |= np.uint8(part << np.uint64(room - n))
+        bit += n
+        count -= n
     return bit
 
 
 @njit(nogil=True, cache=True)
+def _rice_bits(entries, lo, hi, k):
+    """Stream bits of the contexts' differences Rice-coded with parameter ``k``."""
+    total = 0
+    prev = np.uint64(0)
+    for i in range(lo, hi):
+        ctx = entries[i] >> np.uint64(16)
+        total += np.int64((ctx - prev) >> np.uint64(k)) + 1 + k
+        prev = ctx
+    return total
+
+
+@njit(nogil=True, cache=True)
 def _rice_parameter(entries, lo, hi, bits):
-    """(k, stream bits of the contexts) minimising the Rice code of the contexts' differences."""
-    best_k = 0
-    best = -1
-    for k in range(bits + 1):
-        total = 0
-        prev = np.uint64(0)
-        for i in range(lo, hi):
-            ctx = entries[i] >> np.uint64(16)
-            total += np.int64((ctx - prev) >> np.uint64(k)) + 1 + k
-            prev = ctx
-        if best < 0 or total < best:
-            best = total
-            best_k = k
-    return best_k, best
+    """(k, stream bits of the contexts): the smallest k of 0 to ``bits`` minimising the Rice code
+    of the contexts' differences. The code's length is convex in k (going from k to k + 1 adds
+    one bit an entry and saves ceil(d >> k / 2) of each difference d, a saving that never grows
+    with k), so the search starts at log2 of the mean difference and walks to the minimum,
+    down first (to its smallest k where two are equal), in two or three passes, not ``bits`` + 1."""
+    mean = (entries[hi - 1] >> np.uint64(16)) // np.uint64(hi - lo)
+    k = 0
+    while k < bits and (mean >> np.uint64(k + 1)) > np.uint64(0):
+        k += 1
+    best = _rice_bits(entries, lo, hi, k)
+    start = k
+    while k > 0:
+        lower = _rice_bits(entries, lo, hi, k - 1)
+        if lower > best:
+            break
+        k -= 1
+        best = lower
+    while k == start and k < bits:
+        higher = _rice_bits(entries, lo, hi, k + 1)
+        if higher >= best:
+            break
+        k += 1
+        best = higher
+        start = k
+    return k, best
 
 
 @njit(nogil=True, cache=True)
@@ -150,8 +176,10 @@ def encode_batch(entries, doc_off, bits, empty_figure, version):
             delta = ctx - prev
             prev = ctx
             q = np.int64(delta >> np.uint64(k))
-            for _ in range(q):
-                bit = _put_bits(buf, w, bit, np.uint64(1), 1)
+            while q > 0:  # the quotient in unary: that many 1s
+                m = q if q < 56 else 56
+                bit = _put_bits(buf, w, bit, np.uint64((1 << m) - 1), m)
+                q -= m
             bit += 1  # the unary code's closing 0
             bit = _put_bits(buf, w, bit, delta, k)
             pol = np.int64((entries[i] >> np.uint64(8)) & np.uint64(0xFF))

@@ -21,6 +21,7 @@ from neardup.kernels import entities as kent
 from neardup.kernels import hashing as khash
 from neardup.kernels import minhash as kmin
 from neardup.kernels import profile as kprof
+from neardup.kernels import profile_codec as kcodec
 from neardup.kernels import simhash as ksim
 from neardup.kernels import text as ktext
 from neardup.kernels.entities import SCANNED_TABLE, _in_sorted
@@ -960,3 +961,40 @@ def test_surname_runs_match_reference(tokens: list[tuple[str, bool, bool]]) -> N
         else:
             kent.verb_run_names(*args, np.array(sorted(map(ord, verbs)), dtype=np.uint32), joined)
         assert flags.tolist() == ref_surname_runs(words, glued, flagged, 3, verbs)
+
+
+# ---------------------------------------------------------------------------------------------
+# the profile codec's Rice parameter and bit writer
+# ---------------------------------------------------------------------------------------------
+
+def ref_rice_parameter(contexts: list[int], bits: int) -> tuple[int, int]:
+    """Every k of 0 to ``bits`` tried: the smallest k whose Rice code of the contexts'
+    differences is the shortest, and that length in bits."""
+    deltas = [b - a for a, b in zip([0, *contexts], contexts, strict=False)]
+    costs = [sum((d >> k) + 1 + k for d in deltas) for k in range(bits + 1)]
+    return costs.index(min(costs)), min(costs)
+
+
+@FAST
+@given(st.integers(1, 32).flatmap(lambda bits: st.tuples(
+    st.just(bits), st.lists(st.integers(0, (1 << bits) - 1), min_size=1, max_size=80))))
+def test_rice_parameter_matches_exhaustive_search(case: tuple[int, list[int]]) -> None:
+    bits, values = case
+    contexts = sorted(values)
+    entries = np.array([c << 16 for c in contexts], dtype=np.uint64)
+    k, length = kcodec._rice_parameter(entries, 0, len(entries), bits)
+    assert (k, length) == ref_rice_parameter(contexts, bits)
+
+
+@FAST
+@given(st.lists(st.tuples(st.integers(0, (1 << 56) - 1), st.integers(0, 56)), max_size=30))
+def test_put_bits_writes_what_a_bit_at_a_time_writes(fields: list[tuple[int, int]]) -> None:
+    size = sum(count for _, count in fields) // 8 + 2
+    buf, ref = np.zeros(size, dtype=np.uint8), [0] * (8 * size)
+    bit = 0
+    for value, count in fields:
+        for i in range(count):
+            ref[bit + i] = (value >> (count - 1 - i)) & 1
+        bit = kcodec._put_bits(buf, 0, bit, np.uint64(value), count)
+    assert bit == sum(count for _, count in fields)
+    assert np.unpackbits(buf).tolist() == ref
