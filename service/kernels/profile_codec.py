@@ -64,6 +64,21 @@ def _put_bits(buf, base, bit, value, count):
     return bit
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _get_bits(data, base, bit, count):
+    """The ``count`` bits (at most 56) at bit offset ``bit`` after byte ``base``, most significant
+    first, read a byte's worth at a time (:func:`_put_bits` wrote them)."""
+    value = np.uint64(0)
+    while count > 0:
+        room = 8 - (bit & 7)
+        n = room if count > room else count
+        part = (np.uint64(data[base + (bit >> 3)]) >> np.uint64(room - n)) & np.uint64((1 << n) - 1)
+        value = (value << np.uint64(n)) | part
+        bit += n
+        count -= n
+    return value
+
+
 @njit(nogil=True, cache=True)
 def _rice_bits(entries, lo, hi, k):
     """Stream bits of the contexts' differences Rice-coded with parameter ``k``."""
@@ -246,25 +261,18 @@ def decode(data, empty_figure):
             q += 1
         if bit + k + idx_bits > total:
             return TRUNCATED, empty, 0
-        low = np.uint64(0)
-        for _ in range(k):
-            low = (low << np.uint64(1)) | np.uint64((data[r + (bit >> 3)] >> (7 - (bit & 7))) & 1)
-            bit += 1
-        ctx += (np.uint64(q) << np.uint64(k)) | low
-        idx = 0
-        for _ in range(idx_bits):
-            idx = (idx << 1) | np.int64((data[r + (bit >> 3)] >> (7 - (bit & 7))) & 1)
-            bit += 1
+        ctx += (np.uint64(q) << np.uint64(k)) | _get_bits(data, r, bit, k)
+        bit += k
+        idx = np.int64(_get_bits(data, r, bit, idx_bits))
+        bit += idx_bits
         if idx >= palette:
             return BAD_HEADER, empty, 0
         fig = np.uint64(empty_figure)
         if (data[flags + (idx >> 3)] >> (7 - (idx & 7))) & 1:
             if bit + 8 > total:
                 return TRUNCATED, empty, 0
-            fig = np.uint64(0)
-            for _ in range(8):
-                fig = (fig << np.uint64(1)) | np.uint64((data[r + (bit >> 3)] >> (7 - (bit & 7))) & 1)
-                bit += 1
+            fig = _get_bits(data, r, bit, 8)
+            bit += 8
         out[i] = (ctx << np.uint64(16)) | (np.uint64(pols[idx]) << np.uint64(8)) | fig
     if (bit + 7) >> 3 != size - r:
         return TRAILING, empty, 0

@@ -989,6 +989,7 @@ def test_rice_parameter_matches_exhaustive_search(case: tuple[int, list[int]]) -
 @FAST
 @given(st.lists(st.tuples(st.integers(0, (1 << 56) - 1), st.integers(0, 56)), max_size=30))
 def test_put_bits_writes_what_a_bit_at_a_time_writes(fields: list[tuple[int, int]]) -> None:
+    """... and get_bits reads each field back."""
     size = sum(count for _, count in fields) // 8 + 2
     buf, ref = np.zeros(size, dtype=np.uint8), [0] * (8 * size)
     bit = 0
@@ -998,3 +999,7 @@ def test_put_bits_writes_what_a_bit_at_a_time_writes(fields: list[tuple[int, int
         bit = kcodec._put_bits(buf, 0, bit, np.uint64(value), count)
     assert bit == sum(count for _, count in fields)
     assert np.unpackbits(buf).tolist() == ref
+    bit = 0
+    for value, count in fields:
+        assert int(kcodec._get_bits(buf, 0, bit, count)) == value & ((1 << count) - 1)
+        bit += count
