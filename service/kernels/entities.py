@@ -991,37 +991,43 @@ def single_char_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surn
     of two to ``max_run`` such tokens written together, the first a surname (``surnames``:
     sorted code points), none a particle or a preposition (``stops``) nor flagged already, and
     not followed by another such token (a longer run of single characters is a phrase)."""
+    begins, run_ends = _surname_runs(cps, starts, ends, tok_off, flags, surnames, stops, classes)
+    for r in range(begins.shape[0]):
+        if run_ends[r] - begins[r] <= max_run:
+            for t in range(begins[r], run_ends[r]):
+                flags[t] = True
+                fills[t] = tok_hashes[t]
+
+
+@njit(nogil=True, cache=True)
+def _surname_runs(cps, starts, ends, tok_off, flags, surnames, stops, classes):
+    """(first tokens, ends) of the runs of two or more one-character tokens (:func:`_single`)
+    written together that a surname's token begins where no such token stands right before it,
+    in every document. Either reading may flag the runs it finds: a run's flags change where no
+    other run begins (the token after a run is none of them written together with it)."""
+    begins = np.empty(starts.shape[0], dtype=np.int64)
+    run_ends = np.empty(starts.shape[0], dtype=np.int64)
+    n = 0
     for d in range(tok_off.shape[0] - 1):
         a, b = tok_off[d], tok_off[d + 1]
-        after = a  # where the last run ended: its tokens begin none
         for i in range(a, b):
-            # a surname's single character alone may begin a run, tested in statements of their
-            # own: in a chain of conditions the compiler scanned the surnames for every token
-            if i < after or ends[i] - starts[i] != 1 or flags[i]:
+            # the cheap tests first, in statements of their own: in one chain of conditions the
+            # compiler scanned the surnames for every token, five times the cost of the pass
+            if ends[i] - starts[i] != 1 or flags[i]:
                 continue
             if not _in_sorted(surnames, cps[starts[i]]):
                 continue
-            after = _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i)
-            if 2 <= after - i <= max_run:
-                for t in range(i, after):
-                    flags[t] = True
-                    fills[t] = tok_hashes[t]
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i):
-    """The end (exclusive) of the run of one-character tokens (:func:`_single`) written together
-    that token ``i`` begins, where it is a surname's and no such token stands right before it
-    (the document's tokens are ``a`` to ``b``); ``i`` where it begins none."""
-    # the cheap tests first: most tokens are words, most single characters no surnames
-    if not (ends[i] - starts[i] == 1 and not flags[i] and _in_sorted(surnames, cps[starts[i]])
-            and _single(cps, starts, ends, flags, stops, classes, i)
-            and (i == a or starts[i] != ends[i - 1] or not _single(cps, starts, ends, flags, stops, classes, i - 1))):
-        return i
-    j = i + 1
-    while j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j):
-        j += 1
-    return j
+            if not _single(cps, starts, ends, flags, stops, classes, i) or (
+                    i > a and starts[i] == ends[i - 1] and _single(cps, starts, ends, flags, stops, classes, i - 1)):
+                continue
+            j = i + 1
+            while j < b and starts[j] == ends[j - 1] and _single(cps, starts, ends, flags, stops, classes, j):
+                j += 1
+            if j - i >= 2:
+                begins[n] = i
+                run_ends[n] = j
+                n += 1
+    return begins[:n], run_ends[:n]
 
 
 @njit(nogil=True, cache=True)
@@ -1033,22 +1039,13 @@ def verb_run_names(cps, starts, ends, tok_off, tok_hashes, flags, fills, surname
     sorted code points), none a particle nor flagged by any reading before (so that only names
     are added), begun after no other such token. Its first ``max_run`` tokens are the person;
     ``joined`` is set on them."""
-    for d in range(tok_off.shape[0] - 1):
-        a, b = tok_off[d], tok_off[d + 1]
-        after = a  # where the last run ended: its tokens begin none
-        for i in range(a, b):
-            # a surname's single character alone may begin a run, tested in statements of their
-            # own: in a chain of conditions the compiler scanned the surnames for every token
-            if i < after or ends[i] - starts[i] != 1 or flags[i]:
-                continue
-            if not _in_sorted(surnames, cps[starts[i]]):
-                continue
-            after = _surname_run(cps, starts, ends, flags, surnames, stops, classes, a, b, i)
-            if after - i == max_run + 1 and _in_sorted(verbs, cps[starts[after - 1]]):
-                for t in range(i, after - 1):
-                    flags[t] = True
-                    fills[t] = tok_hashes[t]
-                    joined[t] = True
+    begins, run_ends = _surname_runs(cps, starts, ends, tok_off, flags, surnames, stops, classes)
+    for r in range(begins.shape[0]):
+        if run_ends[r] - begins[r] == max_run + 1 and _in_sorted(verbs, cps[starts[run_ends[r] - 1]]):
+            for t in range(begins[r], run_ends[r] - 1):
+                flags[t] = True
+                fills[t] = tok_hashes[t]
+                joined[t] = True
 
 
 @njit(nogil=True, cache=True)
