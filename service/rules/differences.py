@@ -649,23 +649,27 @@ class Profile:
         start, end = max(0, at - 12), min(len(self.text), at + len(name) + 12)
         return CriticalDifference("entity", self.text[start:end].strip(), name, start=start, end=end)
 
-    def _credited(self, present: int) -> bool:
-        """Whether the name of presence entry ``present`` is Chinese and every mention of it stands
-        in one credit (:func:`credit_span`) that no byline's word opens."""
+    def _credit_of(self, present: int) -> tuple[int, int] | None:
+        """The credit (:func:`credit_span`) the Chinese name of presence entry ``present`` stands
+        in at its first mention, where no byline's word opens it; None where it stands in none."""
         row = int(np.searchsorted(self.entries, np.uint64(present)))
         at, name = int(self.positions[row]), self.fills[row].removeprefix(NAME_FILL)
-        span = credit_span(self.text, at, at + len(name))
-        if not _ideographic(name) or span is None or _furniture_name(self.text, at, at + len(name)):
-            return False
-        return all(span[0] <= int(self.positions[r]) < span[1] for r in self._mentions(present).tolist())
+        if not _ideographic(name) or _furniture_name(self.text, at, at + len(name)):
+            return None
+        return credit_span(self.text, at, at + len(name))
+
+    def _credited(self, present: int) -> bool:
+        """Whether every mention of the name of presence entry ``present`` stands in its credit
+        (:meth:`_credit_of`)."""
+        span = self._credit_of(present)
+        return span is not None and all(span[0] <= int(self.positions[r]) < span[1]
+                                        for r in self._mentions(present).tolist())
 
     def _neighbour_replaced(self, present: int, theirs: npt.NDArray[np.uint64]) -> bool:
         """Whether the other names in the credit of the name of presence entry ``present`` are all
         names the other text carries, one of them beside another name there: a mention entry of it
         in the credit that the other text lacks, and one in the other text that this one lacks."""
-        row = int(np.searchsorted(self.entries, np.uint64(present)))
-        at = int(self.positions[row])
-        span = credit_span(self.text, at, at + len(self.fills[row]) - len(NAME_FILL))
+        span = self._credit_of(present)
         if span is None:
             return False
         carried = _in_sorted(self.entries, theirs)
@@ -826,8 +830,9 @@ class Profile:
         that are its start (姚梅 of 姚梅慧: where the dictionary cut it short)."""
         fills = self.entries & np.uint64(0xFFFF)
         name = self._present_name(present)
-        starts = [v for v in cut if _ideographic(name) and name.startswith(self._present_name(v)) and v != present]
-        keys = {name} | {self._present_name(v) for v in starts}
+        cut_names = {v: self._present_name(v) for v in cut if v != present} if _ideographic(name) else {}
+        starts = {v: other for v, other in cut_names.items() if name.startswith(other)}
+        keys = {name, *starts.values()}
         rows = np.flatnonzero(np.isin(fills, [_mention_fill(v) for v in [present, *starts]]))
         keep = [_name_key(self.fills[r]) in keys and not _furniture_name(self.text, int(self.positions[r]), end)
                 for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True)]
