@@ -225,12 +225,9 @@ def generated_swap(doc: dict[str, str], rng: random.Random) -> tuple[str, str] |
     kind), or None. Chinese names are the words jieba's tagger reads as a person, a place or an
     organisation (two characters or more); English ones the capitalised runs inside sentences,
     replaced by a person's, a place's or an organisation's name at random (no tagger to say which)."""
-    import jieba.posseg
-
     text = doc["text"]
     if doc.get("lang") == "zh":
-        found = {w.word: JIEBA_KINDS[w.flag] for w in jieba.posseg.cut(text)
-                 if w.flag in JIEBA_KINDS and len(w.word) >= 2}
+        found = tagged_names(text)
         if not found:
             return None
         name = rng.choice(sorted(found))
