@@ -103,20 +103,20 @@ def _rice_parameter(entries, lo, hi, bits):
     while k < bits and (mean >> np.uint64(k + 1)) > np.uint64(0):
         k += 1
     best = _rice_bits(entries, lo, hi, k)
-    start = k
+    down = False
     while k > 0:
         lower = _rice_bits(entries, lo, hi, k - 1)
         if lower > best:
             break
         k -= 1
         best = lower
-    while k == start and k < bits:
+        down = True
+    while not down and k < bits:  # the minimum is above the start only where nothing below was as short
         higher = _rice_bits(entries, lo, hi, k + 1)
         if higher >= best:
             break
         k += 1
         best = higher
-        start = k
     return k, best
 
 
