@@ -250,6 +250,33 @@ def zh_name_table(rare_pairs: bool = True) -> tuple[npt.NDArray[np.uint64], npt.
     return kent.build_name_table(arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64))
 
 
+IDIOM_TAGS = frozenset({"i", "l"})  # jieba's tags of idioms and set phrases (而立之年, 与时俱进)
+
+
+@lru_cache(maxsize=1)
+def zh_idioms() -> npt.NDArray[np.uint64]:
+    """Token hashes, sorted, of the words jieba's dictionary tags as idioms or set phrases
+    (:data:`IDIOM_TAGS`): many are rare, and none stands for a name."""
+    path = jieba_dict_path()
+
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        words = [w for w, (_, tag) in read_dictionary(path).items() if tag in IDIOM_TAGS]
+        return {"words": np.unique(hash_words(words))}
+
+    stat = path.stat()
+    tags = hashlib.sha1(repr(sorted(IDIOM_TAGS)).encode()).hexdigest()[:12]
+    return cached_arrays(f"idioms-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}", build)["words"].astype(np.uint64)
+
+
+def in_sorted(table: npt.NDArray[np.uint64], values: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+    """Which of ``values`` the sorted ``table`` holds."""
+    if not len(table):
+        return np.zeros(len(values), dtype=np.bool_)
+    at = np.minimum(np.searchsorted(table, values), len(table) - 1)
+    found: npt.NDArray[np.bool_] = table[at] == values
+    return found
+
+
 # surnames rarely written alone for another word (张 counts sheets, 高 is high, 曾 is "once", 何 "what",
 # 许 "perhaps", 莫 "do not", 于 "at", 余 "more than", 关 "close", 白 "white", 牛 "cow": left out), the
 # common ones first, then rarer ones jieba leaves alone before a given name (鞠/雅莲, 邝/广杰)
@@ -631,6 +658,10 @@ class NameSlots:
             # a common one there is an edit's synonym
             rare = ((t.ends - t.starts) >= 2) & (segmenter().frequencies(t.cps, t.starts, t.ends) < RARE_WORD)
             rare |= listed_beside_a_name(t)
+            # a function word holds a particle's character (或者, 这个) and is common: a rare word
+            # that holds one is a name's word all the same (怀来 for 西湖区, 外滩 for 中国), unless
+            # it is an idiom (而立之年)
+            words = words | (rare & sides & ~in_sorted(zh_idioms(), t.hashes))
             self._made = (left, right, worded, letters, letters2, words, sides, glued, rare, inner)
         return self._made  # type: ignore[return-value]
 

@@ -35,11 +35,13 @@ from neardup.text.entities import (
     division_short,
     en_names,
     form_tokens,
+    in_sorted,
     is_dictionary_name,
     is_rare_person,
     without_furniture_lines,
     zh_body_tables,
     zh_given_tails,
+    zh_idioms,
     zh_lead_surnames,
     zh_name_verbs,
     zh_place_suffixes,
@@ -1045,16 +1047,44 @@ def test_a_notice_about_someone_of_a_rarer_surname_is_unique(template: str, firs
     assert status is Status.UNIQUE and kind == "entity"
 
 
-MEETING = ("本届全国职业教育工作交流大会于近日在{p}召开。本次会议上，来自各地的职业院校代表围绕产教融合、校企合作和人才"
-           "培养模式等议题进行了深入交流，与会代表一致认为，职业教育要紧密对接产业需求，不断提高人才培养质量。")
+CONFERENCE = ("本届全国职业教育工作交流大会于近日在{p}召开。本次会议上，来自各地的职业院校代表围绕产教融合、校企合作"
+              "和人才培养模式等议题进行了深入交流，与会代表一致认为，职业教育要紧密对接产业需求，不断提高人才培养质量。")
 
 
 def test_a_rare_word_at_a_sentences_end_in_a_text_of_no_names_is_another_name() -> None:
     """稀树 where the other text has 广州, one content word (召开) before the sentence's end: the
     slot's two contexts hold four words. The deciding text names nobody else: no presence entries
     of its own is no name of its own, not an old record."""
-    status, _, kind = decide_pair(MEETING.format(p="广州"), MEETING.format(p="稀树"))
+    status, _, kind = decide_pair(CONFERENCE.format(p="广州"), CONFERENCE.format(p="稀树"))
     assert status is Status.UNIQUE and kind == "entity"
+
+
+RESALE = ("今年以来，{p}的二手房成交量明显下降，高单价房源的挂牌时间普遍延长，买卖双方的观望情绪较为浓厚。"
+          "业内人士认为，随着新政落地，{p}的房价短期内仍将保持平稳，刚需购房者可以适当把握入市时机。")
+
+
+@pytest.mark.parametrize("other", ["怀来", "外滩"])
+def test_a_rare_word_holding_a_particles_character_is_another_name(other: str) -> None:
+    """怀来 (来) and 外滩 (外) hold a character that is a particle or a preposition on its own, as
+    the function words that may not stand for a name do (或者, 这个); those are common, these are
+    rare: in the place of 西湖区 they are another place."""
+    status, _, kind = decide_pair(RESALE.format(p="西湖区"), RESALE.format(p=other))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_idioms_are_read_from_the_dictionary() -> None:
+    idioms = zh_idioms()
+    assert in_sorted(idioms, hash_words(["而立之年", "与时俱进", "怀来", "外滩", "西湖"])).tolist() == [
+        True, True, False, False, False]
+    assert not in_sorted(idioms[:0], hash_words(["而立之年"])).any()
+
+
+@pytest.mark.parametrize("other", ["与时俱进", "这个"])
+def test_an_idiom_or_a_function_word_in_a_names_place_is_no_other_name(other: str) -> None:
+    """An idiom (与时俱进: rare, holding 与) and a common function word (这个) stand for no name:
+    the text is an edit of the other (its only difference a word)."""
+    status, original, _ = decide_pair(RESALE.format(p="西湖区"), RESALE.format(p=other))
+    assert status is Status.DUPLICATE and original == "first"
 
 
 def test_a_name_that_only_shares_a_fill_byte_is_not_carried() -> None:
