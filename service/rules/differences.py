@@ -127,7 +127,7 @@ from neardup.text.entities import (
     canonical_name,
     zh_place_suffixes,
 )
-from neardup.text.lexicon import Lexicon, hash_words, load_lexicon
+from neardup.text.lexicon import Lexicon, hash_words, in_sorted, load_lexicon
 
 PROFILE_MAGIC = b"NP"
 PROFILE_VERSION = 14
@@ -557,7 +557,7 @@ class Profile:
         # side, and on the other side not the same entries (they would have cancelled out)
         placeless = self._placeless()
         placed = np.flatnonzero(~placeless)
-        compared = theirs[~_in_sorted(theirs, self.entries[placeless])] if placeless.any() else theirs
+        compared = theirs[~in_sorted(theirs, self.entries[placeless])] if placeless.any() else theirs
         j = int(replaced_context(self.entries[placed], compared)) if len(placed) and len(compared) else -1
         i = int(placed[j]) if j >= 0 else -1
         if i < 0:
@@ -672,7 +672,7 @@ class Profile:
         span = self._credit_of(present)
         if span is None:
             return False
-        carried = _in_sorted(self.entries, theirs)
+        carried = in_sorted(self.entries, theirs)
         replaced = False
         for other in _presence(self.entries).tolist():
             rows = self._mentions(other)
@@ -681,7 +681,7 @@ class Profile:
                 continue
             if not carried[np.searchsorted(self.entries, np.uint64(other))]:
                 return False
-            theirs_only = ~_in_sorted(theirs, self.entries) & ((theirs & np.uint64(0xFFFF)) == _mention_fill(other))
+            theirs_only = ~in_sorted(theirs, self.entries) & ((theirs & np.uint64(0xFFFF)) == _mention_fill(other))
             replaced |= bool(not carried[inside].all() and theirs_only.any())
         return replaced
 
@@ -771,7 +771,7 @@ class Profile:
         """Which of this text's sentences (:meth:`_sentence_bounds`, in text order) the other
         text's entries ``theirs`` lack."""
         contexts = self._sentence_bounds()[0]
-        return ~_in_sorted(np.asarray(contexts, dtype=np.uint64), theirs >> np.uint64(16))
+        return ~in_sorted(np.asarray(contexts, dtype=np.uint64), theirs >> np.uint64(16))
 
     def _anchor_mask(self) -> npt.NDArray[np.bool_]:
         """Which entries are anchors: figures, polarity words and names (not sentences, not presence entries)."""
@@ -819,9 +819,9 @@ class Profile:
         # this one's, this one lacks as much of the other's, inside the named sentences alone
         # (a polarity word beside the name changed with it on both sides)
         mine_like = _SENTENCE_FILL_TABLE[(self.entries & np.uint64(0xFFFF)).astype(np.intp)] & inside
-        lacking = int((~_in_sorted(self.entries[mine_like] >> np.uint64(16), theirs >> np.uint64(16))).sum())
+        lacking = int((~in_sorted(self.entries[mine_like] >> np.uint64(16), theirs >> np.uint64(16))).sum())
         their_like = theirs[_SENTENCE_FILL_TABLE[(theirs & np.uint64(0xFFFF)).astype(np.intp)]]
-        return int((~_in_sorted(their_like >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == lacking
+        return int((~in_sorted(their_like >> np.uint64(16), self.entries >> np.uint64(16))).sum()) == lacking
 
     def _mentions(self, present: int, cut: Sequence[int] = ()) -> npt.NDArray[np.int64]:
         """The rows of the name entries that mention the name of presence entry ``present``, told
@@ -858,8 +858,8 @@ class Profile:
         left, right = _names_only_contexts()
         ctx = self.entries >> np.uint64(16)
         names = ((self.entries >> np.uint64(8)) & np.uint64(0xFF)) == np.uint64(NAME_FILL_BYTE)
-        on_left, on_right = names & _in_sorted(ctx, left), names & _in_sorted(ctx, right)
-        out = names & _in_sorted(ctx, _weak_contexts())
+        on_left, on_right = names & in_sorted(ctx, left), names & in_sorted(ctx, right)
+        out = names & in_sorted(ctx, _weak_contexts())
         rows = np.flatnonzero(on_left | on_right)
         for r, end in zip(rows.tolist(), self._name_ends(rows), strict=True):
             at = int(self.positions[r])
@@ -1037,16 +1037,7 @@ def _window_sentences(entries: npt.NDArray[np.uint64], positions: npt.NDArray[np
 def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
     """The presence entries (names) of ``owner`` that ``other`` lacks (both sorted)."""
     present = _presence(owner)
-    return present[~_in_sorted(present, other)] if len(present) else present
-
-
-def _in_sorted(values: npt.NDArray[np.uint64], table: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
-    """``np.isin(values, table)`` for a sorted ``table`` (a profile's entries, or their contexts):
-    one binary search a value, where ``isin`` sorts both arrays again on every call."""
-    if not len(table):
-        return np.zeros(len(values), dtype=np.bool_)
-    at = np.minimum(np.searchsorted(table, values), len(table) - 1)
-    return np.asarray(table[at] == values)
+    return present[~in_sorted(present, other)] if len(present) else present
 
 
 def _second_sets(entries: npt.NDArray[np.uint64]) -> dict[int, list[int]]:
@@ -1075,7 +1066,7 @@ def _new_names(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> 
     (:func:`_names_not_alike`)."""
     present = _presence(owner)
     return _names_not_alike(_present_lacking(owner, other), _present_lacking(other, owner),
-                            present[_in_sorted(present, other)], _second_sets(owner), _second_sets(other))
+                            present[in_sorted(present, other)], _second_sets(owner), _second_sets(other))
 
 
 def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64],

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.text.cache import cached_arrays
-from neardup.text.lexicon import TOKEN_SEED, hash_words
+from neardup.text.lexicon import TOKEN_SEED, hash_words, in_sorted
 from neardup.text.segment import jieba_dict_path, segmenter
 
 NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt"})
@@ -266,15 +266,6 @@ def zh_idioms() -> npt.NDArray[np.uint64]:
     stat = path.stat()
     tags = hashlib.sha1(repr(sorted(IDIOM_TAGS)).encode()).hexdigest()[:12]
     return cached_arrays(f"idioms-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}", build)["words"].astype(np.uint64)
-
-
-def in_sorted(table: npt.NDArray[np.uint64], values: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
-    """Which of ``values`` the sorted ``table`` holds."""
-    if not len(table):
-        return np.zeros(len(values), dtype=np.bool_)
-    at = np.minimum(np.searchsorted(table, values), len(table) - 1)
-    found: npt.NDArray[np.bool_] = table[at] == values
-    return found
 
 
 # surnames rarely written alone for another word (张 counts sheets, 高 is high, 曾 is "once", 何 "what",
@@ -661,7 +652,7 @@ class NameSlots:
             # a function word holds a particle's character (或者, 这个) and is common: a rare word
             # that holds one is a name's word all the same (怀来 for 西湖区, 外滩 for 中国), unless
             # it is an idiom (而立之年)
-            words = words | (rare & sides & ~in_sorted(zh_idioms(), t.hashes))
+            words = words | (rare & sides & ~in_sorted(t.hashes, zh_idioms()))
             self._made = (left, right, worded, letters, letters2, words, sides, glued, rare, inner)
         return self._made  # type: ignore[return-value]
 

@@ -99,6 +99,15 @@ def hash_words(words: list[str]) -> npt.NDArray[np.uint64]:
     return out
 
 
+def in_sorted(values: npt.NDArray[np.uint64], table: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+    """``np.isin(values, table)`` for a sorted ``table`` (token hashes, a profile's entries or
+    their contexts): one binary search a value, where ``isin`` sorts both arrays again on every call."""
+    if not len(table):
+        return np.zeros(len(values), dtype=np.bool_)
+    at = np.minimum(np.searchsorted(table, values), len(table) - 1)
+    return np.asarray(table[at] == values)
+
+
 def read_idf(path: str | Path) -> dict[str, float]:
     """An IDF table, one ``word idf`` per line; other lines are skipped."""
     idf: dict[str, float] = {}

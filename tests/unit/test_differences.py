@@ -27,12 +27,12 @@ from neardup.rules.differences import (
     V1_HEAD,
     ZH_NUMERALS,
     CriticalDifference,
-    _in_sorted,
     decode_profile,
     numeral_value,
     profile_version,
     profiler,
 )
+from neardup.text.lexicon import in_sorted
 from neardup.text.normalize import normalize_text
 
 P = profiler()
@@ -709,8 +709,8 @@ def test_membership_in_a_sorted_profile_is_isin() -> None:
     for size in (0, 1, 5, 200):
         table = np.sort(rng.integers(0, 50, size).astype(np.uint64))
         values = rng.integers(0, 60, 100).astype(np.uint64)
-        assert _in_sorted(values, table).tolist() == np.isin(values, table).tolist()
-    assert _in_sorted(np.zeros(0, dtype=np.uint64), table).tolist() == []
+        assert in_sorted(values, table).tolist() == np.isin(values, table).tolist()
+    assert in_sorted(np.zeros(0, dtype=np.uint64), table).tolist() == []
 
 
 def test_a_windows_sentences_are_each_profiles_own(dev_docs: list[dict[str, str]]) -> None:

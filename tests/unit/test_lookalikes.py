@@ -35,7 +35,6 @@ from neardup.text.entities import (
     division_short,
     en_names,
     form_tokens,
-    in_sorted,
     is_dictionary_name,
     is_rare_person,
     without_furniture_lines,
@@ -50,7 +49,7 @@ from neardup.text.entities import (
     zh_suffix_tables,
     zh_title_tables,
 )
-from neardup.text.lexicon import hash_words
+from neardup.text.lexicon import hash_words, in_sorted
 from neardup.text.normalize import tables
 from neardup.text.segment import segmenter
 
@@ -1074,9 +1073,9 @@ def test_a_rare_word_holding_a_particles_character_is_another_name(other: str) -
 
 def test_idioms_are_read_from_the_dictionary() -> None:
     idioms = zh_idioms()
-    assert in_sorted(idioms, hash_words(["而立之年", "与时俱进", "怀来", "外滩", "西湖"])).tolist() == [
+    assert in_sorted(hash_words(["而立之年", "与时俱进", "怀来", "外滩", "西湖"]), idioms).tolist() == [
         True, True, False, False, False]
-    assert not in_sorted(idioms[:0], hash_words(["而立之年"])).any()
+    assert not in_sorted(hash_words(["而立之年"]), idioms[:0]).any()
 
 
 @pytest.mark.parametrize("other", ["与时俱进", "这个"])
