@@ -268,6 +268,32 @@ def zh_idioms() -> npt.NDArray[np.uint64]:
     return cached_arrays(f"idioms-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}", build)["words"].astype(np.uint64)
 
 
+# jieba's tags of nouns, names, abbreviations and nominal verbs and adjectives: a word of these
+# that holds a particle's character is still a content word (人为, 对象), not a function word (或者)
+CONTENT_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "j", "vn", "an"})
+
+
+@lru_cache(maxsize=1)
+def zh_content_words_with_stops() -> npt.NDArray[np.uint64]:
+    """Token hashes, sorted, of the words of two characters or more that jieba's dictionary tags
+    as nouns (:data:`CONTENT_TAGS`) and that hold a character of a particle, a preposition or a
+    demonstrative (:func:`zh_suffix_tables`' stops: 人为 holds 为, 对象 对): words that may stand
+    for another text's name, as the function words holding one (或者, 这个) may not."""
+    path = jieba_dict_path()
+
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        stops = {chr(c) for c in zh_suffix_tables()[1].tolist()}
+        words = [w for w, (_, tag) in read_dictionary(path).items()
+                 if tag in CONTENT_TAGS and len(w) >= 2 and stops.intersection(w)]
+        return {"words": np.unique(hash_words(words))}
+
+    stat = path.stat()
+    rules = repr((sorted(CONTENT_TAGS), "".join(sorted(chr(c) for c in zh_suffix_tables()[1].tolist()))))
+    tags = hashlib.sha1(rules.encode()).hexdigest()[:12]
+    return cached_arrays(f"content-stops-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}",
+                         build)["words"].astype(np.uint64)
+
+
 # surnames rarely written alone for another word (张 counts sheets, 高 is high, 曾 is "once", 何 "what",
 # 许 "perhaps", 莫 "do not", 于 "at", 余 "more than", 关 "close", 白 "white", 牛 "cow": left out), the
 # common ones first, then rarer ones jieba leaves alone before a given name (鞠/雅莲, 邝/广杰)
@@ -651,8 +677,9 @@ class NameSlots:
             rare |= listed_beside_a_name(t)
             # a function word holds a particle's character (或者, 这个) and is common: a rare word
             # that holds one is a name's word all the same (怀来 for 西湖区, 外滩 for 中国), unless
-            # it is an idiom (而立之年)
+            # it is an idiom (而立之年), and so is a noun that holds one (张/人为 for 郑朝铨)
             words = words | (rare & sides & ~in_sorted(t.hashes, zh_idioms()))
+            words = words | (sides & in_sorted(t.hashes, zh_content_words_with_stops()))
             self._made = (left, right, worded, letters, letters2, words, sides, glued, rare, inner)
         return self._made  # type: ignore[return-value]
 

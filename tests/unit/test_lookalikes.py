@@ -39,6 +39,7 @@ from neardup.text.entities import (
     is_rare_person,
     without_furniture_lines,
     zh_body_tables,
+    zh_content_words_with_stops,
     zh_given_tails,
     zh_idioms,
     zh_lead_surnames,
@@ -1076,6 +1077,23 @@ def test_idioms_are_read_from_the_dictionary() -> None:
     assert in_sorted(hash_words(["而立之年", "与时俱进", "怀来", "外滩", "西湖"]), idioms).tolist() == [
         True, True, False, False, False]
     assert not in_sorted(hash_words(["而立之年"]), idioms[:0]).any()
+
+
+INTERVIEW = ("记者近日来到这家老国有企业采访。该厂副厂长{p}坦承，企业效益不好，作为领导班子成员压力很大。"
+             "他介绍，工厂鼎盛时期有两千多名职工，如今只剩下不到五百人，退休职工却有近七百人，负担十分沉重。")
+
+
+def test_a_noun_holding_a_particles_character_stands_for_another_name() -> None:
+    """张/人为 where the other text names 郑朝铨: 人为 is a common noun that holds 为, a particle's
+    character; a noun is a content word, so the two tokens stand for a person (merged before)."""
+    status, _, kind = decide_pair(INTERVIEW.format(p="郑朝铨"), INTERVIEW.format(p="张人为"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_content_words_with_a_particles_character_are_read_from_the_dictionary() -> None:
+    table = zh_content_words_with_stops()
+    assert in_sorted(hash_words(["人为", "对象", "或者", "这个", "西湖"]), table).tolist() == [
+        True, True, False, False, False]
 
 
 @pytest.mark.parametrize("other", ["与时俱进", "这个"])
