@@ -1096,6 +1096,19 @@ def test_content_words_with_a_particles_character_are_read_from_the_dictionary()
         True, True, False, False, False]
 
 
+PHARMA = ("公司代总经理、32岁的工商管理硕士刘臣恢带着我参观了这座总面积达4个足球场大的现代化制药基地。"
+          "办公大楼仿照美国摩托罗拉公司的智能化设计，公司管理人员可以通过可视通讯手段与全国各地的分公司面对面交谈。"
+          "计算机管理使公司的销售、生产、管理一体化，效率大大提高。")
+
+
+def test_a_copy_whose_title_line_reads_a_name_one_character_longer_is_a_reprint() -> None:
+    """A copy headed by its first sentence cut after a name (原标题：...硕士刘臣恢), joined to the
+    next line's 公司: there the dictionary reads 刘臣恢, where both texts read 刘臣 before 带着. A
+    name both texts carry, read one character longer, is the same person (split before)."""
+    status, original, _ = decide_pair(PHARMA, "原标题：公司代总经理、32岁的工商管理硕士刘臣恢\n" + PHARMA)
+    assert status is Status.DUPLICATE and original == "first"
+
+
 @pytest.mark.parametrize("other", ["与时俱进", "这个"])
 def test_an_idiom_or_a_function_word_in_a_names_place_is_no_other_name(other: str) -> None:
     """An idiom (与时俱进: rare, holding 与) and a common function word (这个) stand for no name:
