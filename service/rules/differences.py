@@ -714,7 +714,7 @@ class Profile:
         present_here = _presence(self.entries)
         carried = [self._present_name(v) for v in present_here[in_sorted(present_here, theirs)].tolist()]
         for present in new:
-            if self._read_one_longer(present, carried):
+            if self._read_one_off(present, carried):
                 continue
             rows = self._mentions(present, new)
             if not len(rows):
@@ -728,14 +728,16 @@ class Profile:
                                           end=min(len(self.text), pos + 16))
         return None
 
-    def _read_one_longer(self, present: int, carried: list[str]) -> bool:
+    def _read_one_off(self, present: int, carried: list[str]) -> bool:
         """Whether the Chinese name of presence entry ``present`` is a name both texts carry
-        (``carried``: their names) read one character longer: 刘臣恢 in a copy's title line, joined
-        to the next line's 公司, where both texts read 刘臣 before 带着 (the dictionary cuts a name
-        by the word after it). The same person, not another."""
+        (``carried``: their names) read one character longer or shorter: 刘臣恢 in a copy's title
+        line, joined to the next line's 公司, where both texts read 刘臣 before 带着 (the dictionary
+        cuts a name by the word after it); 解放军 of 解放军报 where a title line cuts the sentence.
+        The same name, not another."""
         name = self._present_name(present)
         return _ideographic(name) and any(
-            len(other) >= 2 and len(name) == len(other) + 1 and name.startswith(other) for other in carried)
+            min(len(name), len(other)) >= 2 and abs(len(name) - len(other)) == 1
+            and (name.startswith(other) or other.startswith(name)) for other in carried)
 
     def _cut_by_a_space(self, rows: npt.NDArray[np.int64], present: int, theirs: npt.NDArray[np.uint64]) -> bool:
         """Whether the English name of presence entry ``present`` (its mention entries ``rows``)

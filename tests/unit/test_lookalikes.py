@@ -1109,6 +1109,19 @@ def test_a_copy_whose_title_line_reads_a_name_one_character_longer_is_a_reprint(
     assert status is Status.DUPLICATE and original == "first"
 
 
+COVERAGE = ("从1月8日开始，人民日报、新华社、解放军报、光明日报、中国青年报、北京日报等媒体，纷纷就此发表消息、评论、"
+            "特写、通讯。中央人民广播电台在《新闻纵横》和《军事生活》节目中两次对《虎踞钟山》进行了介绍。"
+            "中央电视台在《新闻联播》节目中进行连续报道，社会各界反响热烈。")
+
+
+def test_a_copy_whose_title_line_cuts_a_name_one_character_short_is_a_reprint() -> None:
+    """The title line cuts the first sentence inside 解放军报: 解放军, a name both texts carry read
+    one character shorter, is the same name (split before)."""
+    head = "原标题：从1月8日开始，人民日报、新华社、解放军\n来源：中国经济网　发布时间：2018-11-21 13:19\n"
+    status, original, _ = decide_pair(COVERAGE, head + COVERAGE)
+    assert status is Status.DUPLICATE and original == "first"
+
+
 @pytest.mark.parametrize("other", ["与时俱进", "这个"])
 def test_an_idiom_or_a_function_word_in_a_names_place_is_no_other_name(other: str) -> None:
     """An idiom (与时俱进: rare, holding 与) and a common function word (这个) stand for no name:
