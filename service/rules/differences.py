@@ -711,8 +711,7 @@ class Profile:
         positions = np.asarray(self.positions, dtype=np.int64)
         own = self._anchor_mask()
         anchors = own & _held_as_often(self.entries, theirs)  # ... that the other text has too
-        present_here = _presence(self.entries)
-        carried = [self._present_name(v) for v in present_here[in_sorted(present_here, theirs)].tolist()]
+        carried = [self._present_name(v) for v in _present_carried(self.entries, theirs).tolist()]
         for present in new:
             if self._read_one_off(present, carried):
                 continue
@@ -1055,6 +1054,12 @@ def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64
     return present[~in_sorted(present, other)] if len(present) else present
 
 
+def _present_carried(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The presence entries (names) of ``owner`` that ``other`` carries too (both sorted)."""
+    present = _presence(owner)
+    return present[in_sorted(present, other)]
+
+
 def _second_sets(entries: npt.NDArray[np.uint64]) -> dict[int, list[int]]:
     """Fill byte -> the second letter sets (v10) of ``entries``' names with that byte."""
     out: dict[int, list[int]] = {}
@@ -1079,9 +1084,8 @@ def _second_alike_within(sets: list[int]) -> bool:
 def _new_names(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> list[int]:
     """The presence entries of ``owner``'s names that ``other`` neither carries nor writes alike
     (:func:`_names_not_alike`)."""
-    present = _presence(owner)
     return _names_not_alike(_present_lacking(owner, other), _present_lacking(other, owner),
-                            present[in_sorted(present, other)], _second_sets(owner), _second_sets(other))
+                            _present_carried(owner, other), _second_sets(owner), _second_sets(other))
 
 
 def _names_not_alike(lacking: npt.NDArray[np.uint64], their_present: npt.NDArray[np.uint64],

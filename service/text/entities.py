@@ -250,6 +250,21 @@ def zh_name_table(rare_pairs: bool = True) -> tuple[npt.NDArray[np.uint64], npt.
     return kent.build_name_table(arrays["names"].astype(np.uint64), arrays["canonical"].astype(np.uint64))
 
 
+def _dictionary_words(label: str, rules: str, keep: Callable[[str, str], bool]) -> npt.NDArray[np.uint64]:
+    """Token hashes, sorted, of the words of jieba's dictionary that ``keep(word, tag)`` takes,
+    cached under ``label`` and a digest of ``rules`` (what decides ``keep``: a changed rule is
+    another table)."""
+    path = jieba_dict_path()
+
+    def build() -> dict[str, npt.NDArray[np.generic]]:
+        words = [w for w, (_, tag) in read_dictionary(path).items() if keep(w, tag)]
+        return {"words": np.unique(hash_words(words))}
+
+    stat = path.stat()
+    digest = hashlib.sha1(rules.encode()).hexdigest()[:12]
+    return cached_arrays(f"{label}-zh-{stat.st_size}-{int(stat.st_mtime)}-{digest}", build)["words"].astype(np.uint64)
+
+
 IDIOM_TAGS = frozenset({"i", "l"})  # jieba's tags of idioms and set phrases (而立之年, 与时俱进)
 
 
@@ -257,15 +272,7 @@ IDIOM_TAGS = frozenset({"i", "l"})  # jieba's tags of idioms and set phrases (�
 def zh_idioms() -> npt.NDArray[np.uint64]:
     """Token hashes, sorted, of the words jieba's dictionary tags as idioms or set phrases
     (:data:`IDIOM_TAGS`): many are rare, and none stands for a name."""
-    path = jieba_dict_path()
-
-    def build() -> dict[str, npt.NDArray[np.generic]]:
-        words = [w for w, (_, tag) in read_dictionary(path).items() if tag in IDIOM_TAGS]
-        return {"words": np.unique(hash_words(words))}
-
-    stat = path.stat()
-    tags = hashlib.sha1(repr(sorted(IDIOM_TAGS)).encode()).hexdigest()[:12]
-    return cached_arrays(f"idioms-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}", build)["words"].astype(np.uint64)
+    return _dictionary_words("idioms", repr(sorted(IDIOM_TAGS)), lambda _, tag: tag in IDIOM_TAGS)
 
 
 # jieba's tags of nouns, names, abbreviations and nominal verbs and adjectives: a word of these
@@ -279,19 +286,10 @@ def zh_content_words_with_stops() -> npt.NDArray[np.uint64]:
     as nouns (:data:`CONTENT_TAGS`) and that hold a character of a particle, a preposition or a
     demonstrative (:func:`zh_suffix_tables`' stops: 人为 holds 为, 对象 对): words that may stand
     for another text's name, as the function words holding one (或者, 这个) may not."""
-    path = jieba_dict_path()
-
-    def build() -> dict[str, npt.NDArray[np.generic]]:
-        stops = {chr(c) for c in zh_suffix_tables()[1].tolist()}
-        words = [w for w, (_, tag) in read_dictionary(path).items()
-                 if tag in CONTENT_TAGS and len(w) >= 2 and stops.intersection(w)]
-        return {"words": np.unique(hash_words(words))}
-
-    stat = path.stat()
-    rules = repr((sorted(CONTENT_TAGS), "".join(sorted(chr(c) for c in zh_suffix_tables()[1].tolist()))))
-    tags = hashlib.sha1(rules.encode()).hexdigest()[:12]
-    return cached_arrays(f"content-stops-zh-{stat.st_size}-{int(stat.st_mtime)}-{tags}",
-                         build)["words"].astype(np.uint64)
+    stops = "".join(sorted(chr(c) for c in zh_suffix_tables()[1].tolist()))
+    return _dictionary_words(
+        "content-stops", repr((sorted(CONTENT_TAGS), stops)),
+        lambda word, tag: tag in CONTENT_TAGS and len(word) >= 2 and any(c in stops for c in word))
 
 
 # surnames rarely written alone for another word (张 counts sheets, 高 is high, 曾 is "once", 何 "what",
