@@ -113,19 +113,22 @@ from neardup.kernels import profile_codec as codec
 from neardup.kernels.profile import replaced_context
 from neardup.text.cache import cached_arrays
 from neardup.text.entities import (
-    CONTEXT_SEED as NAME_CONTEXT_SEED,
-)
-from neardup.text.entities import (
-    CONTEXT_TOKENS as NAME_CONTEXT_TOKENS,
-)
-from neardup.text.entities import (
+    COMPANY_FORMS,
     EN_NOT_NAMES,
+    FORM_LINKS,
+    LINKED_HEADS,
     NAME_FILL_BYTE,
     SECOND_LETTERS_SINCE,
     NameEntries,
     NameSlots,
     canonical_name,
     zh_place_suffixes,
+)
+from neardup.text.entities import (
+    CONTEXT_SEED as NAME_CONTEXT_SEED,
+)
+from neardup.text.entities import (
+    CONTEXT_TOKENS as NAME_CONTEXT_TOKENS,
 )
 from neardup.text.lexicon import Lexicon, hash_words, in_sorted, load_lexicon
 
@@ -795,7 +798,8 @@ class Profile:
 
     def _runs_around(self, where: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
         """The text span of the names written together (浙江省/明辉/农业/开发: one company read as
-        several names) around each distinct mention at ``where``."""
+        several names) around each distinct mention at ``where``, with a company's legal form
+        written after them (股份有限公司)."""
         rows = np.flatnonzero((self.entries >> np.uint64(8)) & np.uint64(0xFF) == np.uint64(NAME_FILL_BYTE))
         spans = sorted(set(zip(np.asarray(self.positions, dtype=np.int64)[rows].tolist(), self._name_ends(rows),
                                strict=True)))
@@ -805,6 +809,7 @@ class Profile:
                 runs[-1] = (runs[-1][0], max(runs[-1][1], b))
             else:
                 runs.append((a, b))
+        runs = [(a, _legal_form_end(self.text, b)) for a, b in runs]
         return [next(((a, b) for a, b in runs if a <= w < b), (w, w)) for w in sorted(set(where.tolist()))]
 
     def _swapped_around(self, present: int, sentences: list[tuple[int, int]], anchors: npt.NDArray[np.bool_],
@@ -1149,6 +1154,16 @@ SWAPPED_NAME_CHARS = 3  # sentences swapped around a name alone: the lengths dif
 # ... and this many of them, each rewritten and nothing else, are the name's whatever else they hold
 # (two copies that each cut another sentence differ in one sentence each, not in three)
 SWAPPED_MANY = 3
+# a company's legal form written after its name (众盛信息技术/股份有限公司): the readers leave it
+# out of the name, but a swap for another company changes the length by the whole name's
+_LEGAL_FORM = re.compile("(?:" + "|".join(sorted(FORM_LINKS, key=len, reverse=True)) + ")*(?:"
+                         + "|".join(sorted((*COMPANY_FORMS, *LINKED_HEADS), key=len, reverse=True)) + ")")
+
+
+def _legal_form_end(text: str, end: int) -> int:
+    """Where a name that ends at ``end`` of ``text`` ends with the legal form written after it."""
+    form = _LEGAL_FORM.match(text, end)
+    return form.end() if form else end
 # a name right after one of these, after the byline's other names (记者 张三、李四) or after the
 # name's own first tokens (作者:赵/磊; not 记者从宜昌市获悉), is a byline's (来源:中国政府网, by jane
 # smith, source: associated press): furniture; a name once the sentence goes on past the byline

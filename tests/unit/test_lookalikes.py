@@ -17,7 +17,7 @@ from neardup.document import Document
 from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import fmix64
-from neardup.rules.differences import _furniture_name, _written_alike, credit_span, furniture_spans
+from neardup.rules.differences import _furniture_name, _legal_form_end, _written_alike, credit_span, furniture_spans
 from neardup.sketch import fingerprint
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
@@ -1971,6 +1971,29 @@ def test_a_company_read_as_several_names_is_one_name_swapped() -> None:
     status, _, kind = decide_pair(SHAREHOLDERS.format(x="力拓化工有限公司"),
                                   SHAREHOLDERS.format(x="浙江省明辉农业开发股份有限公司"))
     assert status is Status.UNIQUE and kind == "entity"
+
+
+MEETING_OF = ("本报讯 {x}近日召开年度工作会议。会上，{x}总结了过去一年的经营情况。"
+              "{x}表示，将继续深化改革，提升服务质量。与会代表认为，{x}的发展思路清晰。会议还听取了{x}各部门的工作汇报。会议期间，代表们参观了新建的生产车间和研发中心。")
+
+
+@pytest.mark.parametrize(("first", "second"), [("新设公司", "众盛信息技术股份有限公司"),
+                                               ("新设公司", "康富物流有限责任公司"),
+                                               ("华天公司", "众盛信息技术股份有限公司")])
+def test_a_company_swapped_in_every_sentence_is_longer_by_its_whole_name(first: str, second: str) -> None:
+    """Five sentences rewritten around a company alone, with no figure or polarity word to
+    anchor them: a swap changes each by the name's length, and the readers leave the legal form
+    (股份有限公司) out of the name, so the swap looked longer than the names allowed (merged before)."""
+    status, _, kind = decide_pair(MEETING_OF.format(x=first), MEETING_OF.format(x=second))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_legal_form_ends_the_name_written_before_it() -> None:
+    text = "众盛信息技术股份有限公司主张债权，康富物流有限责任公司，华天公司，华天集团"
+    assert _legal_form_end(text, 6) == 12
+    assert _legal_form_end(text, 21) == 27
+    assert _legal_form_end(text, 30) == 32
+    assert _legal_form_end(text, 35) == 35  # 集团 alone is no legal form after a name
 
 
 def test_a_company_s_legal_form_is_left_out_of_the_contexts_around_it() -> None:
