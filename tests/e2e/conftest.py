@@ -236,4 +236,5 @@ def wait_balanced(workers: list[WorkerProcess], partitions: int, timeout: float 
         if all(held) and sum(len(h) for h in held) == partitions and len(set().union(*held)) == partitions:
             return held
         time.sleep(0.5)
-    raise AssertionError(f"assignment not balanced after {timeout}s: {held}")
+    logs = "\n".join(f"--- worker {w.name}:\n{w.log_tail(3000)}" for w in workers)
+    raise AssertionError(f"assignment not balanced after {timeout}s: {held}\n{logs}")
