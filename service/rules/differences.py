@@ -83,10 +83,16 @@ Byte formats (what the store keeps), all read:
   context was the next (or last) sentence's first (or last) words, which a reordered paragraph or
   a deleted sentence changes: 无效。 followed by the paragraph that followed 支持。 in the other
   copy read as a reversed outcome. The other side still tells a flip of the word.
-- v13 (written): v12's, and an English percentage or decimal is one word with the letters after a
+- v13: v12's, and an English percentage or decimal is one word with the letters after a
   % and an 's (42%m, 2.2's, 12%'s), as a whole number was (719m, 2004's): where two figures traded
   places without their units (42% to 719m / 719 to 42%m) the letters left behind stood as a word
   of their own in one text only, so the two figures' contexts differed and no swap was seen.
+- v14: v13's, with English names that only start sentences and Chinese names the dictionary cuts
+  read (``neardup.text.entities``).
+- v15 (written): v14's, and each figure has a twin entry (:func:`figure_twins`): its context with
+  ``TWIN_CONTEXT_BYTE`` XORed into the top byte, its polarity byte, and 8 more bits of its value
+  (:func:`twin_fill`) as the figure byte. A fill holds 8 bits of a figure, so two swapped figures
+  (19% and 37%, 500 and 7) left the same entries one time in 256.
 A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
@@ -133,7 +139,7 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, hash_words, in_sorted, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 14
+PROFILE_VERSION = 15
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
@@ -143,6 +149,7 @@ IDENTIFIERS_SINCE = 8  # ... and read letters followed by digits as one figure (
 FIGURE_RUNS_SINCE = 11  # ... and give a figure deep in a run of figures its place in the run (6-3 6-7 (2-7) 7-6)
 SENTENCE_SIDES_SINCE = 12  # ... and give a polarity word no one-sided entry across its sentence's edge
 UNIT_TAILS_SINCE = 13  # ... and read an English percentage or decimal with its letters and 's as one word (42%m)
+FIGURE_TWINS_SINCE = 15  # ... and give each figure a twin entry: 8 more bits of its value (figure_twins)
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE), and since v14 an English name that
 # only starts sentences, a verb's subject (SENTENCE_START_NAMES_SINCE): neardup.text.entities
@@ -185,6 +192,11 @@ EN_CONTRACTIONS = {"can't": ["can", "not"], "cannot": ["can", "not"], "won't": [
                    "shan't": ["shall", "not"]}
 FIGURE_MARK = "\ue0fe"
 NO_FIGURE = mmh3.hash("", kprof.FIGURE_SEED, signed=False) & 0xFF  # the figure byte of a fill without one
+# v15: a figure's fill holds 8 bits of its value, so two swapped figures looked alike once in 256
+# (19% and 37%, 500 and 7); its twin entry holds 8 more, under the figure's context with this
+# byte XORed into its top (a place no other anchor's context is, but for a 32-bit chance)
+TWIN_SEED = 0x7B1C
+TWIN_CONTEXT_BYTE = 0xA5
 
 
 SENTENCE_END = re.compile("[" + re.escape(SENTENCE_ENDS) + "]")
@@ -1134,16 +1146,55 @@ def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: n
         npt.NDArray[Any], ...]:
     """The kernel's profile columns (entries, positions, kinds, codes, negations, figure starts,
     figure ends, document offsets) with the name entries joined, sorted within each document."""
-    positions, kinds, codes, negs, fig_a, fig_b, doc_off = columns
+    kinds, codes, negs = columns[1], columns[2], columns[3]
     n_names = len(names.entries)
-    joined = np.concatenate([entries, names.entries])
-    order, out_off = kent.merge_order(entries, doc_off, names.entries, names.doc_off)
-    return (joined[order], np.concatenate([positions, names.starts])[order],
-            np.concatenate([kinds, np.full(n_names, kprof.ANCHOR_NAME, dtype=kinds.dtype)])[order],
-            np.concatenate([codes, np.full(n_names, -1, dtype=codes.dtype)])[order],
-            np.concatenate([negs, np.zeros(n_names, dtype=negs.dtype)])[order],
-            np.concatenate([fig_a, names.starts.astype(fig_a.dtype)])[order],
-            np.concatenate([fig_b, names.ends.astype(fig_b.dtype)])[order], out_off)
+    extra = (names.starts, np.full(n_names, kprof.ANCHOR_NAME, dtype=kinds.dtype),
+             np.full(n_names, -1, dtype=codes.dtype), np.zeros(n_names, dtype=negs.dtype), names.starts, names.ends)
+    return _join(entries, columns, names.entries, extra, names.doc_off)
+
+
+def _join(entries: npt.NDArray[np.uint64], columns: Sequence[npt.NDArray[Any]], more: npt.NDArray[np.uint64],
+          more_columns: Sequence[npt.NDArray[Any]], more_off: npt.NDArray[np.int64]) -> tuple[npt.NDArray[Any], ...]:
+    """Profile columns (entries, then positions ... figure ends, document offsets) with the
+    entries ``more`` (sorted within each document, ``more_off``) and their columns joined, sorted
+    within each document."""
+    doc_off = columns[-1]
+    order, out_off = kent.merge_order(entries, doc_off, more, more_off)
+    joined = [np.concatenate([col, extra.astype(col.dtype)])[order]
+              for col, extra in zip(columns[:-1], more_columns, strict=True)]
+    return (np.concatenate([entries, more])[order], *joined, out_off)
+
+
+def twin_fill(fill: str) -> int:
+    """The byte of a figure's fill ("#12", "N #12") that its twin entry holds (v15)."""
+    figure = fill[2:] if fill.startswith("N #") else fill
+    return mmh3.hash(figure, TWIN_SEED, signed=False) & 0xFF
+
+
+def figure_twins(entries: npt.NDArray[np.uint64], fills: Sequence[str], bits: int) -> npt.NDArray[np.uint64]:
+    """The twin entries (v15) of figure entries ``entries`` with fills ``fills``, whose contexts
+    have ``bits`` bits: the context with :data:`TWIN_CONTEXT_BYTE` XORed into its top byte (so
+    that a record kept with more bits, compared at fewer, still has it there), the polarity byte,
+    and :func:`twin_fill` in place of the figure byte."""
+    salt = np.uint64(TWIN_CONTEXT_BYTE) << np.uint64(bits - 8 + 16)
+    twins = np.fromiter(map(twin_fill, fills), dtype=np.uint64, count=len(fills))
+    return ((entries ^ salt) & ~np.uint64(0xFF)) | twins
+
+
+def _join_figure_twins(texts: Sequence[str], bits: int, values: bool, entries: npt.NDArray[np.uint64],
+                       *columns: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], ...]:
+    """The kernel's profile columns (as :func:`_join_names` takes them) with each figure's twin
+    entry joined (v15), sorted within each document; a twin has its figure's columns."""
+    kinds, fig_a, fig_b, doc_off = columns[1], columns[4], columns[5], columns[6]
+    rows = np.flatnonzero(kinds == kprof.ANCHOR_FIGURE)
+    docs = np.searchsorted(doc_off, rows, side="right") - 1
+    fills = ["#" + figure_text(texts[d][a:b], values)
+             for d, a, b in zip(docs.tolist(), fig_a[rows].tolist(), fig_b[rows].tolist(), strict=True)]
+    twins = figure_twins(entries[rows], fills, bits)
+    order = np.lexsort((twins, docs))
+    more_off = np.searchsorted(docs[order], np.arange(len(doc_off)), side="left").astype(np.int64)
+    picked = rows[order]
+    return _join(entries, columns, twins[order], [column[picked] for column in columns[:-1]], more_off)
 
 
 FURNITURE_CHARS = 30  # a first sentence this short may be a reprint's header
@@ -1164,6 +1215,8 @@ def _legal_form_end(text: str, end: int) -> int:
     """Where a name that ends at ``end`` of ``text`` ends with the legal form written after it."""
     form = _LEGAL_FORM.match(text, end)
     return form.end() if form else end
+
+
 # a name right after one of these, after the byline's other names (记者 张三、李四) or after the
 # name's own first tokens (作者:赵/磊; not 记者从宜昌市获悉), is a byline's (来源:中国政府网, by jane
 # smith, source: associated press): furniture; a name once the sentence goes on past the byline
@@ -1484,6 +1537,10 @@ class AnchorProfiler:
             version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE,
             FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0, version >= SENTENCE_SIDES_SINCE,
             version >= UNIT_TAILS_SINCE)
+        if version >= FIGURE_TWINS_SINCE:
+            entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_figure_twins(
+                texts, self.context_bits, version >= FIGURE_VALUES_SINCE, entries, positions, kinds, codes, negs,
+                fig_a, fig_b, doc_off)
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
@@ -1623,9 +1680,16 @@ class AnchorProfiler:
         hashed = class_free if version >= CLASS_FREE_SINCE else str
         keys = np.fromiter(((in_figure_run(_context_hash(c), *run, k) >> shift << 16) | fill_hash(hashed(f))
                             for c, f, _, run in contexts), dtype=np.uint64, count=len(contexts))
+        fills = [c[1] for c in contexts]
+        offsets = [c[2] for c in contexts]
+        if version >= FIGURE_TWINS_SINCE:
+            figures = [j for j, f in enumerate(fills) if _is_figure_fill(f)]
+            keys = np.concatenate([keys, figure_twins(keys[figures], [fills[j] for j in figures], self.context_bits)])
+            fills += [fills[j] for j in figures]
+            offsets += [offsets[j] for j in figures]
         order = np.argsort(keys, kind="stable").tolist()
         older = (lambda v: self.profile(text, lang, version=v)) if version > codec.VERSIONS[0] else None
-        return Profile(keys[order], [contexts[j][1] for j in order], [contexts[j][2] for j in order], text,
+        return Profile(keys[order], [fills[j] for j in order], [offsets[j] for j in order], text,
                        bits=self.context_bits, version=version, remade=older)
 
 

@@ -24,13 +24,17 @@ from neardup.kernels import profile as kprof
 from neardup.rules.differences import (
     EN_WORD,
     PROFILE_VERSION,
+    TWIN_CONTEXT_BYTE,
     V1_HEAD,
     ZH_NUMERALS,
     CriticalDifference,
     decode_profile,
+    figure_twins,
+    fill_hash,
     numeral_value,
     profile_version,
     profiler,
+    twin_fill,
 )
 from neardup.text.lexicon import in_sorted
 from neardup.text.normalize import normalize_text
@@ -456,7 +460,7 @@ def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
         assert decode_profile(v1).tolist() == old.entries.tolist()
         v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x0f\x00", b"NP\x02\x05", b"NP\x05\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x10\x00", b"NP\x02\x05", b"NP\x05\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
 
@@ -723,3 +727,19 @@ def test_a_windows_sentences_are_each_profiles_own(dev_docs: list[dict[str, str]
         carried, own = p._sentence_bounds(), p._sentence_spans()
         assert carried[0] == own[0]
         assert carried[1].tolist() == own[1].tolist() and carried[2].tolist() == own[2].tolist()
+
+
+def test_a_figures_twin_holds_other_bits_of_its_value() -> None:
+    """19% and 37% (and 500 and 7) share the figure byte of their fills: their twins (v15) tell
+    them apart, under the figure's context with its top byte changed, with the polarity byte
+    kept (a negated figure's twin is negated too)."""
+    for a, b in (("#19%", "#37%"), ("#500", "#7"), ("#1991", "#1996")):
+        assert fill_hash(a) == fill_hash(b)
+        assert twin_fill(a) != twin_fill(b)
+    entry = np.uint64((0x12345678 << 16) | fill_hash("N #19%"))
+    twin = int(figure_twins(np.array([entry], dtype=np.uint64), ["N #19%"], 32)[0])
+    assert twin >> 16 == 0x12345678 ^ (TWIN_CONTEXT_BYTE << 24)
+    assert twin >> 8 & 0xFF == fill_hash("N #19%") >> 8 and twin & 0xFF == twin_fill("#19%")
+    text = "Broadband is predicted to grow from 19% to 37% of households by 2009, the report said."
+    assert P.profile(text, "en").entries.tolist() == P.profile_batch([text], ["en"])[0].entries.tolist()
+    assert len(P.profile(text, "en").entries) == len(P.profile(text, "en", version=14).entries) + 3

@@ -286,6 +286,28 @@ async def test_a_v13_record_of_a_story_named_at_sentence_starts_merges_its_repri
     assert out[0].evidence.critical.kind == "entity"
 
 
+GROWTH = ("It said TV companies faced a major threat, with broadband predicted to grow from {a}% to {b}% of "
+          "households by 2009. The report said the firms must adapt. Analysts agreed with the findings of the "
+          "report on Monday, and the shares rose.")
+
+
+async def test_figures_that_share_their_fill_byte_are_told_apart_by_their_twins() -> None:
+    """19% and 37% hash to one figure byte, so their swap left the entries as they were; v15
+    gives each figure a twin entry with 8 more bits of its value, and the swap is another story
+    against a v15 record. A v14 record has no twins: a reprint is compared with it through its
+    own v14 profile, and merges."""
+    text = GROWTH.format(a=19, b=37)
+    older, _ = await engine_over_profile(14, {"v14": text})
+    out = await older.decide([Document(id="reprint", text="Tech news\n" + text)])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == "v14"
+    newer, _ = await engine_over_profile(PROFILE_VERSION, {"v15": text})
+    out = await newer.decide([Document(id="swapped", text=GROWTH.format(a=37, b=19)),
+                              Document(id="reprint", text="Tech news\n" + text)])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == "v15"
+    assert out[1].status == "duplicate" and out[1].duplicate_of == "v15"
+
+
 CODED = ("关于准予深圳市华为技术有限公司设立登记的通知。深圳市华为技术有限公司（统一社会信用代码：{code}）："
          "你单位提交的设立登记申请材料齐全，符合法定形式，本局决定准予登记。请自收到本通知之日起三十日内领取营业执照。")
 
