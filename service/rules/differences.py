@@ -339,16 +339,26 @@ def class_free(fill: str) -> str:
     return head + fill[-1]
 
 
+def _fill_parts(fill: str) -> tuple[str, str]:
+    """(polarity part, figure part) of a fill: "N #12" -> ("N", "#12"), "#12" -> ("", "#12"),
+    "N approval+" -> ("N approval+", "")."""
+    if fill.startswith("N #"):
+        return "N", fill[2:]
+    if fill.startswith("#"):
+        return "", fill
+    return fill, ""
+
+
 def fill_hash(fill: str) -> int:
     """8 bits of the polarity part (class, sign, negation), 8 bits of the figure."""
-    if fill.startswith("N #"):
-        polarity, figure = "N", fill[2:]
-    elif fill.startswith("#"):
-        polarity, figure = "", fill
-    else:
-        polarity, figure = fill, ""
+    polarity, figure = _fill_parts(fill)
     return ((mmh3.hash(polarity, kprof.POLARITY_SEED, signed=False) & 0xFF) << 8
             | (mmh3.hash(figure, kprof.FIGURE_SEED, signed=False) & 0xFF))
+
+
+def figure_fill(written: str, values: bool = False) -> str:
+    """The fill of a figure written ``written`` in the text, not negated ("#" + :func:`figure_text`)."""
+    return "#" + figure_text(written, values)
 
 
 def _context_hash(context: str) -> int:
@@ -423,8 +433,8 @@ class KernelFills(Sequence[str]):
         if kind == kprof.ANCHOR_CLASS:
             return "N " * int(self._negs[i]) + self._names[int(self._codes[i])]
         if kind == kprof.ANCHOR_FIGURE:
-            figure = figure_text(self._text[int(self._fig_a[i]) : int(self._fig_b[i])], self._values)
-            return ("N " if self._negs[i] else "") + "#" + figure
+            figure = figure_fill(self._text[int(self._fig_a[i]) : int(self._fig_b[i])], self._values)
+            return ("N " if self._negs[i] else "") + figure
         if kind == kprof.ANCHOR_SENTENCE:
             return SENTENCE_FILL + str(int(self._negs[i]))
         if kind == kprof.ANCHOR_NAME:
@@ -1167,8 +1177,7 @@ def _join(entries: npt.NDArray[np.uint64], columns: Sequence[npt.NDArray[Any]], 
 
 def twin_fill(fill: str) -> int:
     """The byte of a figure's fill ("#12", "N #12") that its twin entry holds (v15)."""
-    figure = fill[2:] if fill.startswith("N #") else fill
-    return mmh3.hash(figure, TWIN_SEED, signed=False) & 0xFF
+    return mmh3.hash(_fill_parts(fill)[1], TWIN_SEED, signed=False) & 0xFF
 
 
 def figure_twins(entries: npt.NDArray[np.uint64], fills: Sequence[str], bits: int) -> npt.NDArray[np.uint64]:
@@ -1185,10 +1194,10 @@ def _join_figure_twins(texts: Sequence[str], bits: int, values: bool, entries: n
                        *columns: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], ...]:
     """The kernel's profile columns (as :func:`_join_names` takes them) with each figure's twin
     entry joined (v15), sorted within each document; a twin has its figure's columns."""
-    kinds, fig_a, fig_b, doc_off = columns[1], columns[4], columns[5], columns[6]
+    _, kinds, _, _, fig_a, fig_b, doc_off = columns
     rows = np.flatnonzero(kinds == kprof.ANCHOR_FIGURE)
     docs = np.searchsorted(doc_off, rows, side="right") - 1
-    fills = ["#" + figure_text(texts[d][a:b], values)
+    fills = [figure_fill(texts[d][a:b], values)
              for d, a, b in zip(docs.tolist(), fig_a[rows].tolist(), fig_b[rows].tolist(), strict=True)]
     twins = figure_twins(entries[rows], fills, bits)
     order = np.lexsort((twins, docs))
@@ -1628,8 +1637,8 @@ class AnchorProfiler:
                 pieces.append(self._mark(hit[0], version))
             else:
                 if not (counted and _article_number(text, m.start(), m.end())):
-                    figure = figure_text(tok, version >= FIGURE_VALUES_SINCE)
-                    anchors.append((length, ("N " if neg else "") + "#" + figure, m.start()))
+                    figure = figure_fill(tok, version >= FIGURE_VALUES_SINCE)
+                    anchors.append((length, ("N " if neg else "") + figure, m.start()))
                 pieces.append(FIGURE_MARK)
             length += 1
         length = gap(pos, len(text))
@@ -1761,7 +1770,7 @@ class _EnReader:
             self.anchors.append((len(self.units), neg + hit[0] + hit[1], at))
             self.units.append(self.profiler._class_word(hit[0], self.version))
         elif w[0].isdigit() or (self.version >= IDENTIFIERS_SINCE and any(c.isdigit() for c in w)):
-            self.anchors.append((len(self.units), neg + "#" + figure_text(w), at))
+            self.anchors.append((len(self.units), neg + figure_fill(w), at))
             self.units.append("#")
         else:
             if self.pending_neg:
