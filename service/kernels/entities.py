@@ -1108,3 +1108,44 @@ def name_runs(cps, starts, ends, tok_off, flags, fills, pieces, seed):
                     cont[t] = t > i
             i = j
     return last, cont
+
+
+@njit(nogil=True, cache=True)
+def weak_name_entries(cps, starts, tok_hashes, tok_off, weak, flags, breaks, skip, k, seed, fill_byte):
+    """The context entries (context << 16 | ``fill_byte`` << 8 | letters byte) of every ``weak``
+    token: a word the dictionary tags a person but reads as no name (高峰, 雷达), contexts as a
+    name's (:func:`entity_entries`, names where ``flags``). Its low byte holds four bits of each of
+    its two characters, so that a word written with one of them changed (借口 / 藉口) is told
+    from another word; the token of each entry; the entries' document offsets."""
+    n_docs = tok_off.shape[0] - 1
+    total = 0
+    for i in range(tok_hashes.shape[0]):
+        total += 2 if weak[i] else 0
+    entries = np.empty(total, dtype=np.uint64)
+    tokens = np.empty(total, dtype=np.int64)
+    doc_off = np.zeros(n_docs + 1, dtype=np.int64)
+    w = 0
+    fb = np.uint64(fill_byte) << np.uint64(8)
+    for d in range(n_docs):
+        a, b = tok_off[d], tok_off[d + 1]
+        start = w
+        for i in range(a, b):
+            if not weak[i]:
+                continue
+            c1 = fmix64(np.uint64(cps[starts[i]])) >> np.uint64(60)
+            c2 = fmix64(np.uint64(cps[starts[i] + 1])) >> np.uint64(60)
+            fill = fb | (c1 << np.uint64(4)) | c2
+            lo, hi = _sides(breaks, skip, a, b, i, k)
+            if _kept(skip, lo, i):
+                entries[w] = (_context(tok_hashes, flags, skip, lo, i, seed, LEFT) << np.uint64(16)) | fill
+                tokens[w] = i
+                w += 1
+            if _kept(skip, i + 1, hi):
+                entries[w] = (_context(tok_hashes, flags, skip, i + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
+                tokens[w] = i
+                w += 1
+        order = np.argsort(entries[start:w], kind="mergesort")
+        entries[start:w] = entries[start:w][order]
+        tokens[start:w] = tokens[start:w][order]
+        doc_off[d + 1] = w
+    return entries[:w].copy(), tokens[:w].copy(), doc_off

@@ -50,6 +50,7 @@ ANCHOR_NEGATOR = 2  # a negator governing no anchor: the fill "N"
 ANCHOR_SENTENCE = 3  # a sentence (v4): its frame, the fill "S" + its negators (at most 9)
 ANCHOR_NAME = 4  # a name (v6, neardup.kernels.entities): '@' + the name
 NAME_FILL_BYTE = 0xB0  # the polarity byte of a name's fill: mmh3("@name", POLARITY_SEED) & 0xFF
+WEAK_NAME_BYTE = 0x57  # ... of a word the dictionary tags a person but that is read as no name (v16)
 NAME_PRESENT_FILL = 0xAA00  # a name's presence entry (neardup.kernels.entities): mmh3("@present", ...) & 0xFF, 0
 NAME_LETTERS_FILL = 0xC600  # a name's second letter set (v10): mmh3("@letters", ...) & 0xFF, 0
 MAX_SENTENCE_NEGATORS = 9
@@ -1267,41 +1268,97 @@ def _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y
     return False
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _is_weak(entry):
+    """Whether an entry is a weak name's (:data:`WEAK_NAME_BYTE`)."""
+    return (entry >> np.uint64(8) & np.uint64(0xFF)) == np.uint64(WEAK_NAME_BYTE)
+
+
+@njit(nogil=True, cache=True)
+def _weak_fill_in(entries, fill):
+    """Whether ``entries`` have a weak name's entry with ``fill`` in any context."""
+    for s in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
+        if (entries[s] & np.uint64(0xFFFF)) == fill:
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def _replaced_weak(mine, left_mine, na, theirs, left_theirs, nb):
+    """Index in ``mine`` of the first weak name's entry whose context the other text fills with
+    another weak name (both words the dictionary tags a person: 雷达 / 普渡) that shares no
+    letter with it in place (not 借口 / 藉口) and that neither text has anywhere else (not a
+    list reordered); -1 when there is none. Leftovers ``left_mine[:na]`` and ``left_theirs[:nb]``
+    are the weak entries left after cancelling equal ones, sorted by context."""
+    i = 0
+    j = 0
+    while i < na and j < nb:
+        ca = mine[left_mine[i]] >> np.uint64(16)
+        cb = theirs[left_theirs[j]] >> np.uint64(16)
+        if ca < cb:
+            i += 1
+        elif ca > cb:
+            j += 1
+        else:
+            i1 = i
+            while i1 < na and (mine[left_mine[i1]] >> np.uint64(16)) == ca:
+                i1 += 1
+            j1 = j
+            while j1 < nb and (theirs[left_theirs[j1]] >> np.uint64(16)) == ca:
+                j1 += 1
+            for s in range(i, i1):
+                x = mine[left_mine[s]] & np.uint64(0xFFFF)
+                for t in range(j, j1):
+                    y = theirs[left_theirs[t]] & np.uint64(0xFFFF)
+                    if (x & np.uint64(0xF0)) == (y & np.uint64(0xF0)) or (x & np.uint64(0xF)) == (y & np.uint64(0xF)):
+                        continue
+                    if not _weak_fill_in(theirs, x) and not _weak_fill_in(mine, y):
+                        return left_mine[s]
+            i = i1
+            j = j1
+    return -1
+
+
 @njit(nogil=True, cache=True)
 def replaced_context(mine, theirs):
     """Index in ``mine`` of the first entry whose context has, after cancelling equal entries
     pairwise, a fill left on both sides (a replacement) that is not a moved figure
-    (:func:`_moved_figure`) or, of names, not a rename in part (:func:`_partial_rename`); -1 when
-    there is none. Names do not move as figures do: their contexts stay inside a sentence, so no
-    deleted sentence joins two of them."""
+    (:func:`_moved_figure`) or, of names, not a rename in part (:func:`_partial_rename`); then,
+    where there is none, of a weak name replaced by another (:func:`_replaced_weak`: weak names'
+    entries pair only with each other); -1 when there is none. Names do not move as figures do:
+    their contexts stay inside a sentence, so no deleted sentence joins two of them."""
     n = mine.shape[0]
     m = theirs.shape[0]
     left_mine = np.empty(n, dtype=np.int64)
     left_theirs = np.empty(m, dtype=np.int64)
+    weak_mine = np.empty(n, dtype=np.int64)
+    weak_theirs = np.empty(m, dtype=np.int64)
     a = 0
     b = 0
     na = 0
     nb = 0
-    while a < n and b < m:
-        if mine[a] == theirs[b]:
+    wa = 0
+    wb = 0
+    while a < n or b < m:
+        if a < n and b < m and mine[a] == theirs[b]:
             a += 1
             b += 1
-        elif mine[a] < theirs[b]:
-            left_mine[na] = a
-            na += 1
+        elif b >= m or (a < n and mine[a] < theirs[b]):
+            if _is_weak(mine[a]):
+                weak_mine[wa] = a
+                wa += 1
+            else:
+                left_mine[na] = a
+                na += 1
             a += 1
         else:
-            left_theirs[nb] = b
-            nb += 1
+            if _is_weak(theirs[b]):
+                weak_theirs[wb] = b
+                wb += 1
+            else:
+                left_theirs[nb] = b
+                nb += 1
             b += 1
-    while a < n:
-        left_mine[na] = a
-        na += 1
-        a += 1
-    while b < m:
-        left_theirs[nb] = b
-        nb += 1
-        b += 1
     # both leftovers are sorted by context: look for a context present in both
     i = 0
     j = 0
@@ -1326,4 +1383,4 @@ def replaced_context(mine, theirs):
                 return left_mine[i]
             i = i1
             j = j1
-    return -1
+    return _replaced_weak(mine, weak_mine, wa, theirs, weak_theirs, wb)

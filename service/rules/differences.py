@@ -93,6 +93,11 @@ Byte formats (what the store keeps), all read:
   ``TWIN_CONTEXT_BYTE`` XORed into the top byte, its polarity byte, and 8 more bits of its value
   (:func:`twin_fill`) as the figure byte. A fill holds 8 bits of a figure, so two swapped figures
   (19% and 37%, 500 and 7) left the same entries one time in 256.
+- v16 (written): v15's, and each weak name (a two-character word the dictionary tags a person
+  but that is read as no name: 高峰, 雷达; ``neardup.text.entities.zh_weak_names``) has its two
+  context entries, as a name's, under ``kprof.WEAK_NAME_BYTE``, its figure byte four bits of each
+  of its characters. Such entries pair only with each other: a weak name replaced in place by
+  another that shares no character with it is another notice (a tagger takes both for people).
 A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
@@ -139,7 +144,7 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, hash_words, in_sorted, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 15
+PROFILE_VERSION = 16
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
@@ -150,6 +155,7 @@ FIGURE_RUNS_SINCE = 11  # ... and give a figure deep in a run of figures its pla
 SENTENCE_SIDES_SINCE = 12  # ... and give a polarity word no one-sided entry across its sentence's edge
 UNIT_TAILS_SINCE = 13  # ... and read an English percentage or decimal with its letters and 's as one word (42%m)
 FIGURE_TWINS_SINCE = 15  # ... and give each figure a twin entry: 8 more bits of its value (figure_twins)
+WEAK_NAMES_SINCE = 16  # ... and carry the entries of words tagged a person but read as no name (weak names)
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE), and since v14 an English name that
 # only starts sentences, a verb's subject (SENTENCE_START_NAMES_SINCE): neardup.text.entities
@@ -288,10 +294,13 @@ def comparable(version: int) -> int:
     (second letter sets; 赵/新民 and 卫志/刚 read as people), v11 (a figure deep in a run of
     figures has its place in the run in its context: 6-3 6-7 (2-7) 7-6), v12 (no one-sided
     entry across a sentence's edge), v13 (an English percentage or decimal read with its
-    letters and 's: 42%m, 2.2's) and v14 (an English name that only starts sentences read:
-    Virgin was told)."""
+    letters and 's: 42%m, 2.2's), v14 (an English name that only starts sentences read:
+    Virgin was told); v15 and v16 share v16's (v16 adds the entries of weak names, which pair only
+    with weak names, and a v15 record has none)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
+    if version in (FIGURE_TWINS_SINCE, WEAK_NAMES_SINCE):
+        return WEAK_NAMES_SINCE
     return NAMES_SINCE if version in (AFFIX_SINCE, NAMES_SINCE) else version
 
 
@@ -816,7 +825,8 @@ class Profile:
         """Which entries are anchors: figures, polarity words and names (not sentences, not presence entries)."""
         fills = self.entries & np.uint64(0xFFFF)
         return (~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL))
-                & (fills != np.uint64(kprof.NAME_LETTERS_FILL)))
+                & (fills != np.uint64(kprof.NAME_LETTERS_FILL))
+                & ((fills >> np.uint64(8)) != np.uint64(kprof.WEAK_NAME_BYTE)))
 
     def _runs_around(self, where: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
         """The text span of the names written together (浙江省/明辉/农业/开发: one company read as
@@ -1279,7 +1289,7 @@ def cut_word_span(text: str) -> tuple[int, int] | None:
 def difference_kind(mine: int, other: int) -> str:
     """What a replaced fill (16 bits) against the other text's fill in its context changed:
     "entity" (a name), "polarity" (another polarity byte) or "figure"."""
-    if (mine >> 8) == NAME_FILL_BYTE and (other >> 8) == NAME_FILL_BYTE:
+    if (mine >> 8) in (NAME_FILL_BYTE, kprof.WEAK_NAME_BYTE) and (other >> 8) in (NAME_FILL_BYTE, kprof.WEAK_NAME_BYTE):
         return "entity"
     return "polarity" if (mine >> 8) != (other >> 8) else "figure"
 
@@ -1550,6 +1560,8 @@ class AnchorProfiler:
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_figure_twins(
                 texts, self.context_bits, version >= FIGURE_VALUES_SINCE, entries, positions, kinds, codes, negs,
                 fig_a, fig_b, doc_off)
+        if names is not None and version < WEAK_NAMES_SINCE:
+            names = names.without(np.uint64(kprof.WEAK_NAME_BYTE))
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)

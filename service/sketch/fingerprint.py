@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from neardup.kernels import entities as kent
 from neardup.kernels import minhash as kmin
+from neardup.kernels import profile as kprof
 from neardup.kernels import simhash as ksim
 from neardup.kernels import text as ktext
 from neardup.kernels.hashing import hash_spans
@@ -64,6 +65,7 @@ from neardup.text.entities import (
     zh_suffix_tables,
     zh_surnames,
     zh_title_tables,
+    zh_weak_name_table,
 )
 from neardup.text.entities import CONTEXT_SEED as NAME_CONTEXT_SEED
 from neardup.text.language import (
@@ -384,6 +386,34 @@ def _entries_of(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends
     return entries, tokens, e_off, breaks, name_ends
 
 
+EntryRows = tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
+def _weak_name_entries(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
+                       tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64],
+                       flags: npt.NDArray[np.bool_], breaks: npt.NDArray[np.bool_]) -> EntryRows:
+    """(entries, the token of each, document offsets) of the weak names of Chinese tokens (profile
+    v16, :func:`neardup.kernels.entities.weak_name_entries`): words the dictionary tags a person
+    that no reading took for a name (``flags``), with contexts as a name's."""
+    weak = kent.name_tokens(tok_hashes, *zh_weak_name_table())[0] & ~flags & ((ends - starts) == 2)
+    out: EntryRows = kent.weak_name_entries(cps, starts, tok_hashes, tok_off, weak, flags, breaks,
+                                            form_tokens(tok_hashes, True), CONTEXT_TOKENS, NAME_CONTEXT_SEED,
+                                            kprof.WEAK_NAME_BYTE)
+    return out
+
+
+def _merged(first: EntryRows, second: EntryRows) -> EntryRows:
+    """Two sets of (entries, tokens, document offsets) as one, each document's entries sorted."""
+    (e1, t1, off1), (e2, t2, off2) = first, second
+    if not len(e2):
+        return first
+    docs = np.concatenate([np.repeat(np.arange(len(off1) - 1), np.diff(off1)),
+                           np.repeat(np.arange(len(off2) - 1), np.diff(off2))])
+    entries = np.concatenate([e1, e2])
+    order = np.lexsort((entries, docs))
+    return entries[order], np.concatenate([t1, t2])[order], off1 + off2
+
+
 def _older_reader(tokens: SlotTokens, groups: MarkerGroups, k: int) -> Callable[[int], tuple[NameEntries, NameSlots]]:
     """How to read the names of document ``k`` of a window (its ``tokens``; ``groups``: the
     window's learned field words) as the records of an older profile version (8 or 9) were read
@@ -522,6 +552,9 @@ class Fingerprinter:
             return
         entries, tokens, e_off, breaks, name_ends = _entries_of(cps, starts, ends, tok_off, tok_hashes, flags, fills,
                                                                 last, cont, words)
+        if tokenizer is Tokenizer.CHINESE:
+            entries, tokens, e_off = _merged(
+                (entries, tokens, e_off), _weak_name_entries(cps, starts, ends, tok_off, tok_hashes, flags, breaks))
         bounds = e_off.tolist()
         token_bounds = tok_off.tolist()
         for k, row in enumerate(idx):

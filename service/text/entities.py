@@ -265,6 +265,26 @@ def _dictionary_words(label: str, rules: str, keep: Callable[[str, str], bool]) 
     return cached_arrays(f"{label}-zh-{stat.st_size}-{int(stat.st_mtime)}-{digest}", build)["words"].astype(np.uint64)
 
 
+WEAK_NAME_TAG = "nr"  # a two-character word the dictionary tags a person: read as no name (修正, 高峰)
+
+
+@lru_cache(maxsize=1)
+def zh_weak_names() -> npt.NDArray[np.uint64]:
+    """Token hashes, sorted, of the two-character words jieba's dictionary tags a person
+    (:data:`WEAK_NAME_TAG`): most are words, but a tagger takes every one of them for a name, and
+    one replaced by another such word in the same place is another notice (雷达 / 普渡)."""
+    return _dictionary_words("weak-names", WEAK_NAME_TAG, lambda w, tag: tag == WEAK_NAME_TAG and len(w) == 2)
+
+
+@lru_cache(maxsize=1)
+def zh_weak_name_table() -> tuple[npt.NDArray[np.uint64], ...]:
+    """:func:`zh_weak_names` as a lookup table (:func:`neardup.kernels.entities.build_name_table`):
+    a window's million tokens are looked up in a few milliseconds, where a binary search each
+    took sixty."""
+    names = zh_weak_names()
+    return tuple(kent.build_name_table(names, names))
+
+
 IDIOM_TAGS = frozenset({"i", "l"})  # jieba's tags of idioms and set phrases (而立之年, 与时俱进)
 
 
@@ -524,6 +544,14 @@ class NameEntries:
         """No names in any of ``n`` documents."""
         empty = np.zeros(0, dtype=np.int64)
         return NameEntries(np.zeros(0, dtype=np.uint64), empty, empty, np.zeros(n + 1, dtype=np.int64))
+
+    def without(self, fill_byte: np.uint64) -> NameEntries:
+        """These entries less those whose fill has ``fill_byte`` (weak names, for older versions)."""
+        keep = ((self.entries >> np.uint64(8)) & np.uint64(0xFF)) != fill_byte
+        if keep.all():
+            return self
+        kept_before = np.concatenate([[0], np.cumsum(keep)]).astype(np.int64)
+        return NameEntries(self.entries[keep], self.starts[keep], self.ends[keep], kept_before[self.doc_off])
 
     def document(self, d: int) -> NameEntries:
         """Document ``d``'s entries alone, as a window of one."""

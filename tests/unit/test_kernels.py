@@ -639,6 +639,14 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
             left_mine.append((i, v))
     left_theirs = list((Counter(theirs) - Counter(mine)).elements())
 
+    def weak(v: int) -> bool:
+        return (v >> 8) & 0xFF == kprof.WEAK_NAME_BYTE
+
+    weak_mine = [(i, v) for i, v in left_mine if weak(v)]
+    weak_theirs = sorted(v for v in left_theirs if weak(v))
+    left_mine = [(i, v) for i, v in left_mine if not weak(v)]
+    left_theirs = [v for v in left_theirs if not weak(v)]
+
     def moved(ctx: int) -> bool:
         here_mine = [v & 0xFFFF for _, v in left_mine if v >> 16 == ctx]
         here_theirs = [v & 0xFFFF for v in left_theirs if v >> 16 == ctx]
@@ -702,10 +710,21 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
         ctx = v >> 16
         if not partial_rename(ctx) if names_only(ctx) else not moved(ctx):
             return i
+    # weak names pair with weak names only: another one in the place, no character shared in
+    # place (4 bits of each), neither held by the other text anywhere
+    for i, v in weak_mine:
+        x = v & 0xFFFF
+        for u in weak_theirs:
+            y = u & 0xFFFF
+            if u >> 16 != v >> 16 or x & 0xF0 == y & 0xF0 or x & 0xF == y & 0xF:
+                continue
+            if all(w & 0xFFFF != x for w in theirs) and all(w & 0xFFFF != y for w in mine):
+                return i
     return -1
 
 
-RANDOM_FILLS = (0x0001, 0x0002, 0x0101, 0x0203, 0xB001, 0xB002)  # figures, polarity words and names
+# figures, polarity words, names and weak names (the last two share a character's four bits in place)
+RANDOM_FILLS = (0x0001, 0x0002, 0x0101, 0x0203, 0xB001, 0xB002, 0x5712, 0x5721, 0x5713)
 
 
 def random_profile(rng: np.random.Generator, n: int, contexts: int, fills: int) -> list[int]:
@@ -739,6 +758,14 @@ def test_replaced_context_cases() -> None:
 
     c = 7 << 16
     assert run([c | 1], [c | 2]) == 0  # replaced fill
+    # a weak name in another's place: another unless a character is shared in place, or the other
+    # text holds it elsewhere (a list reordered), and never against a name
+    w1, w2, w3, d0 = 0x5712, 0x5721, 0x5713, 3 << 16
+    assert run([c | w1], [c | w2]) == 0
+    assert run([c | w1], [c | w3]) == -1
+    assert run([c | w1, d0 | w2], [c | w2, d0 | w1]) == -1
+    assert run([c | w1], [c | 0xB001]) == -1
+    assert run([d0 | 1, c | w1], [d0 | 2, c | w2]) == 0  # the replaced figure is found first
     assert run([c | 1, c | 2], [c | 1]) == -1  # surplus on one side only (added occurrence)
     assert run([c | 1], [c | 1, c | 1]) == -1  # deleted repeat
     assert run([c | 1, c | 1], [c | 1, c | 2]) == 1  # repeat replaced: the second one is left over

@@ -17,7 +17,14 @@ from neardup.document import Document
 from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import fmix64
-from neardup.rules.differences import _furniture_name, _legal_form_end, _written_alike, credit_span, furniture_spans
+from neardup.rules.differences import (
+    _furniture_name,
+    _legal_form_end,
+    _written_alike,
+    credit_span,
+    fill_hash,
+    furniture_spans,
+)
 from neardup.sketch import fingerprint
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
 from neardup.text.entities import (
@@ -49,6 +56,7 @@ from neardup.text.entities import (
     zh_short_place_tables,
     zh_suffix_tables,
     zh_title_tables,
+    zh_weak_names,
 )
 from neardup.text.lexicon import hash_words, in_sorted
 from neardup.text.normalize import tables
@@ -2006,3 +2014,41 @@ def test_a_company_s_legal_form_is_left_out_of_the_contexts_around_it() -> None:
     status, _, kind = decide_pair(SHAREHOLDERS.format(x="九州化工有限公司"),
                                   SHAREHOLDERS.format(x="正泰化工股份有限公司"))
     assert status is Status.UNIQUE and kind == "entity"
+
+
+RADAR = ("上海广电凯歌{w}通讯设备厂今年推出的新型号，在市场上受到了广泛欢迎，销量比去年同期增长了三成。"
+         "厂长表示，将继续加大研发投入，提高产品质量，满足用户的需求。")
+
+
+def test_a_word_tagged_a_person_replaced_by_another_is_another_notice() -> None:
+    """雷达 and 普渡: two words jieba's dictionary tags a person, read as no name (two characters,
+    no common surname or too common): a tagger takes each for a person, and one in the other's
+    place, sharing no character with it, is the same notice about someone else (profile v16's
+    weak names; merged before)."""
+    status, _, kind = decide_pair(RADAR.format(w="雷达"), RADAR.format(w="普渡"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
+def test_a_word_tagged_a_person_written_with_a_character_changed_is_a_reprint() -> None:
+    """林子 and 林木, 高峰 and 高潮: both tagged a person, a character shared in its place: a
+    synonym or a typo of the same word, not another name."""
+    for first, second in (("林子", "林木"), ("高峰", "高潮")):
+        status, original, _ = decide_pair(RADAR.format(w=first), RADAR.format(w=second))
+        assert status is Status.DUPLICATE and original == "first", (first, second)
+
+
+def test_weak_names_are_two_character_words_the_dictionary_tags_a_person() -> None:
+    table = zh_weak_names()
+    assert in_sorted(hash_words(["雷达", "高峰", "普渡", "国家", "江泽民"]), table).tolist() == [
+        True, True, True, False, False]
+
+
+def test_a_weak_names_byte_is_no_other_fills() -> None:
+    """Weak names' entries pair only with each other: their polarity byte is no polarity word's,
+    figure's, sentence's or name's."""
+    signs = ["+", "-"]  # polarity words' fills as profiles since v4 write them: negations and sign
+    fills = ["#1", "N #1", "N"] + [f"S{n}" for n in range(kprof.MAX_SENTENCE_NEGATORS + 1)]
+    fills += ["N " * n + sign for n in range(kprof.MAX_SENTENCE_NEGATORS + 1) for sign in signs]
+    used = {fill_hash(f) >> 8 for f in fills} | {kprof.NAME_FILL_BYTE, kprof.NAME_PRESENT_FILL >> 8,
+                                                 kprof.NAME_LETTERS_FILL >> 8}
+    assert kprof.WEAK_NAME_BYTE not in used
