@@ -1110,13 +1110,20 @@ def name_runs(cps, starts, ends, tok_off, flags, fills, pieces, seed):
     return last, cont
 
 
+@njit(nogil=True, cache=True, inline="always")
+def end_letters(first, last):
+    """A weak name's letters byte: four bits of its first character, then four of its last."""
+    return ((fmix64(np.uint64(first)) >> np.uint64(60)) << np.uint64(4)) | (fmix64(np.uint64(last)) >> np.uint64(60))
+
+
 @njit(nogil=True, cache=True)
-def weak_name_entries(cps, starts, tok_hashes, tok_off, weak, flags, breaks, skip, k, seed, fill_byte):
+def weak_name_entries(cps, starts, ends, tok_hashes, tok_off, weak, flags, breaks, skip, k, seed, fill_byte):
     """The context entries (context << 16 | ``fill_byte`` << 8 | letters byte) of every ``weak``
     token: a word the dictionary tags a person but reads as no name (高峰, 雷达), contexts as a
-    name's (:func:`entity_entries`, names where ``flags``). Its low byte holds four bits of each of
-    its two characters, so that a word written with one of them changed (借口 / 藉口) is told
-    from another word; the token of each entry; the entries' document offsets."""
+    name's (:func:`entity_entries`, names where ``flags``). Its low byte holds four bits of its
+    first character and four of its last (:func:`end_letters`), so that a word written with one
+    of them changed or another put before it (林子 / 林木, 师傅 / 老师傅) is told from another
+    word; the token of each entry; the entries' document offsets."""
     n_docs = tok_off.shape[0] - 1
     total = 0
     for i in range(tok_hashes.shape[0]):
@@ -1132,9 +1139,7 @@ def weak_name_entries(cps, starts, tok_hashes, tok_off, weak, flags, breaks, ski
         for i in range(a, b):
             if not weak[i]:
                 continue
-            c1 = fmix64(np.uint64(cps[starts[i]])) >> np.uint64(60)
-            c2 = fmix64(np.uint64(cps[starts[i] + 1])) >> np.uint64(60)
-            fill = fb | (c1 << np.uint64(4)) | c2
+            fill = fb | end_letters(cps[starts[i]], cps[ends[i] - 1])
             lo, hi = _sides(breaks, skip, a, b, i, k)
             if _kept(skip, lo, i):
                 entries[w] = (_context(tok_hashes, flags, skip, lo, i, seed, LEFT) << np.uint64(16)) | fill
@@ -1149,3 +1154,50 @@ def weak_name_entries(cps, starts, tok_hashes, tok_off, weak, flags, breaks, ski
         tokens[start:w] = tokens[start:w][order]
         doc_off[d + 1] = w
     return entries[:w].copy(), tokens[:w].copy(), doc_off
+
+
+@njit(nogil=True, cache=True)
+def _entry_in(entries, value):
+    """Whether the sorted ``entries`` hold ``value``."""
+    at = np.searchsorted(entries, value)
+    return at < entries.shape[0] and entries[at] == value
+
+
+@njit(nogil=True, cache=True)
+def _has_low(entries, low):
+    """Whether an entry of ``entries`` has the 16 low bits ``low``."""
+    for s in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
+        if (entries[s] & np.uint64(0xFFFF)) == low:
+            return True
+    return False
+
+
+@njit(nogil=True, cache=True)
+def weak_name_run(mine, theirs, left, right, single, glued, breaks, cps, starts, fill_byte, max_tokens):
+    """Where ``theirs`` has a weak name (:func:`weak_name_entries`: its left entry under
+    ``left[t1]`` and its right entry under ``right[t2]``, one fill) that ``mine``'s text writes
+    as a run of two to ``max_tokens`` one-character words written together (``single``,
+    ``glued``): a name no dictionary knows in the place of a word a tagger takes for a person (高峰
+    / 蔚/少/辉). Not where ``mine`` has that weak name too, nor where the run's first or last
+    character is the weak name's (:func:`end_letters`: 高/锋 for 高峰 is a typo).
+    (t1, t2), or (-1, -1)."""
+    wb = np.uint64(fill_byte)
+    n = left.shape[0]
+    for t1 in range(n - 1):
+        if not single[t1]:
+            continue
+        lo = np.searchsorted(theirs, left[t1] << np.uint64(16))
+        while lo < theirs.shape[0] and (theirs[lo] >> np.uint64(16)) == left[t1]:
+            fill = theirs[lo] & np.uint64(0xFFFF)
+            lo += 1
+            if (fill >> np.uint64(8)) != wb or _has_low(mine, fill):
+                continue
+            for t2 in range(t1 + 1, min(n, t1 + max_tokens)):
+                if not single[t2] or not glued[t2] or breaks[t2]:
+                    break
+                run = end_letters(cps[starts[t1]], cps[starts[t2]])
+                if ((run ^ fill) & np.uint64(0xF0)) == 0 or ((run ^ fill) & np.uint64(0xF)) == 0:
+                    continue
+                if _entry_in(theirs, (right[t2] << np.uint64(16)) | fill):
+                    return t1, t2
+    return -1, -1

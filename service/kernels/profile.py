@@ -51,6 +51,7 @@ ANCHOR_SENTENCE = 3  # a sentence (v4): its frame, the fill "S" + its negators (
 ANCHOR_NAME = 4  # a name (v6, neardup.kernels.entities): '@' + the name
 NAME_FILL_BYTE = 0xB0  # the polarity byte of a name's fill: mmh3("@name", POLARITY_SEED) & 0xFF
 WEAK_NAME_BYTE = 0x57  # ... of a word the dictionary tags a person but that is read as no name (v16)
+NAME_TWIN_BYTE = 0x5C  # ... of a name of one token, two or three characters, as a weak name's entries (v16)
 NAME_PRESENT_FILL = 0xAA00  # a name's presence entry (neardup.kernels.entities): mmh3("@present", ...) & 0xFF, 0
 NAME_LETTERS_FILL = 0xC600  # a name's second letter set (v10): mmh3("@letters", ...) & 0xFF, 0
 MAX_SENTENCE_NEGATORS = 9
@@ -1268,10 +1269,21 @@ def _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y
     return False
 
 
+@njit(nogil=True, cache=True)
+def has_byte(entries, fill_byte):
+    """Whether an entry of ``entries`` has the polarity byte ``fill_byte``."""
+    for s in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
+        if (entries[s] >> np.uint64(8) & np.uint64(0xFF)) == fill_byte:
+            return True
+    return False
+
+
 @njit(nogil=True, cache=True, inline="always")
 def _is_weak(entry):
-    """Whether an entry is a weak name's (:data:`WEAK_NAME_BYTE`)."""
-    return (entry >> np.uint64(8) & np.uint64(0xFF)) == np.uint64(WEAK_NAME_BYTE)
+    """Whether an entry is a weak name's or a name's twin (:data:`WEAK_NAME_BYTE`,
+    :data:`NAME_TWIN_BYTE`): entries that pair only with each other (:func:`_replaced_weak`)."""
+    byte = entry >> np.uint64(8) & np.uint64(0xFF)
+    return byte == np.uint64(WEAK_NAME_BYTE) or byte == np.uint64(NAME_TWIN_BYTE)
 
 
 @njit(nogil=True, cache=True)
@@ -1286,10 +1298,15 @@ def _weak_fill_in(entries, fill):
 @njit(nogil=True, cache=True)
 def _replaced_weak(mine, left_mine, na, theirs, left_theirs, nb):
     """Index in ``mine`` of the first weak name's entry whose context the other text fills with
-    another weak name (both words the dictionary tags a person: 雷达 / 普渡) that shares no
-    letter with it in place (not 借口 / 藉口) and that neither text has anywhere else (not a
-    list reordered); -1 when there is none. Leftovers ``left_mine[:na]`` and ``left_theirs[:nb]``
-    are the weak entries left after cancelling equal ones, sorted by context."""
+    another weak name (both words the dictionary tags a person: 雷达 / 普渡), or with a name's twin
+    (a name of one token: 古建筑 / 林子) where both sides of the word show the same two (the
+    name's other context too: a name and a word that only share the words after them are no
+    swap), that shares neither its first nor its last letter (four bits of each: not 林子 / 林木,
+    修正 / 匡正, 师傅 / 老师傅) and that neither
+    text has anywhere else (not a list reordered); -1 when there is none. Twins of two names
+    are left to the names' own entries. Leftovers ``left_mine[:na]`` and ``left_theirs[:nb]``
+    are the weak and twin entries left after cancelling equal ones, sorted by context."""
+    tb = np.uint64(NAME_TWIN_BYTE)
     i = 0
     j = 0
     while i < na and j < nb:
@@ -1310,13 +1327,32 @@ def _replaced_weak(mine, left_mine, na, theirs, left_theirs, nb):
                 x = mine[left_mine[s]] & np.uint64(0xFFFF)
                 for t in range(j, j1):
                     y = theirs[left_theirs[t]] & np.uint64(0xFFFF)
+                    twins = int((x >> np.uint64(8)) == tb) + int((y >> np.uint64(8)) == tb)
+                    if twins == 2:
+                        continue
                     if (x & np.uint64(0xF0)) == (y & np.uint64(0xF0)) or (x & np.uint64(0xF)) == (y & np.uint64(0xF)):
                         continue
-                    if not _weak_fill_in(theirs, x) and not _weak_fill_in(mine, y):
+                    if _weak_fill_in(theirs, x) or _weak_fill_in(mine, y):
+                        continue
+                    if twins == 0 or _pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ca, x, y):
                         return left_mine[s]
             i = i1
             j = j1
     return -1
+
+
+@njit(nogil=True, cache=True)
+def _pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y):
+    """Whether another context than ``ctx`` has ``x`` left over in ``mine`` and ``y`` in ``theirs``."""
+    for u in range(na):
+        v = mine[left_mine[u]]
+        other = v >> np.uint64(16)
+        if other == ctx or (v & np.uint64(0xFFFF)) != x:
+            continue
+        for w in range(nb):
+            if theirs[left_theirs[w]] == ((other << np.uint64(16)) | y):
+                return True
+    return False
 
 
 @njit(nogil=True, cache=True)

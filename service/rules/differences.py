@@ -94,10 +94,14 @@ Byte formats (what the store keeps), all read:
   (:func:`twin_fill`) as the figure byte. A fill holds 8 bits of a figure, so two swapped figures
   (19% and 37%, 500 and 7) left the same entries one time in 256.
 - v16 (written): v15's, and each weak name (a two-character word the dictionary tags a person
-  but that is read as no name: 高峰, 雷达; ``neardup.text.entities.zh_weak_names``) has its two
-  context entries, as a name's, under ``kprof.WEAK_NAME_BYTE``, its figure byte four bits of each
-  of its characters. Such entries pair only with each other: a weak name replaced in place by
-  another that shares no character with it is another notice (a tagger takes both for people).
+  but that no reading takes for a name: 高峰, 雷达; ``neardup.text.entities.zh_person_words``)
+  has its two context entries, as a name's, under ``kprof.WEAK_NAME_BYTE``, and so has each name
+  that is such a word of two or three characters, one token (刘晓光, 古建筑), under
+  ``kprof.NAME_TWIN_BYTE``; their figure byte is four bits of the first character and four of
+  the last. These entries pair only with each other (``kprof.replaced_context``): a weak name
+  in place of another, or of a name (both its contexts), that shares neither its first nor its
+  last character is another notice, as is a run of one-character words (a name no dictionary
+  knows) in a weak name's place (``NameSlots.weak_name_run_at``).
 A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
@@ -596,7 +600,7 @@ class Profile:
         i = int(placed[j]) if j >= 0 else -1
         if i < 0:
             return (self._other_name(theirs) or self._new_name(theirs, their_length, version)
-                    or self._another_credit(theirs, version))
+                    or self._another_credit(theirs, version) or self._weak_name_run(theirs))
         if is_sentence_fill(self.fills[i]):  # a word's difference names the word: look for one first
             words = np.flatnonzero(~self.sentence_mask() & ~placeless)
             j = int(replaced_context(self.entries[words], compared)) if len(words) else -1
@@ -651,6 +655,22 @@ class Profile:
         _, starts, ends = self._sentence_bounds()
         shared = ~self._sentences_missing(theirs)  # no name was replaced there
         span = self.name_slots.other_name_at(self.entries, theirs, starts[shared], ends[shared])
+        if span is None:
+            return None
+        start, end = span
+        return CriticalDifference("entity", self.text[max(0, start - 12) : end + 12].strip(),
+                                  NAME_FILL + self.text[start:end], start=max(0, start - 12),
+                                  end=min(len(self.text), end + 12))
+
+    def _weak_name_run(self, theirs: npt.NDArray[np.uint64]) -> CriticalDifference | None:
+        """The entity difference of a weak name of the other text (profile v16: 高峰, a word a
+        tagger takes for a person) that this one writes, in the same place, as a name no
+        dictionary knows (蔚/少/辉), outside the sentences the other text has too."""
+        if self.name_slots is None or not kprof.has_byte(theirs, np.uint64(kprof.WEAK_NAME_BYTE)):
+            return None
+        _, starts, ends = self._sentence_bounds()
+        shared = ~self._sentences_missing(theirs)
+        span = self.name_slots.weak_name_run_at(self.entries, theirs, starts[shared], ends[shared])
         if span is None:
             return None
         start, end = span
@@ -826,7 +846,8 @@ class Profile:
         fills = self.entries & np.uint64(0xFFFF)
         return (~self.sentence_mask() & (fills != np.uint64(kprof.NAME_PRESENT_FILL))
                 & (fills != np.uint64(kprof.NAME_LETTERS_FILL))
-                & ((fills >> np.uint64(8)) != np.uint64(kprof.WEAK_NAME_BYTE)))
+                & ((fills >> np.uint64(8)) != np.uint64(kprof.WEAK_NAME_BYTE))
+                & ((fills >> np.uint64(8)) != np.uint64(kprof.NAME_TWIN_BYTE)))
 
     def _runs_around(self, where: npt.NDArray[np.int64]) -> list[tuple[int, int]]:
         """The text span of the names written together (浙江省/明辉/农业/开发: one company read as
@@ -1286,10 +1307,13 @@ def cut_word_span(text: str) -> tuple[int, int] | None:
     return start, len(text)
 
 
+_NAME_BYTES = (NAME_FILL_BYTE, kprof.WEAK_NAME_BYTE, kprof.NAME_TWIN_BYTE)  # the polarity bytes of names' fills
+
+
 def difference_kind(mine: int, other: int) -> str:
     """What a replaced fill (16 bits) against the other text's fill in its context changed:
     "entity" (a name), "polarity" (another polarity byte) or "figure"."""
-    if (mine >> 8) in (NAME_FILL_BYTE, kprof.WEAK_NAME_BYTE) and (other >> 8) in (NAME_FILL_BYTE, kprof.WEAK_NAME_BYTE):
+    if (mine >> 8) in _NAME_BYTES and (other >> 8) in _NAME_BYTES:
         return "entity"
     return "polarity" if (mine >> 8) != (other >> 8) else "figure"
 
@@ -1561,7 +1585,7 @@ class AnchorProfiler:
                 texts, self.context_bits, version >= FIGURE_VALUES_SINCE, entries, positions, kinds, codes, negs,
                 fig_a, fig_b, doc_off)
         if names is not None and version < WEAK_NAMES_SINCE:
-            names = names.without(np.uint64(kprof.WEAK_NAME_BYTE))
+            names = names.without(np.uint64(kprof.WEAK_NAME_BYTE)).without(np.uint64(kprof.NAME_TWIN_BYTE))
         if names is not None and version >= NAMES_SINCE and len(names.entries):
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
                 names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)

@@ -59,13 +59,13 @@ from neardup.text.entities import (
     zh_lead_surnames,
     zh_name_table,
     zh_name_verbs,
+    zh_person_word_table,
     zh_place_suffixes,
     zh_run_surnames,
     zh_short_place_tables,
     zh_suffix_tables,
     zh_surnames,
     zh_title_tables,
-    zh_weak_name_table,
 )
 from neardup.text.entities import CONTEXT_SEED as NAME_CONTEXT_SEED
 from neardup.text.language import (
@@ -391,15 +391,22 @@ EntryRows = tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.
 
 def _weak_name_entries(cps: npt.NDArray[np.uint32], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64],
                        tok_off: npt.NDArray[np.int64], tok_hashes: npt.NDArray[np.uint64],
-                       flags: npt.NDArray[np.bool_], breaks: npt.NDArray[np.bool_]) -> EntryRows:
+                       flags: npt.NDArray[np.bool_], breaks: npt.NDArray[np.bool_],
+                       alone: npt.NDArray[np.bool_]) -> EntryRows:
     """(entries, the token of each, document offsets) of the weak names of Chinese tokens (profile
     v16, :func:`neardup.kernels.entities.weak_name_entries`): words the dictionary tags a person
-    that no reading took for a name (``flags``), with contexts as a name's."""
-    weak = kent.name_tokens(tok_hashes, *zh_weak_name_table())[0] & ~flags & ((ends - starts) == 2)
-    out: EntryRows = kent.weak_name_entries(cps, starts, tok_hashes, tok_off, weak, flags, breaks,
-                                            form_tokens(tok_hashes, True), CONTEXT_TOKENS, NAME_CONTEXT_SEED,
-                                            kprof.WEAK_NAME_BYTE)
-    return out
+    that no reading took for a name (``flags``), with contexts as a name's; and, under their own
+    byte, the same entries of each name that is such a word of two or three characters and one
+    token (``alone``: 刘晓光, 古建筑), which a weak name in its place is told from by their
+    characters."""
+    person = kent.name_tokens(tok_hashes, *zh_person_word_table())[0]
+    weak = person & ~flags & ((ends - starts) == 2)
+    twins = person & flags & alone
+    skip = form_tokens(tok_hashes, True)
+    parts = [kent.weak_name_entries(cps, starts, ends, tok_hashes, tok_off, which, flags, breaks, skip,
+                                    CONTEXT_TOKENS, NAME_CONTEXT_SEED, byte)
+             for which, byte in ((weak, kprof.WEAK_NAME_BYTE), (twins, kprof.NAME_TWIN_BYTE))]
+    return _merged(parts[0], parts[1])
 
 
 def _merged(first: EntryRows, second: EntryRows) -> EntryRows:
@@ -554,7 +561,9 @@ class Fingerprinter:
                                                                 last, cont, words)
         if tokenizer is Tokenizer.CHINESE:
             entries, tokens, e_off = _merged(
-                (entries, tokens, e_off), _weak_name_entries(cps, starts, ends, tok_off, tok_hashes, flags, breaks))
+                (entries, tokens, e_off),
+                _weak_name_entries(cps, starts, ends, tok_off, tok_hashes, flags, breaks,
+                                   ~cont & (last == np.arange(len(last)))))
         bounds = e_off.tolist()
         token_bounds = tok_off.tolist()
         for k, row in enumerate(idx):

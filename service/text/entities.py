@@ -269,20 +269,23 @@ WEAK_NAME_TAG = "nr"  # a two-character word the dictionary tags a person: read 
 
 
 @lru_cache(maxsize=1)
-def zh_weak_names() -> npt.NDArray[np.uint64]:
-    """Token hashes, sorted, of the two-character words jieba's dictionary tags a person
-    (:data:`WEAK_NAME_TAG`): most are words, but a tagger takes every one of them for a name, and
-    one replaced by another such word in the same place is another notice (雷达 / 普渡)."""
-    return _dictionary_words("weak-names", WEAK_NAME_TAG, lambda w, tag: tag == WEAK_NAME_TAG and len(w) == 2)
+def zh_person_words() -> npt.NDArray[np.uint64]:
+    """Token hashes, sorted, of the words of two or three characters jieba's dictionary tags a
+    person (:data:`WEAK_NAME_TAG`). Those of two that no reading takes for a name are weak names
+    (高峰, 雷达): most are words, but a tagger takes every one of them for a person, and one
+    replaced by another such word in the same place is another notice (雷达 / 普渡); the others
+    are names (刘晓光, 古建筑), and a weak name in their place is another notice too."""
+    return _dictionary_words("person-words", WEAK_NAME_TAG,
+                             lambda w, tag: tag == WEAK_NAME_TAG and 2 <= len(w) <= 3)
 
 
 @lru_cache(maxsize=1)
-def zh_weak_name_table() -> tuple[npt.NDArray[np.uint64], ...]:
-    """:func:`zh_weak_names` as a lookup table (:func:`neardup.kernels.entities.build_name_table`):
+def zh_person_word_table() -> tuple[npt.NDArray[np.uint64], ...]:
+    """:func:`zh_person_words` as a lookup table (:func:`neardup.kernels.entities.build_name_table`):
     a window's million tokens are looked up in a few milliseconds, where a binary search each
     took sixty."""
-    names = zh_weak_names()
-    return tuple(kent.build_name_table(names, names))
+    words = zh_person_words()
+    return tuple(kent.build_name_table(words, words))
 
 
 IDIOM_TAGS = frozenset({"i", "l"})  # jieba's tags of idioms and set phrases (而立之年, 与时俱进)
@@ -611,6 +614,7 @@ MIDDLE_DOT = 0xB7  # what normalisation makes of ·, ・ and •
 ENUMERATION_MARK = ord("、")  # between the items of a list
 RARE_WORD = 200  # a word the dictionary counts fewer times than this may stand alone for a name
 ONE_SIDED_MAX_TOKENS = 4  # words a name may stand as where the other text names it (何/炼成 for 江泽民)
+WEAK_RUN_MAX_TOKENS = 3  # one-character words a name may stand as where the other text has a weak name
 
 
 @dataclass(frozen=True, slots=True)
@@ -709,6 +713,31 @@ class NameSlots:
             self._made = (left, right, worded, letters, letters2, words, sides, glued, rare, inner)
         return self._made  # type: ignore[return-value]
 
+    def weak_name_run_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64],
+                         shared_starts: npt.NDArray[np.int64], shared_ends: npt.NDArray[np.int64],
+                         ) -> tuple[int, int] | None:
+        """The text span where ``theirs`` has a weak name (profile v16) that this text writes as a
+        run of one-character words, a name no dictionary knows (:func:`neardup.kernels.entities.
+        weak_name_run`), or None; not inside the sentences ``shared_starts`` to ``shared_ends``,
+        which the other text has too."""
+        left, right, _, _, _, words, _, glued, _, _ = self._tables()
+        t = self._tokens
+        single = words & ((t.ends - t.starts) == 1) & ~self._inside(shared_starts, shared_ends)
+        t1, t2 = kent.weak_name_run(mine, theirs, left, right, single, glued, t.breaks, t.cps, t.starts,
+                                    kprof.WEAK_NAME_BYTE, WEAK_RUN_MAX_TOKENS)
+        if t1 < 0:
+            return None
+        return int(t.starts[t1]) - t.base, int(t.ends[t2]) - t.base
+
+    def _inside(self, shared_starts: npt.NDArray[np.int64], shared_ends: npt.NDArray[np.int64],
+                ) -> npt.NDArray[np.bool_]:
+        """Which tokens stand inside the text spans ``shared_starts`` to ``shared_ends``."""
+        at = self._tokens.starts - self._tokens.base
+        if not len(shared_starts):
+            return np.zeros(len(at), dtype=np.bool_)
+        k = np.searchsorted(shared_starts, at, side="right") - 1
+        return np.asarray((k >= 0) & (at < shared_ends[np.maximum(k, 0)]))
+
     def other_name_at(self, mine: npt.NDArray[np.uint64], theirs: npt.NDArray[np.uint64],
                       shared_starts: npt.NDArray[np.int64] | None = None,
                       shared_ends: npt.NDArray[np.int64] | None = None) -> tuple[int, int] | None:
@@ -716,11 +745,8 @@ class NameSlots:
         as words it does not read as a name, or None; not inside the sentences (text spans)
         ``shared_starts`` to ``shared_ends``, which the other text has too."""
         left, right, worded, letters, letters2, words, sides, glued, rare, inner = self._tables()
-        if shared_starts is not None and shared_ends is not None and len(shared_starts):
-            at = self._tokens.starts - self._tokens.base
-            k = np.searchsorted(shared_starts, at, side="right") - 1
-            inside = (k >= 0) & (at < shared_ends[np.maximum(k, 0)])
-            words = words & ~inside
+        if shared_starts is not None and shared_ends is not None:
+            words = words & ~self._inside(shared_starts, shared_ends)
         t1, t2 = kent.one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, sides, glued, rare,
                                      inner,
                                      self._tokens.breaks, ONE_SIDED_MAX_TOKENS, NAME_FILL_BYTE, NAME_PRESENT_FILL,

@@ -640,7 +640,10 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
     left_theirs = list((Counter(theirs) - Counter(mine)).elements())
 
     def weak(v: int) -> bool:
-        return (v >> 8) & 0xFF == kprof.WEAK_NAME_BYTE
+        return (v >> 8) & 0xFF in (kprof.WEAK_NAME_BYTE, kprof.NAME_TWIN_BYTE)
+
+    def twin(f: int) -> bool:
+        return f >> 8 == kprof.NAME_TWIN_BYTE
 
     weak_mine = [(i, v) for i, v in left_mine if weak(v)]
     weak_theirs = sorted(v for v in left_theirs if weak(v))
@@ -710,21 +713,26 @@ def ref_replaced_context(mine: list[int], theirs: list[int]) -> int:
         ctx = v >> 16
         if not partial_rename(ctx) if names_only(ctx) else not moved(ctx):
             return i
-    # weak names pair with weak names only: another one in the place, no character shared in
-    # place (4 bits of each), neither held by the other text anywhere
+    # weak names pair with weak names and names' twins only (two twins never): another one in the
+    # place, neither its first nor its last letter shared (4 bits of each), neither held by the
+    # other text anywhere; against a twin, the same two in another context too (both sides)
     for i, v in weak_mine:
         x = v & 0xFFFF
         for u in weak_theirs:
             y = u & 0xFFFF
-            if u >> 16 != v >> 16 or x & 0xF0 == y & 0xF0 or x & 0xF == y & 0xF:
+            if u >> 16 != v >> 16 or (twin(x) and twin(y)) or x & 0xF0 == y & 0xF0 or x & 0xF == y & 0xF:
                 continue
-            if all(w & 0xFFFF != x for w in theirs) and all(w & 0xFFFF != y for w in mine):
+            if any(w & 0xFFFF == x for w in theirs) or any(w & 0xFFFF == y for w in mine):
+                continue
+            if not (twin(x) or twin(y)) or any(
+                    c >> 16 != v >> 16 and c & 0xFFFF == x and ((c >> 16) << 16 | y) in weak_theirs
+                    for _, c in weak_mine):
                 return i
     return -1
 
 
-# figures, polarity words, names and weak names (the last two share a character's four bits in place)
-RANDOM_FILLS = (0x0001, 0x0002, 0x0101, 0x0203, 0xB001, 0xB002, 0x5712, 0x5721, 0x5713)
+# figures, polarity words, names, weak names and names' twins (0x5713 shares the last letter of 0x5723)
+RANDOM_FILLS = (0x0001, 0x0002, 0x0101, 0x0203, 0xB001, 0xB002, 0x5712, 0x5721, 0x5713, 0x5C34, 0x5C23)
 
 
 def random_profile(rng: np.random.Generator, n: int, contexts: int, fills: int) -> list[int]:
@@ -766,6 +774,12 @@ def test_replaced_context_cases() -> None:
     assert run([c | w1, d0 | w2], [c | w2, d0 | w1]) == -1
     assert run([c | w1], [c | 0xB001]) == -1
     assert run([d0 | 1, c | w1], [d0 | 2, c | w2]) == 0  # the replaced figure is found first
+    # a weak name in a name's place (its twin): only where both sides of it show the same two
+    t1, t2 = 0x5C34, 0x5C43
+    assert run([c | w1], [c | t1]) == -1
+    assert run([d0 | w1, c | w1], [d0 | t1, c | t1]) == 0
+    assert run([d0 | t1, c | t1], [d0 | w1, c | w1]) == 0
+    assert run([d0 | t1, c | t1], [d0 | t2, c | t2]) == -1  # two names are the names' entries' to tell
     assert run([c | 1, c | 2], [c | 1]) == -1  # surplus on one side only (added occurrence)
     assert run([c | 1], [c | 1, c | 1]) == -1  # deleted repeat
     assert run([c | 1, c | 1], [c | 1, c | 2]) == 1  # repeat replaced: the second one is left over

@@ -51,12 +51,12 @@ from neardup.text.entities import (
     zh_idioms,
     zh_lead_surnames,
     zh_name_verbs,
+    zh_person_words,
     zh_place_suffixes,
     zh_run_surnames,
     zh_short_place_tables,
     zh_suffix_tables,
     zh_title_tables,
-    zh_weak_names,
 )
 from neardup.text.lexicon import hash_words, in_sorted
 from neardup.text.normalize import tables
@@ -2029,26 +2029,44 @@ def test_a_word_tagged_a_person_replaced_by_another_is_another_notice() -> None:
     assert status is Status.UNIQUE and kind == "entity"
 
 
+def test_a_word_tagged_a_person_in_place_of_a_name_is_another_notice() -> None:
+    """马来 for 刘晓光, 林子 for 古建筑: a name of the dictionary (a person's, or a word it tags a
+    person of three characters) replaced by a word it tags a person that no reading takes for a
+    name: the two sides of the word show the same two (the name's twin entries, profile v16;
+    merged before)."""
+    for first, second in (("刘晓光", "马来"), ("古建筑", "林子")):
+        status, _, kind = decide_pair(RADAR.format(w=first), RADAR.format(w=second))
+        assert status is Status.UNIQUE and kind == "entity", (first, second)
+
+
+def test_a_name_no_dictionary_knows_in_place_of_a_word_tagged_a_person_is_another_notice() -> None:
+    """蔚少辉 for 雷达: the dictionary cuts an unknown name into one-character words (蔚/少/辉), which
+    no reading takes for a person; in the place of a weak name they are another (merged before)."""
+    status, _, kind = decide_pair(RADAR.format(w="雷达"), RADAR.format(w="蔚少辉"))
+    assert status is Status.UNIQUE and kind == "entity"
+
+
 def test_a_word_tagged_a_person_written_with_a_character_changed_is_a_reprint() -> None:
-    """林子 and 林木, 高峰 and 高潮: both tagged a person, a character shared in its place: a
-    synonym or a typo of the same word, not another name."""
+    """林子 and 林木, 高峰 and 高潮: both tagged a person, the first character shared: a synonym or
+    a typo of the same word, not another name."""
     for first, second in (("林子", "林木"), ("高峰", "高潮")):
         status, original, _ = decide_pair(RADAR.format(w=first), RADAR.format(w=second))
         assert status is Status.DUPLICATE and original == "first", (first, second)
 
 
-def test_weak_names_are_two_character_words_the_dictionary_tags_a_person() -> None:
-    table = zh_weak_names()
-    assert in_sorted(hash_words(["雷达", "高峰", "普渡", "国家", "江泽民"]), table).tolist() == [
-        True, True, True, False, False]
+def test_person_words_are_words_of_two_or_three_characters_the_dictionary_tags_a_person() -> None:
+    table = zh_person_words()
+    assert in_sorted(hash_words(["雷达", "高峰", "普渡", "古建筑", "国家", "北京", "诸葛亮"]), table).tolist() == [
+        True, True, True, True, False, False, True]
 
 
-def test_a_weak_names_byte_is_no_other_fills() -> None:
-    """Weak names' entries pair only with each other: their polarity byte is no polarity word's,
-    figure's, sentence's or name's."""
+def test_weak_names_bytes_are_no_other_fills() -> None:
+    """Weak names' and names' twins' entries pair only with each other: their polarity bytes are
+    no polarity word's, figure's, sentence's or name's."""
     signs = ["+", "-"]  # polarity words' fills as profiles since v4 write them: negations and sign
     fills = ["#1", "N #1", "N"] + [f"S{n}" for n in range(kprof.MAX_SENTENCE_NEGATORS + 1)]
     fills += ["N " * n + sign for n in range(kprof.MAX_SENTENCE_NEGATORS + 1) for sign in signs]
     used = {fill_hash(f) >> 8 for f in fills} | {kprof.NAME_FILL_BYTE, kprof.NAME_PRESENT_FILL >> 8,
                                                  kprof.NAME_LETTERS_FILL >> 8}
-    assert kprof.WEAK_NAME_BYTE not in used
+    assert kprof.WEAK_NAME_BYTE not in used and kprof.NAME_TWIN_BYTE not in used
+    assert kprof.WEAK_NAME_BYTE != kprof.NAME_TWIN_BYTE
