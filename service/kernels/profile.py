@@ -1269,15 +1269,6 @@ def _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y
     return False
 
 
-@njit(nogil=True, cache=True)
-def has_byte(entries, fill_byte):
-    """Whether an entry of ``entries`` has the polarity byte ``fill_byte``."""
-    for s in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
-        if (entries[s] >> np.uint64(8) & np.uint64(0xFF)) == fill_byte:
-            return True
-    return False
-
-
 @njit(nogil=True, cache=True, inline="always")
 def _is_weak(entry):
     """Whether an entry is a weak name's or a name's twin (:data:`WEAK_NAME_BYTE`,

@@ -666,8 +666,8 @@ class Profile:
         """The entity difference of a weak name of the other text (profile v16: 高峰, a word a
         tagger takes for a person) that this one writes, in the same place, as a name no
         dictionary knows (蔚/少/辉), outside the sentences the other text has too."""
-        if self.name_slots is None or not kprof.has_byte(theirs, np.uint64(kprof.WEAK_NAME_BYTE)):
-            return None
+        if self.name_slots is None or not len(_weak_lacking(theirs, self.entries)):
+            return None  # every weak name of the other text stands here too (most reprints): nothing to place
         _, starts, ends = self._sentence_bounds()
         shared = ~self._sentences_missing(theirs)
         span = self.name_slots.weak_name_run_at(self.entries, theirs, starts[shared], ends[shared])
@@ -1104,6 +1104,13 @@ def _window_sentences(entries: npt.NDArray[np.uint64], positions: npt.NDArray[np
     cuts = np.searchsorted(docs, np.arange(len(doc_off)), side="left").tolist()
     return [(contexts[cuts[d] : cuts[d + 1]], starts[cuts[d] : cuts[d + 1]], stops[cuts[d] : cuts[d + 1]])
             for d in range(len(doc_off) - 1)]
+
+
+def _weak_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The fills of ``owner``'s weak names (profile v16) that ``other`` has nowhere."""
+    fills = owner & np.uint64(0xFFFF)
+    weak = fills[(fills >> np.uint64(8)) == np.uint64(kprof.WEAK_NAME_BYTE)]
+    return weak[~np.isin(weak, other & np.uint64(0xFFFF))]
 
 
 def _present_lacking(owner: npt.NDArray[np.uint64], other: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
