@@ -325,11 +325,12 @@ def _name_at(theirs, ctx, fill_byte, mine, present_fill):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def has_presence(entries, present_fill):
-    """Whether ``entries`` carry names' presence entries (a record made before they were is
-    compared by fill bytes alone)."""
+def has_fill(entries, fill):
+    """Whether an entry of ``entries`` has the fill ``fill`` (its 16 low bits), in any context:
+    names' presence entries (a record made before they were is compared by fill bytes alone), a
+    weak name's word."""
     for t in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
-        if (entries[t] & np.uint64(0xFFFF)) == present_fill:
+        if (entries[t] & np.uint64(0xFFFF)) == fill:
             return True
     return False
 
@@ -410,7 +411,7 @@ def one_sided_name(mine, theirs, left, right, worded, letters, letters2, words, 
     names; ``mine`` the deciding text's own, which without them has none."""
     pf = np.uint64(present_fill)
     fb = np.uint64(fill_byte)
-    if not has_presence(theirs, pf):  # mine is the deciding text's own profile: no names is none
+    if not has_fill(theirs, pf):  # mine is the deciding text's own profile: no names is none
         return -1, -1
     n = left.shape[0]
     for t1 in range(n):
@@ -1164,15 +1165,6 @@ def _entry_in(entries, value):
 
 
 @njit(nogil=True, cache=True)
-def _has_low(entries, low):
-    """Whether an entry of ``entries`` has the 16 low bits ``low``."""
-    for s in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
-        if (entries[s] & np.uint64(0xFFFF)) == low:
-            return True
-    return False
-
-
-@njit(nogil=True, cache=True)
 def weak_name_run(mine, theirs, left, right, single, glued, breaks, cps, starts, fill_byte, max_tokens):
     """Where ``theirs`` has a weak name (:func:`weak_name_entries`: its left entry under
     ``left[t1]`` and its right entry under ``right[t2]``, one fill) that ``mine``'s text writes
@@ -1190,7 +1182,7 @@ def weak_name_run(mine, theirs, left, right, single, glued, breaks, cps, starts,
         while lo < theirs.shape[0] and (theirs[lo] >> np.uint64(16)) == left[t1]:
             fill = theirs[lo] & np.uint64(0xFFFF)
             lo += 1
-            if (fill >> np.uint64(8)) != wb or _has_low(mine, fill):
+            if (fill >> np.uint64(8)) != wb or has_fill(mine, fill):
                 continue
             for t2 in range(t1 + 1, min(n, t1 + max_tokens)):
                 if not single[t2] or not glued[t2] or breaks[t2]:

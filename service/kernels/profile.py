@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from neardup.kernels.entities import carried_name, has_presence
+from neardup.kernels.entities import carried_name, has_fill
 from neardup.kernels.hashing import hash_span
 from neardup.kernels.simhash import popcount64
 
@@ -1176,15 +1176,6 @@ def _swapped(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb, ctx):
 
 
 @njit(nogil=True, cache=True)
-def _has_fill(entries, fill):
-    """Whether any entry of ``entries`` has the fill ``fill``."""
-    for t in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
-        if (entries[t] & np.uint64(0xFFFF)) == fill:
-            return True
-    return False
-
-
-@njit(nogil=True, cache=True)
 def _carries(owner, other, fill, presence):
     """Whether ``other`` carries the name of ``owner`` whose entries have ``fill``: owner's presence
     entries with that fill byte on top of their context are all in ``other`` too (32 bits of the
@@ -1192,7 +1183,7 @@ def _carries(owner, other, fill, presence):
     the fill stands for is not known). Without presence entries on both sides (``presence``
     false), whether ``other`` has the fill."""
     if not presence:
-        return _has_fill(other, fill)
+        return has_fill(other, fill)
     return carried_name(owner, other, fill, np.uint64(NAME_PRESENT_FILL))
 
 
@@ -1242,7 +1233,7 @@ def _partial_rename(mine, left_mine, i0, i1, na, theirs, left_theirs, j0, j1, nb
     where both texts have presence entries: by fill bytes alone, as older records are compared, a
     name carried is a typo). The caller has seen that every fill of the context is a name's."""
     pf = np.uint64(NAME_PRESENT_FILL)
-    presence = has_presence(mine, pf) and has_presence(theirs, pf)  # once, not at every pair of fills
+    presence = has_fill(mine, pf) and has_fill(theirs, pf)  # once, not at every pair of fills
     for s in range(i0, i1):
         x = mine[left_mine[s]] & np.uint64(0xFFFF)
         for t in range(j0, j1):
@@ -1275,15 +1266,6 @@ def _is_weak(entry):
     :data:`NAME_TWIN_BYTE`): entries that pair only with each other (:func:`_replaced_weak`)."""
     byte = entry >> np.uint64(8) & np.uint64(0xFF)
     return byte == np.uint64(WEAK_NAME_BYTE) or byte == np.uint64(NAME_TWIN_BYTE)
-
-
-@njit(nogil=True, cache=True)
-def _weak_fill_in(entries, fill):
-    """Whether ``entries`` have a weak name's entry with ``fill`` in any context."""
-    for s in range(entries.shape[0]):  # noqa: SIM110 (numba compiles loops, not generators)
-        if (entries[s] & np.uint64(0xFFFF)) == fill:
-            return True
-    return False
 
 
 @njit(nogil=True, cache=True)
@@ -1323,7 +1305,7 @@ def _replaced_weak(mine, left_mine, na, theirs, left_theirs, nb):
                         continue
                     if (x & np.uint64(0xF0)) == (y & np.uint64(0xF0)) or (x & np.uint64(0xF)) == (y & np.uint64(0xF)):
                         continue
-                    if _weak_fill_in(theirs, x) or _weak_fill_in(mine, y):
+                    if has_fill(theirs, x) or has_fill(mine, y):
                         continue
                     if twins == 0 or _pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ca, x, y):
                         return left_mine[s]

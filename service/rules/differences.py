@@ -952,7 +952,7 @@ class Profile:
         if not len(_present_lacking(self.entries, theirs)):
             return []
         if (comparable(version) <= NAMES_SINCE
-                and not kent.has_presence(theirs, np.uint64(kprof.NAME_PRESENT_FILL))):
+                and not kent.has_fill(theirs, np.uint64(kprof.NAME_PRESENT_FILL))):
             return []
         return _new_names(self.entries, theirs)
 
