@@ -218,6 +218,22 @@ def letter_sets(cps, starts, ends, flags, pairs, suffixes, seed=GOLDEN):
     return out
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _side_entries(entries, tokens, w, tok_hashes, flags, skip, seed, fill, lo, first, last, hi):
+    """Write at ``w`` the entries of a name of tokens ``first..last`` filled ``fill``: its left
+    context (tokens ``lo:first``) and its right one (``last+1:hi``), each only where the side
+    holds a word; returns the next free index. Both are the name's first token's."""
+    if _kept(skip, lo, first):
+        entries[w] = (_context(tok_hashes, flags, skip, lo, first, seed, LEFT) << np.uint64(16)) | fill
+        tokens[w] = first
+        w += 1
+    if _kept(skip, last + 1, hi):
+        entries[w] = (_context(tok_hashes, flags, skip, last + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
+        tokens[w] = first
+        w += 1
+    return w
+
+
 @njit(nogil=True, cache=True)
 def entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks, skip, k, seed, fill_byte,
                    present_fill, letters_fill, last, cont):
@@ -263,14 +279,7 @@ def entity_entries(tok_hashes, tok_off, flags, fills, letters, letters2, breaks,
             # a side with no token (the name starts or ends its sentence) is every such name's
             # context: it would pair names that have nothing else in common (a cut "Jame" with a
             # sentence's last name), so only a side with words gives an entry
-            if _kept(skip, lo, i):
-                entries[w] = (_context(tok_hashes, flags, skip, lo, i, seed, LEFT) << np.uint64(16)) | fill
-                tokens[w] = i
-                w += 1
-            if _kept(skip, last[i] + 1, hi):
-                entries[w] = (_context(tok_hashes, flags, skip, last[i] + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
-                tokens[w] = i
-                w += 1
+            w = _side_entries(entries, tokens, w, tok_hashes, flags, skip, seed, fill, lo, i, last[i], hi)
         order = np.argsort(entries[start:w], kind="mergesort")
         entries[start:w] = entries[start:w][order]
         tokens[start:w] = tokens[start:w][order]
@@ -1142,14 +1151,7 @@ def weak_name_entries(cps, starts, ends, tok_hashes, tok_off, weak, flags, break
                 continue
             fill = fb | end_letters(cps[starts[i]], cps[ends[i] - 1])
             lo, hi = _sides(breaks, skip, a, b, i, k)
-            if _kept(skip, lo, i):
-                entries[w] = (_context(tok_hashes, flags, skip, lo, i, seed, LEFT) << np.uint64(16)) | fill
-                tokens[w] = i
-                w += 1
-            if _kept(skip, i + 1, hi):
-                entries[w] = (_context(tok_hashes, flags, skip, i + 1, hi, seed, RIGHT) << np.uint64(16)) | fill
-                tokens[w] = i
-                w += 1
+            w = _side_entries(entries, tokens, w, tok_hashes, flags, skip, seed, fill, lo, i, i, hi)
         order = np.argsort(entries[start:w], kind="mergesort")
         entries[start:w] = entries[start:w][order]
         tokens[start:w] = tokens[start:w][order]

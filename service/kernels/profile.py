@@ -1261,6 +1261,14 @@ def _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y
 
 
 @njit(nogil=True, cache=True, inline="always")
+def _context_end(entries, left, at, count, ctx):
+    """The end of the run of leftovers ``left[at:count]`` whose entries have context ``ctx``."""
+    while at < count and (entries[left[at]] >> np.uint64(16)) == ctx:
+        at += 1
+    return at
+
+
+@njit(nogil=True, cache=True, inline="always")
 def _is_weak(entry):
     """Whether an entry is a weak name's or a name's twin (:data:`WEAK_NAME_BYTE`,
     :data:`NAME_TWIN_BYTE`): entries that pair only with each other (:func:`_replaced_weak`)."""
@@ -1290,12 +1298,8 @@ def _replaced_weak(mine, left_mine, na, theirs, left_theirs, nb):
         elif ca > cb:
             j += 1
         else:
-            i1 = i
-            while i1 < na and (mine[left_mine[i1]] >> np.uint64(16)) == ca:
-                i1 += 1
-            j1 = j
-            while j1 < nb and (theirs[left_theirs[j1]] >> np.uint64(16)) == ca:
-                j1 += 1
+            i1 = _context_end(mine, left_mine, i, na, ca)
+            j1 = _context_end(theirs, left_theirs, j, nb, ca)
             for s in range(i, i1):
                 x = mine[left_mine[s]] & np.uint64(0xFFFF)
                 for t in range(j, j1):
@@ -1307,25 +1311,11 @@ def _replaced_weak(mine, left_mine, na, theirs, left_theirs, nb):
                         continue
                     if has_fill(theirs, x) or has_fill(mine, y):
                         continue
-                    if twins == 0 or _pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ca, x, y):
+                    if twins == 0 or _same_pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ca, x, y):
                         return left_mine[s]
             i = i1
             j = j1
     return -1
-
-
-@njit(nogil=True, cache=True)
-def _pair_elsewhere(mine, left_mine, na, theirs, left_theirs, nb, ctx, x, y):
-    """Whether another context than ``ctx`` has ``x`` left over in ``mine`` and ``y`` in ``theirs``."""
-    for u in range(na):
-        v = mine[left_mine[u]]
-        other = v >> np.uint64(16)
-        if other == ctx or (v & np.uint64(0xFFFF)) != x:
-            continue
-        for w in range(nb):
-            if theirs[left_theirs[w]] == ((other << np.uint64(16)) | y):
-                return True
-    return False
 
 
 @njit(nogil=True, cache=True)
@@ -1379,12 +1369,8 @@ def replaced_context(mine, theirs):
         elif ca > cb:
             j += 1
         else:
-            i1 = i
-            while i1 < na and (mine[left_mine[i1]] >> np.uint64(16)) == ca:
-                i1 += 1
-            j1 = j
-            while j1 < nb and (theirs[left_theirs[j1]] >> np.uint64(16)) == ca:
-                j1 += 1
+            i1 = _context_end(mine, left_mine, i, na, ca)
+            j1 = _context_end(theirs, left_theirs, j, nb, ca)
             names = _all_polarity(mine, left_mine, i, i1, theirs, left_theirs, j, j1, np.uint64(NAME_FILL_BYTE))
             if names and not _partial_rename(mine, left_mine, i, i1, na, theirs, left_theirs, j, j1, nb, ca):
                 return left_mine[i]

@@ -652,15 +652,7 @@ class Profile:
         outside the sentences the other text has too."""
         if self.name_slots is None or not len(_present_lacking(theirs, self.entries)):
             return None  # every name of the other text is carried here (most reprints): nothing to look up
-        _, starts, ends = self._sentence_bounds()
-        shared = ~self._sentences_missing(theirs)  # no name was replaced there
-        span = self.name_slots.other_name_at(self.entries, theirs, starts[shared], ends[shared])
-        if span is None:
-            return None
-        start, end = span
-        return CriticalDifference("entity", self.text[max(0, start - 12) : end + 12].strip(),
-                                  NAME_FILL + self.text[start:end], start=max(0, start - 12),
-                                  end=min(len(self.text), end + 12))
+        return self._placed_in_words(theirs, self.name_slots.other_name_at)
 
     def _weak_name_run(self, theirs: npt.NDArray[np.uint64]) -> CriticalDifference | None:
         """The entity difference of a weak name of the other text (profile v16: 高峰, a word a
@@ -668,9 +660,17 @@ class Profile:
         dictionary knows (蔚/少/辉), outside the sentences the other text has too."""
         if self.name_slots is None or not len(_weak_lacking(theirs, self.entries)):
             return None  # every weak name of the other text stands here too (most reprints): nothing to place
+        return self._placed_in_words(theirs, self.name_slots.weak_name_run_at)
+
+    def _placed_in_words(self, theirs: npt.NDArray[np.uint64], place: Callable[
+            [npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.int64]],
+            tuple[int, int] | None]) -> CriticalDifference | None:
+        """The entity difference at the text span where ``place`` (a :class:`NameSlots` method)
+        finds a name of the other text written as this text's words, outside the sentences both
+        texts have (no name was replaced there)."""
         _, starts, ends = self._sentence_bounds()
         shared = ~self._sentences_missing(theirs)
-        span = self.name_slots.weak_name_run_at(self.entries, theirs, starts[shared], ends[shared])
+        span = place(self.entries, theirs, starts[shared], ends[shared])
         if span is None:
             return None
         start, end = span
