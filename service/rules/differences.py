@@ -708,7 +708,7 @@ class Profile:
         in at its first mention, where no byline's word opens it; None where it stands in none."""
         row = int(np.searchsorted(self.entries, np.uint64(present)))
         at, name = int(self.positions[row]), self.fills[row].removeprefix(NAME_FILL)
-        if not _ideographic(name) or _furniture_name(self.text, at, at + len(name)):
+        if not _ideographic(name) or _furniture_name(self.text, at, at + len(name), reporter=True):
             return None
         return credit_span(self.text, at, at + len(name))
 
@@ -985,10 +985,12 @@ def credit_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     return (bracket + 1, last) if all("\u3400" <= c <= "\u9fff" or c in " \u3000" for c in held) else None
 
 
-def _furniture_name(text: str, start: int, end: int) -> bool:
-    """Whether the name at ``text[start:end]`` is a byline's (:data:`BYLINE_BEFORE`) or a source
-    website's (:data:`SITE_AFTER`): the page's, not the story's."""
-    return bool(BYLINE_BEFORE.search(text[max(0, start - 28) : start]) or SITE_AFTER.match(text, end - 1))
+def _furniture_name(text: str, start: int, end: int, reporter: bool = False) -> bool:
+    """Whether the name at ``text[start:end]`` is a byline's (:data:`BYLINE_BEFORE`; ``reporter``:
+    a reporter's too, :data:`CREDIT_BYLINE_BEFORE`) or a source website's (:data:`SITE_AFTER`): the
+    page's, not the story's."""
+    byline = CREDIT_BYLINE_BEFORE if reporter else BYLINE_BEFORE
+    return bool(byline.search(text[max(0, start - 28) : start]) or SITE_AFTER.match(text, end - 1))
 
 
 def _sentence_like(entries: npt.NDArray[np.uint64]) -> int:
@@ -1264,13 +1266,27 @@ def _legal_form_end(text: str, end: int) -> int:
     return form.end() if form else end
 
 
-# a name right after one of these, after the byline's other names (记者 张三、李四) or after the
-# name's own first tokens (作者:赵/磊; not 记者从宜昌市获悉), is a byline's (来源:中国政府网, by jane
-# smith, source: associated press): furniture; a name once the sentence goes on past the byline
-# ((记者衡志诚)今天上午,南宁市) is the story's
-BYLINE_BEFORE = re.compile(r"(?:(?:来源|作者|记者|编辑|通讯员|摄影|供稿)[:：/\s]*"
-                           r"(?:[^\W\d_]{1,4}[,，、/\s]+){0,3}(?![从在到对据])[^\W\d_]{0,3}"
-                           r"|(?:^|[.!?;\n]\s?)(?:by|source|credit|photo):? [^.!?;\n]{0,24})$")
+# a name right after one of these, after the byline's other names (编辑 张三、李四) or after the
+# name's own first tokens (作者:赵/磊), is a byline's (来源:中国政府网, by jane smith, source:
+# associated press): furniture; a name once the sentence goes on past the byline is the story's
+PAGE_BYLINE_WORDS = ("来源", "作者", "编辑", "通讯员", "摄影", "供稿")
+# ... and a reporter's (记者): the same story under another reporter's name is another story, so a
+# reporter is the story's where a sentence was rewritten around another name in its place
+# (本报记者曹照琴谢国明 / 本报记者曹照琴田小楠); only a credit standing alone, compared with no
+# context (:meth:`Profile._another_credit`), leaves it out, as a deleted sentence can take a
+# credit with it while a footer adds names (记者从宜昌市获悉 is no byline: the story goes on)
+REPORTER_WORDS = ("记者",)
+
+
+def _byline_before(words: Sequence[str]) -> re.Pattern[str]:
+    """What stands before a byline's name: one of ``words``, then the byline's other names."""
+    return re.compile(r"(?:(?:" + "|".join(words) + r")[:：/\s]*"
+                      r"(?:[^\W\d_]{1,4}[,，、/\s]+){0,3}(?![从在到对据])[^\W\d_]{0,3}"
+                      r"|(?:^|[.!?;\n]\s?)(?:by|source|credit|photo):? [^.!?;\n]{0,24})$")
+
+
+BYLINE_BEFORE = _byline_before(PAGE_BYLINE_WORDS)
+CREDIT_BYLINE_BEFORE = _byline_before(PAGE_BYLINE_WORDS + REPORTER_WORDS)
 # ... and a name that ends in 网, or right before this, is a website's, the page's source (央视网,
 # 中国政府网, 中国新闻网; not 网络, 网友)
 SITE_AFTER = re.compile(r"[^\W\d_]{0,3}?网(?![络友民页点格球])")  # matched from the name's last character

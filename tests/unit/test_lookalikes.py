@@ -806,11 +806,12 @@ def test_a_source_websites_name_in_a_reprints_header_is_furniture(furniture: str
 @pytest.mark.parametrize(("text", "name", "furniture"), [
     ("来源：中国政府网 作者：赵磊", "赵磊", True),
     ("作者：赵磊", "磊", True),  # 赵/磊: the name's own first token stands between
-    ("本报记者 张三、李四报道", "李四", True),  # the byline's second name
+    ("责任编辑 张三、李四", "李四", True),  # the byline's second name
     ("摄影/王五", "王五", True),
     ("by jane smith", "jane", True),
     ("2011-11-24 中国新闻网", "中国", True),  # a website named after the country
     ("来源：央视网", "央视网", True),
+    ("本报记者 张三、李四报道", "李四", False),  # a reporter's: the story's, unless compared alone
     ("（记者衡志诚）今天上午，南宁市副市长", "南宁市", False),  # the byline closed: the story goes on
     ("记者董伟报道：顶着寒风，宜昌市各级领导", "宜昌市", False),
     ("中国网络安全", "中国", False),
@@ -820,6 +821,17 @@ def test_a_byline_or_a_website_is_furniture_and_the_story_after_it_is_not(text: 
                                                                           furniture: bool) -> None:
     start = text.index(name)
     assert _furniture_name(text, start, start + len(name)) is furniture
+
+
+@pytest.mark.parametrize(("text", "name", "furniture"), [
+    ("本报记者 张三、李四报道", "李四", True),
+    ("（新华社记者李学仁摄）", "李学仁", True),
+    ("记者从宜昌市林业局获悉", "宜昌市", False),
+])
+def test_a_reporters_byline_is_furniture_only_to_a_credit_compared_alone(text: str, name: str,
+                                                                        furniture: bool) -> None:
+    start = text.index(name)
+    assert _furniture_name(text, start, start + len(name), reporter=True) is furniture
 
 
 PHONE_STORY = ("Mobile operator T-Mobile has launched its latest pocket office device, the MDA IV, which "
@@ -1626,6 +1638,24 @@ def test_the_same_story_under_another_authors_credit_is_another_story(credits: t
     assert decide_pair(CREDITED.format(c=credits[0]), CREDITED.format(c=""))[0] is Status.DUPLICATE
     editors = CREDITED.format(c="(责任编辑：陈醉)"), CREDITED.format(c="(责任编辑：唐运张)")
     assert decide_pair(*editors)[0] is Status.DUPLICATE
+
+
+REPORTED = ("新华社北京1月9日电 昨天下午，市体育中心举行了一场友谊赛，吸引了近万名球迷到场观战。"
+            "比赛中，主队球员积极拼抢，多次制造威胁，最终以两球的优势取胜。"
+            "赛后，主教练表示，球队的状态正在逐步回升，下一阶段将重点加强防守训练。")
+
+
+@pytest.mark.parametrize(("byline", "other"), [("本报记者曹照琴谢国明王尧\n", "本报记者曹照琴田小楠王尧\n"),
+                                               ("本报记者：潘清 ", "本报记者：李四 "),
+                                               ("（记者诸葛仓麟）", "（记者沙立仓麟）")])
+def test_the_same_story_under_another_reporters_byline_is_another_story(byline: str, other: str) -> None:
+    """A reporter (记者) is the story's, not the page's as an editor is: another name in the
+    reporter's place, the byline's other names and words around it the same, is another document;
+    the byline dropped is a reprint."""
+    story = (byline + REPORTED) if byline.endswith(("\n", " ")) else (REPORTED + byline)
+    status, _, kind = decide_pair(story, story.replace(byline, other))
+    assert status is Status.UNIQUE and kind == "entity"
+    assert decide_pair(story, story.replace(byline, ""))[0] is Status.DUPLICATE
 
 
 @pytest.mark.parametrize("credits", [("（王彦田周亮）", "（韦凯辉周亮）"), ("（刘全应李金宝）", "（何东兴李金宝）")])
