@@ -30,6 +30,12 @@ jieba's tagger reads in the text (a person, a place or an organisation, ``tagged
 ``tagged_place``, ``tagged_organisation``) replaced everywhere by another name of the same tag
 that the tagger read in another document of the corpus, a real name of about its length.
 
+``--quantities`` makes figure look-alikes of another kind: two nearby quantities swapped with
+their units (``quantities_zh``: 耕地面积12万亩 ... 总人口35万人 -> 耕地面积35万人 ... 总人口12万亩;
+``quantities_en``: $4.2 billion ... $610 million), the units of the two different, as a builder that
+reads a quantity as a number and its unit swaps them. Dates and times are left alone (年, 月, 日,
+点; their own kind of change).
+
 The originals are decided first, then the look-alikes, by the engine on the memory store in
 windows, as the batch CLI does. Nothing is tuned on these pairs; they measure the entity check and
 the swapped-figure check of ``neardup.rules.differences``.
@@ -179,6 +185,58 @@ def figure_swap(text: str, rng: random.Random) -> str | None:
         return None
     a, b = rng.choice(pairs)
     return text[: a.start()] + b.group() + text[a.end() : b.start()] + a.group() + text[b.end() :]
+
+
+# --quantities: a number with its magnitude and unit, as a writer reads a quantity (not dates or
+# times, not a score: 3比1 is a result, swapped by figure_swap)
+ZH_UNITS = ("个百分点", "平方公里", "平方米", "立方米", "千瓦时", "公顷", "公里", "千米", "厘米", "毫米", "公斤", "千克",
+            "美元", "欧元", "港元", "英镑", "日元", "人次", "千瓦", "万元", "亿元", "元", "人", "名", "位", "户", "家", "个",
+            "件", "起", "项", "次", "台", "辆", "架", "艘", "套", "座", "所", "吨", "克", "斤", "亩", "米", "升", "岁", "倍",
+            "%", "％", "‰", "张", "篇", "条", "批", "场", "只", "头", "株", "册", "份", "期", "届", "层", "枚", "支", "票")
+ZH_QUANTITY = re.compile(FIGURE.pattern + r"(?:[万亿千百]*(?:" + "|".join(re.escape(u) for u in ZH_UNITS)
+                         + r")|[万亿]+)(?![0-9０-９年月日时点])")
+EN_UNITS = ("billion", "million", "thousand", "bn", "mn", "percent", "per cent", "km", "kg", "tonnes", "tons",
+            "barrels", "points", "people", "votes", "runs", "goals", "metres", "meters", "miles", "acres", "hectares",
+            "dollars", "euros", "pounds", "yuan", "m")
+EN_QUANTITY = re.compile(r"(?:(?:US|HK|A|NZ)?\$|£|€)?" + FIGURE.pattern + r"(?: ?(?:"
+                         + "|".join(re.escape(u) for u in EN_UNITS) + r")\b)?")
+ZH_QUANTITY_UNIT = re.compile(r"[^0-9０-９.．,]+$")
+
+
+def _unit(quantity: str) -> str:
+    """A quantity's unit as written after (or, in English, before) its digits."""
+    m = ZH_QUANTITY_UNIT.search(quantity)
+    return (m.group() if m else "") + quantity[: len(quantity) - len(quantity.lstrip("USHKANZ$£€"))]
+
+
+def quantity_swap(text: str, lang: str, rng: random.Random) -> str | None:
+    """``text`` with two nearby quantities whose units differ (12万亩 / 35万人, $4.2 billion / 12%)
+    swapped, each with its unit; None when it has no such pair."""
+    pattern = ZH_QUANTITY if lang == "zh" else EN_QUANTITY
+    found = [m for m in pattern.finditer(text) if lang == "zh" or _unit(m.group())]
+    pairs = [(a, b) for a, b in itertools.pairwise(found)
+             if b.start() - a.end() <= FIGURE_SPAN and _unit(a.group()) != _unit(b.group())]
+    if not pairs:
+        return None
+    a, b = rng.choice(pairs)
+    return text[: a.start()] + b.group() + text[a.end() : b.start()] + a.group() + text[b.end() :]
+
+
+def build_quantities(docs: list[dict[str, str]], seed: int, per_kind: int) -> tuple[list[dict[str, str]], list[Pair]]:
+    """(originals + look-alikes, pairs) of :func:`quantity_swap`, ``per_kind`` of each language."""
+    rng = random.Random(seed)
+    order = docs[:]
+    rng.shuffle(order)
+    made: dict[str, list[tuple[dict[str, str], str]]] = defaultdict(list)
+    for d in order:
+        lang = "zh" if d.get("lang") == "zh" else "en"
+        kind = f"quantities_{lang}"
+        if len(made[kind]) >= per_kind:
+            continue
+        variant = quantity_swap(d["text"], lang, rng)
+        if variant and variant != d["text"]:
+            made[kind].append((d, variant))
+    return _with_originals(docs, made)
 
 
 # --generated-names: names made up the way a test-data generator makes them (a common surname and
@@ -364,12 +422,16 @@ def main() -> None:
                     help="names found by jieba's tagger (Chinese) or capitals (English), replaced by made-up ones")
     ap.add_argument("--tagged-names", action="store_true",
                     help="Chinese names found by jieba's tagger, replaced by others it finds in other texts")
+    ap.add_argument("--quantities", action="store_true",
+                    help="two nearby quantities swapped with their units (12万亩 / 35万人), units differing")
     args = ap.parse_args()
     paths = args.docs or [DATASETS / "docs.jsonl", OTHER / "other.jsonl"]
     if args.generated_names:
         docs, pairs = build_generated(load(paths), args.seed, args.per_kind)
     elif args.tagged_names:
         docs, pairs = build_tagged(load(paths), args.seed, args.per_kind)
+    elif args.quantities:
+        docs, pairs = build_quantities(load(paths), args.seed, args.per_kind)
     else:
         names = pku_names(args.pku)
         docs, pairs = build(load(paths), dictionary_names(names) if args.real_names else names, args.seed,
@@ -381,6 +443,7 @@ def main() -> None:
     duplicate_of = asyncio.run(decide(docs))
     result: dict[str, Any] = {"bench": "lookalikes", "seed": args.seed, "real_names": args.real_names,
                               "generated_names": args.generated_names, "tagged_names": args.tagged_names,
+                              "quantities": args.quantities,
                               "documents": len(docs),
                               "sources": [str(p) for p in paths], **report(duplicate_of, [], pairs)}
     result.pop("recall")

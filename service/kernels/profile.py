@@ -37,6 +37,7 @@ DIGIT = 8
 AZ09 = 16
 AZ = 32
 SENTENCE_END = 64  # . ! ? ; and their full-width forms (differences.SENTENCE_ENDS)
+UNIT_LONGEST = 8  # characters of the longest unit a Chinese figure is written with (differences.zh_unit_words)
 
 # trie node kinds
 NODE_AFFIRMATOR = 1
@@ -526,12 +527,17 @@ def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum,
 @njit(nogil=True, cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
-                fig_a, fig_b, pos, counted, sents, min_sentence, grouped, identifiers, starts):
+                fig_a, fig_b, pos, counted, sents, min_sentence, grouped, identifiers, starts, unit_keys,
+                unit_vals, unit_kind):
     """Frame (word characters, each anchor as one mark), anchors and sentences of the Chinese text
     ``cps[lo:hi]``: (anchor count, frame length, sentence count). ``counted``: negators in a row
     add up (v4); else the first of two stands alone (v1-v3). ``grouped``: thousands groups (v7).
     ``identifiers``: runs of ASCII letters and digits (v8). ``starts``: set at every unit a
-    sentence starts at (:func:`_close_sentence`)."""
+    sentence starts at (:func:`_close_sentence`). ``unit_keys``, ``unit_vals``, ``unit_kind``
+    (v17; an empty trie before): the units a figure is written with, as a trie (万亩, 亿元,
+    个百分点); the longest written right after a figure is the figure's, out of the frame
+    (:func:`_past_unit`): a figure swapped with another along with its unit (耕地面积12万亩 ...
+    总人口35万人 / 耕地面积35万人 ... 总人口12万亩) keeps its place's context, and the swap is seen."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
@@ -584,8 +590,37 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                             neg if anchor == ANCHOR_CLASS else min(neg, 1), start - lo, start, end)
         frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
+        if anchor == ANCHOR_FIGURE and unit_kind.shape[0] > 1:
+            p = _past_unit(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped,
+                           identifiers, unit_keys, unit_vals, unit_kind)
     ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, hi - lo, min_sentence, starts)
     return n, length, ns
+
+
+@njit(nogil=True, cache=True)
+def _past_unit(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped, identifiers,
+               unit_keys, unit_vals, unit_kind):
+    """Where the text goes on after the unit written at ``p``, right after a figure: past the
+    longest unit of the trie (``unit_kind`` nonzero where one ends) whose characters start no
+    token (a term, a figure: those are read as such), or ``p`` where none is written."""
+    limit = min(hi, p + UNIT_LONGEST)
+    for r in range(p, limit):  # the unit ends where the next token starts
+        c = ctab[cps[r]]
+        if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):
+            end, _, _ = _zh_token(cps, r, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
+                                  grouped, identifiers)
+            if end >= 0:
+                limit = r
+                break
+    node = np.int64(0)
+    best = p
+    for r in range(p, limit):
+        node = _child(unit_keys, unit_vals, node, cps[r])
+        if node < 0:
+            break
+        if unit_kind[node] != 0:
+            best = r + 1
+    return best
 
 
 @njit(nogil=True, cache=True)
@@ -957,7 +992,8 @@ def _sentence_side(starts, u, length, side):
 def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
-                  figure_values, identifiers, figure_runs, sentence_sides, unit_tails):
+                  figure_values, identifiers, figure_runs, sentence_sides, unit_tails, unit_keys, unit_vals,
+                  unit_kind):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -975,7 +1011,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     side's context would be another sentence's, which a reordered or shortened copy changes (a
     paragraph moved after 不予支持。 put its first words where another 支持。's were).
     ``unit_tails`` (v13): an English percentage or decimal is one word with the letters and the 's
-    after it (:func:`_en_word_end`). The class-free marks and fills of v4 are in the tables the caller passes."""
+    after it (:func:`_en_word_end`). ``unit_keys``, ``unit_vals``, ``unit_kind`` (v17, a trie;
+    empty before): the unit a Chinese figure is written with is left out of the frame
+    (:func:`_zh_anchors`). The class-free marks and fills of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -1017,7 +1055,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             n, length, ns = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
                                         word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
                                         frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted, sents,
-                                        min_zh_sentence, figure_values, identifiers, starts)
+                                        min_zh_sentence, figure_values, identifiers, starts, unit_keys,
+                                        unit_vals, unit_kind)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,

@@ -1,6 +1,6 @@
-"""Profile byte formats v2 to v16: sorted context hashes delta-coded, fills through a per-record palette.
+"""Profile byte formats v2 to v17: sorted context hashes delta-coded, fills through a per-record palette.
 
-v3 to v16 are v2's layout with their version byte: v3's entries are one-sided contexts for polarity
+v3 to v17 are v2's layout with their version byte: v3's entries are one-sided contexts for polarity
 words, v4's also class-free, v5's read English negative prefixes, v6's add names, v7's read
 figures as values (thousands groups, Chinese numerals; service/rules/differences.py), v8's read
 identifiers (runs of letters and digits) as figures, v9's read people cut into tokens, v10's
@@ -8,11 +8,11 @@ give each name a second letter set, v11's give a figure deep in a run of figures
 the run, v12's leave out one-sided entries across a sentence's edge, v13's read an English
 percentage or decimal with its letters and 's as one word, v14's read names that only start
 sentences and names the dictionary cuts, v15's give each figure a twin entry (8 more bits of its
-value), v16's carry weak names (words tagged a person but read as no name), so a record is
-compared with entries made its version's way only. A record (all integers big-endian, bits most
-significant first):
+value), v16's carry weak names (words tagged a person but read as no name), v17's leave a Chinese
+figure's unit out of its context (12万亩 as 12), so a record is compared with entries made its
+version's way only. A record (all integers big-endian, bits most significant first):
 
-    b"NP" | version (0x02 to 0x10) | count (LEB128 varint)
+    b"NP" | version (0x02 to 0x11) | count (LEB128 varint)
     and when count > 0:
     context bits C (1 B) | Rice parameter k (1 B) | palette size - 1 (1 B) | palette (P B) |
     figure flags (ceil(P / 8) B) | bit stream, padded with zeros to a byte
@@ -34,7 +34,7 @@ from numba import njit
 MAGIC0 = 78  # "N"
 MAGIC1 = 80  # "P"
 # the layout is the same; what the contexts cover differs (module docstring)
-VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
 
 # decode status codes (the caller turns them into one-line errors)
 OK = 0

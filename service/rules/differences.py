@@ -148,7 +148,7 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, hash_words, in_sorted, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 16
+PROFILE_VERSION = 17
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
@@ -160,6 +160,7 @@ SENTENCE_SIDES_SINCE = 12  # ... and give a polarity word no one-sided entry acr
 UNIT_TAILS_SINCE = 13  # ... and read an English percentage or decimal with its letters and 's as one word (42%m)
 FIGURE_TWINS_SINCE = 15  # ... and give each figure a twin entry: 8 more bits of its value (figure_twins)
 WEAK_NAMES_SINCE = 16  # ... and carry the entries of words tagged a person but read as no name (weak names)
+FIGURE_UNITS_SINCE = 17  # ... and leave a Chinese figure's unit (万亩, 亿元) out of its context (ZH_UNIT_CHARS)
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE), and since v14 an English name that
 # only starts sentences, a verb's subject (SENTENCE_START_NAMES_SINCE): neardup.text.entities
@@ -189,6 +190,29 @@ SENTENCE_ENDS = ".!?;。！？；"
 SENTENCE_MARK = "\u00a7"  # starts a sentence's context: no anchor context starts with it
 SENTENCE_FILL = "S"
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
+# v17: the unit a Chinese quantity writes after its figure (a magnitude, about, a measure word or
+# a unit: 12万亩, 356.2亿元, 100余人, 5个百分点) is the figure's, left out of the frame: swapped with
+# its unit (耕地面积12万亩 ... 总人口35万人 / 耕地面积35万人 ... 总人口12万亩), the figure in its place
+# is another, and the swap is seen. The longest unit written is taken whole, never a word's first
+# character (第十六条公开: 条, not 条公 of 公里). Not the units of dates and clock times (年 月 日 时):
+# a date's figures written together would read as a run
+ZH_MAGNITUDES = ("十", "百", "千", "万", "亿", "十万", "百万", "千万", "万亿")
+ZH_ABOUT = ("余", "多")
+ZH_UNITS = ("个", "件", "人", "名", "位", "户", "家", "只", "头", "条", "张", "元", "角", "分", "吨", "克", "斤", "亩",
+            "米", "升", "次", "台", "辆", "架", "艘", "套", "座", "所", "岁", "倍", "项", "起", "批", "场", "篇", "册",
+            "份", "期", "届", "层", "枚", "支", "票", "株", "人次", "个月", "百分点", "个百分点", "平方米", "平方公里",
+            "平方千米", "立方米", "公里", "千米", "厘米", "毫米", "公斤", "千克", "公顷", "千瓦", "千瓦时", "美元",
+            "欧元", "港元", "英镑", "日元", "元人民币")
+
+
+@lru_cache(maxsize=1)
+def zh_unit_words() -> tuple[str, ...]:
+    """Every unit a Chinese figure may be written with (v17): a magnitude, then about, then a unit,
+    any of them left out but not all (万, 万余人, 亿元, 个百分点)."""
+    words = {m + a + u for m in ("", *ZH_MAGNITUDES) for a in ("", *ZH_ABOUT) for u in ("", *ZH_UNITS)}
+    words.discard("")
+    assert max(map(len, words)) <= kprof.UNIT_LONGEST
+    return tuple(sorted(words, key=lambda w: (-len(w), w)))
 NON_ALNUM = re.compile(r"[\W_]+")
 EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+[a-z]*)?%?")
 # v7: one to three digits with thousands groups are one word, with what follows them (1,200m)
@@ -300,7 +324,8 @@ def comparable(version: int) -> int:
     entry across a sentence's edge), v13 (an English percentage or decimal read with its
     letters and 's: 42%m, 2.2's), v14 (an English name that only starts sentences read:
     Virgin was told); v15 and v16 share v16's (v16 adds the entries of weak names, which pair only
-    with weak names, and a v15 record has none)."""
+    with weak names, and a v15 record has none); v17 has its own (a Chinese figure's context
+    without its unit: 12万亩 as 12)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     if version in (FIGURE_TWINS_SINCE, WEAK_NAMES_SINCE):
@@ -1525,6 +1550,9 @@ class AnchorProfiler:
         self.names = sorted({cls + sign for cls, sign in lex.polarity.values()})
         self.tables = self._compile(zh_terms, class_free=True)
         self.classed_tables = self._compile(zh_terms, class_free=False)  # for v2 and v3 profiles
+        # the units a Chinese figure is written with, as the kernel's trie (v17); before, none
+        self.units = _trie(zh_unit_words(), dict.fromkeys(zh_unit_words(), (1, -1)))[:3]
+        self.no_units = _trie((), {})[:3]
 
     def _mark(self, cls: str, version: int) -> str:
         return POLARITY_MARK if version >= CLASS_FREE_SINCE else self.class_mark[cls]
@@ -1602,7 +1630,7 @@ class AnchorProfiler:
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
             version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE,
             FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0, version >= SENTENCE_SIDES_SINCE,
-            version >= UNIT_TAILS_SINCE)
+            version >= UNIT_TAILS_SINCE, *(self.units if version >= FIGURE_UNITS_SINCE else self.no_units))
         if version >= FIGURE_TWINS_SINCE:
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_figure_twins(
                 texts, self.context_bits, version >= FIGURE_VALUES_SINCE, entries, positions, kinds, codes, negs,
@@ -1675,8 +1703,9 @@ class AnchorProfiler:
                     sentences.close(n, piece.end())
             return n
 
+        unit_from = -1  # where the units of the last figure would start (v17)
         for m in zh_re.finditer(text):
-            length = gap(pos, m.start())
+            length = gap(_past_units(text, pos, m.start()) if pos == unit_from else pos, m.start())
             pos = m.end()
             tok = m.group()
             if tok in self.aff_zh:
@@ -1699,8 +1728,9 @@ class AnchorProfiler:
                     figure = figure_fill(tok, version >= FIGURE_VALUES_SINCE)
                     anchors.append((length, ("N " if neg else "") + figure, m.start()))
                 pieces.append(FIGURE_MARK)
+                unit_from = m.end() if version >= FIGURE_UNITS_SINCE else -1
             length += 1
-        length = gap(pos, len(text))
+        length = gap(_past_units(text, pos, len(text)) if pos == unit_from else pos, len(text))
         sentences.close(length, len(text))
         return "".join(pieces), anchors, sentences
 
@@ -1769,6 +1799,19 @@ class _Framing:
     k: int
     sep: str
     figure: str
+
+
+def _past_units(text: str, start: int, end: int) -> int:
+    """Where the frame goes on after a figure that ends at ``start`` (v17): past the longest unit
+    (:func:`zh_unit_words`) written right after it, not past ``end`` (the next token)."""
+    unit = _zh_unit_pattern().match(text, start, end)
+    return unit.end() if unit else start
+
+
+@lru_cache(maxsize=1)
+def _zh_unit_pattern() -> re.Pattern[str]:
+    """:func:`zh_unit_words` as one pattern, the longest first (what a match takes)."""
+    return re.compile("|".join(map(re.escape, zh_unit_words())))
 
 
 # (context, fill, text offset, figures in a row up to and from the anchor: a figure's place in its run)

@@ -286,6 +286,26 @@ async def test_a_v13_record_of_a_story_named_at_sentence_starts_merges_its_repri
     assert out[0].evidence.critical.kind == "entity"
 
 
+COUNTY = ("该县共有耕地面积{a}，其中水田8万亩，旱地4万亩。全县总人口{b}，其中农业人口28万人。"
+          "今年粮食总产量达到6.5万吨，比上年增加0.3万吨，农民人均纯收入达到4200元，全县经济运行总体平稳。")
+
+
+async def test_quantities_swapped_with_their_units_against_a_v16_record() -> None:
+    """Profile v17 leaves a Chinese figure's unit out of the frame, so two quantities that trade
+    places with their units are a swap; a v16 record is compared with the deciding text's own v16
+    profile (units in the frame), which merges a reprint as before."""
+    text = COUNTY.format(a="12万亩", b="35万人")
+    older, _ = await engine_over_profile(16, {"v16": text})
+    out = await older.decide([Document(id="reprint", text="来源：县政府网\n" + text)])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == "v16"
+    newer, _ = await engine_over_profile(PROFILE_VERSION, {"v17": text})
+    out = await newer.decide([Document(id="swapped", text=COUNTY.format(a="35万人", b="12万亩")),
+                              Document(id="reprint", text="来源：县政府网\n" + text)])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == "v17"
+    assert out[1].status == "duplicate" and out[1].duplicate_of == "v17"
+
+
 GROWTH = ("It said TV companies faced a major threat, with broadband predicted to grow from {a}% to {b}% of "
           "households by 2009. The report said the firms must adapt. Analysts agreed with the findings of the "
           "report on Monday, and the shares rose.")

@@ -18,12 +18,14 @@ from neardup.kernels import entities as kent
 from neardup.kernels import profile as kprof
 from neardup.kernels.hashing import fmix64
 from neardup.rules.differences import (
+    FIGURE_MARK,
     _furniture_name,
     _legal_form_end,
     _written_alike,
     credit_span,
     fill_hash,
     furniture_spans,
+    profiler,
 )
 from neardup.sketch import fingerprint
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
@@ -310,6 +312,41 @@ def test_swapped_amounts_with_units_are_unique() -> None:
     assert status is Status.UNIQUE and kind == "figure"
     status, _, _ = decide_pair(body.format(a="$110m", b="£57.2m"), body.format(a="$110m", b="£57.2m") + " More.")
     assert status is Status.DUPLICATE
+
+
+COUNTY = ("该县共有耕地面积{a}，其中水田8万亩，旱地4万亩。全县总人口{b}，其中农业人口28万人。"
+          "今年粮食总产量达到{c}，比上年增加0.3万吨，农民人均纯收入达到{d}，全县经济运行总体平稳。")
+COUNTY_FIGURES = {"a": "12万亩", "b": "35万人", "c": "6.5万吨", "d": "4200元"}
+
+
+@pytest.mark.parametrize(("first", "second"), [("a", "b"), ("c", "d"), ("a", "d")])
+def test_quantities_swapped_with_their_units_are_unique(first: str, second: str) -> None:
+    """Two quantities that trade places with their units (耕地面积12万亩 ... 总人口35万人 /
+    耕地面积35万人 ... 总人口12万亩): a unit is the figure's (profile v17), not its place's context, so
+    each place holds another figure and the swap is seen."""
+    swapped = dict(COUNTY_FIGURES, **{first: COUNTY_FIGURES[second], second: COUNTY_FIGURES[first]})
+    status, _, kind = decide_pair(COUNTY.format(**COUNTY_FIGURES), COUNTY.format(**swapped))
+    assert status is Status.UNIQUE and kind == "figure"
+
+
+def test_a_quantitys_unit_is_out_of_the_frame_only_right_after_its_figure() -> None:
+    """The longest unit written right after a figure is the figure's: the frame goes on after it;
+    after a space or a punctuation mark it is words, and a word after it is never taken for a
+    unit's start (条 of 第十六条公开, not 条公 as if of 公里), so a negator put there is seen."""
+    zh = profiler()._zh
+    assert zh("耕地面积12万亩，其中水田")[0] == "耕地面积" + FIGURE_MARK + "其中水田"
+    assert zh("相差5个百分点以上")[0] == "相差" + FIGURE_MARK + "以上"
+    assert zh("发电120千瓦时以上")[0] == "发电" + FIGURE_MARK + "以上"
+    assert zh("耕地面积12 万亩")[0] == "耕地面积" + FIGURE_MARK + "万亩"
+    assert zh("耕地面积12万亩", version=16)[0] == "耕地面积" + FIGURE_MARK + "万亩"
+    assert zh("第十六条公开审判")[0] == "第" + FIGURE_MARK + "公开审判"
+    assert zh("人口12人次多个")[0] == "人口" + FIGURE_MARK + "多个"
+
+
+def test_a_reprint_of_quantities_with_units_still_merges() -> None:
+    text = COUNTY.format(**COUNTY_FIGURES)
+    for copy in ("来源：县政府网\n" + text, text.replace("12万亩", "１２万亩"), text + "（责任编辑：李明）"):
+        assert decide_pair(text, copy)[0] is Status.DUPLICATE
 
 
 @pytest.mark.parametrize("edit", [
