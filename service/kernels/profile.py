@@ -764,7 +764,7 @@ def _negative_prefix(cps, a, b):
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
                 u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence, affixes,
-                grouped, identifiers, starts, unit_tails):
+                grouped, identifiers, starts, unit_tails, word_unit, unit_run):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
@@ -774,6 +774,8 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     thousands groups are part of a figure (v7, :func:`_en_word_end`). ``identifiers`` (v8): a word
     with a digit anywhere is a figure (x5, aud1.102), not only one that starts with a digit.
     ``unit_tails`` (v13): a percentage or a decimal is one word with its letters and 's (42%m).
+    ``unit_run`` (v17; 0 before): up to this many unit words (``word_unit``: million, per cent,
+    people) written right after a figure are the figure's, out of the frame, as a Chinese unit is.
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -785,10 +787,12 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     s_negs = 0
     s_at = 0
     last_do = False  # the last unit is a do, does or did
+    units_after = 0  # unit words that may still follow the last figure
     p = lo
     while p < hi:
         if not ctab[cps[p]] & AZ09:
             if ctab[cps[p]] & SENTENCE_END:
+                units_after = 0
                 ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, p + 1 - lo, min_sentence, starts)
                 s_start = units
                 s_negs = 0
@@ -809,6 +813,10 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
             else:
                 w = find_word(const_cps, a, b, word_keys, word_vals, word_cps, word_off)
                 digit = False
+            if units_after > 0 and src == 0 and w >= 0 and word_unit[w]:
+                units_after -= 1
+                continue
+            units_after = 0
             if w >= 0 and word_neg[w]:
                 s_negs += 1
                 if last_do:
@@ -846,6 +854,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                                     or _spells(cps, a, b, DO_FORMS[2][0], DO_FORMS[2][1]))
             units += 1
             pending = False
+            units_after = unit_run if digit and code < 0 else 0
     ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, hi - lo, min_sentence, starts)
     return n, units, ns
 
@@ -993,7 +1002,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
                   figure_values, identifiers, figure_runs, sentence_sides, unit_tails, unit_keys, unit_vals,
-                  unit_kind):
+                  unit_kind, word_unit, en_unit_run):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -1013,7 +1022,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     ``unit_tails`` (v13): an English percentage or decimal is one word with the letters and the 's
     after it (:func:`_en_word_end`). ``unit_keys``, ``unit_vals``, ``unit_kind`` (v17, a trie;
     empty before): the unit a Chinese figure is written with is left out of the frame
-    (:func:`_zh_anchors`). The class-free marks and fills of v4 are in the tables the caller passes."""
+    (:func:`_zh_anchors`), and so are up to ``en_unit_run`` English unit words (``word_unit``;
+    0: none, before v17) written after a figure (:func:`_en_anchors`). The class-free marks and
+    fills of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
     entries = np.empty(cap, dtype=np.uint64)
@@ -1061,7 +1072,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
                                         fig_a, fig_b, pos, sents, min_en_sentence, affixes, figure_values,
-                                        identifiers, starts, unit_tails)
+                                        identifiers, starts, unit_tails, word_unit, en_unit_run)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR

@@ -8,9 +8,9 @@ give each name a second letter set, v11's give a figure deep in a run of figures
 the run, v12's leave out one-sided entries across a sentence's edge, v13's read an English
 percentage or decimal with its letters and 's as one word, v14's read names that only start
 sentences and names the dictionary cuts, v15's give each figure a twin entry (8 more bits of its
-value), v16's carry weak names (words tagged a person but read as no name), v17's leave a Chinese
-figure's unit out of its context (12万亩 as 12), so a record is compared with entries made its
-version's way only. A record (all integers big-endian, bits most significant first):
+value), v16's carry weak names (words tagged a person but read as no name), v17's leave a figure's
+unit out of its context (12万亩 as 12, 159 million as 159), so a record is compared with entries
+made its version's way only. A record (all integers big-endian, bits most significant first):
 
     b"NP" | version (0x02 to 0x11) | count (LEB128 varint)
     and when count > 0:

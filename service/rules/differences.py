@@ -160,7 +160,7 @@ SENTENCE_SIDES_SINCE = 12  # ... and give a polarity word no one-sided entry acr
 UNIT_TAILS_SINCE = 13  # ... and read an English percentage or decimal with its letters and 's as one word (42%m)
 FIGURE_TWINS_SINCE = 15  # ... and give each figure a twin entry: 8 more bits of its value (figure_twins)
 WEAK_NAMES_SINCE = 16  # ... and carry the entries of words tagged a person but read as no name (weak names)
-FIGURE_UNITS_SINCE = 17  # ... and leave a Chinese figure's unit (万亩, 亿元) out of its context (ZH_UNIT_CHARS)
+FIGURE_UNITS_SINCE = 17  # ... and leave a figure's unit (万亩, 亿元, million) out of the frame (zh_unit_words)
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE), and since v14 an English name that
 # only starts sentences, a verb's subject (SENTENCE_START_NAMES_SINCE): neardup.text.entities
@@ -203,6 +203,15 @@ ZH_UNITS = ("个", "件", "人", "名", "位", "户", "家", "只", "头", "条"
             "份", "期", "届", "层", "枚", "支", "票", "株", "人次", "个月", "百分点", "个百分点", "平方米", "平方公里",
             "平方千米", "立方米", "公里", "千米", "厘米", "毫米", "公斤", "千克", "公顷", "千瓦", "千瓦时", "美元",
             "欧元", "港元", "英镑", "日元", "元人民币")
+
+
+# ... and so are the unit words an English quantity writes after its number (159 million, 80 per
+# cent, 60 people), up to two of them (84 million barrels): not part of the figure's word, they
+# were its context, and swapped along with it they hid the swap
+EN_UNIT_WORDS = ("million", "billion", "trillion", "thousand", "hundred", "bn", "mn", "percent", "per", "cent", "pc",
+                 "points", "people", "euros", "dollars", "pounds", "yuan", "yen", "shares", "barrels", "tonnes", "tons",
+                 "metres", "meters", "miles", "km", "kg", "acres", "hectares", "votes", "seats")
+EN_UNIT_RUN = 2
 
 
 @lru_cache(maxsize=1)
@@ -324,8 +333,8 @@ def comparable(version: int) -> int:
     entry across a sentence's edge), v13 (an English percentage or decimal read with its
     letters and 's: 42%m, 2.2's), v14 (an English name that only starts sentences read:
     Virgin was told); v15 and v16 share v16's (v16 adds the entries of weak names, which pair only
-    with weak names, and a v15 record has none); v17 has its own (a Chinese figure's context
-    without its unit: 12万亩 as 12)."""
+    with weak names, and a v15 record has none); v17 has its own (a figure's context without its
+    unit: 12万亩 as 12, 159 million as 159)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     if version in (FIGURE_TWINS_SINCE, WEAK_NAMES_SINCE):
@@ -1472,6 +1481,7 @@ class KernelTables:
     word_cps: npt.NDArray[np.uint32]
     word_off: npt.NDArray[np.int64]
     word_neg: npt.NDArray[np.bool_]
+    word_unit: npt.NDArray[np.bool_]
     word_pol: npt.NDArray[np.int32]
     digit_keys: bool
     cs_bytes: npt.NDArray[np.uint8]
@@ -1579,7 +1589,7 @@ class AnchorProfiler:
         _check_classes(pairs)
         edge_keys, edge_vals, node_kind, node_code = _trie(zh_terms, self._term_kinds(zh_terms, code_of))
         ctab = _char_table(zh_terms)
-        words = sorted(set(lex.polarity) | self.neg_en)
+        words = sorted(set(lex.polarity) | self.neg_en | set(EN_UNIT_WORDS))
         word_cps, word_off = _cps(words)
         word_keys, word_vals = kprof.build_word_table(word_cps, word_off)
         names = [cls + sign for cls, sign in pairs]
@@ -1593,6 +1603,7 @@ class AnchorProfiler:
             ctab=ctab, edge_keys=edge_keys, edge_vals=edge_vals, node_kind=node_kind, node_code=node_code,
             word_keys=word_keys, word_vals=word_vals, word_cps=word_cps, word_off=word_off,
             word_neg=np.array([w in self.neg_en for w in words], dtype=np.bool_),
+            word_unit=np.array([w in EN_UNIT_WORDS for w in words], dtype=np.bool_),
             word_pol=np.array([code_of[lex.polarity[w]] if w in lex.polarity else -1 for w in words], dtype=np.int32),
             digit_keys=any(w.isascii() and w[0].isdigit() for w in lex.polarity),
             cs_bytes=cs_bytes, cs_off=cs_off,
@@ -1630,7 +1641,8 @@ class AnchorProfiler:
             version >= ONE_SIDED_SINCE, version >= CLASS_FREE_SINCE, ZH_SENTENCE, EN_SENTENCE,
             version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE,
             FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0, version >= SENTENCE_SIDES_SINCE,
-            version >= UNIT_TAILS_SINCE, *(self.units if version >= FIGURE_UNITS_SINCE else self.no_units))
+            version >= UNIT_TAILS_SINCE, *(self.units if version >= FIGURE_UNITS_SINCE else self.no_units),
+            t.word_unit, EN_UNIT_RUN if version >= FIGURE_UNITS_SINCE else 0)
         if version >= FIGURE_TWINS_SINCE:
             entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_figure_twins(
                 texts, self.context_bits, version >= FIGURE_VALUES_SINCE, entries, positions, kinds, codes, negs,
@@ -1743,6 +1755,7 @@ class AnchorProfiler:
         for m in _en_words(version).finditer(text):
             for end in SENTENCE_END.finditer(text, pos, m.start()):
                 reader.sentences.close(len(reader.units), end.end())
+                reader.units_after = 0
             pos = m.end()
             raw = m.group()
             words = EN_CONTRACTIONS.get(raw)
@@ -1854,9 +1867,14 @@ class _EnReader:
         self.support: set[int] = set()
         self.last_do = False
         self.pending_neg = False
+        self.units_after = 0  # unit words that may still follow the last figure (v17)
 
     def word(self, w: str, at: int) -> None:
         """Read the word ``w`` of the match at text offset ``at``."""
+        if self.units_after and w in EN_UNIT_WORDS:  # the figure's unit (v17): 159 million
+            self.units_after -= 1
+            return
+        self.units_after = 0
         if w in self.profiler.neg_en:
             self._negator()
             return
@@ -1874,6 +1892,7 @@ class _EnReader:
         elif w[0].isdigit() or (self.version >= IDENTIFIERS_SINCE and any(c.isdigit() for c in w)):
             self.anchors.append((len(self.units), neg + figure_fill(w), at))
             self.units.append("#")
+            self.units_after = EN_UNIT_RUN if self.version >= FIGURE_UNITS_SINCE else 0
         else:
             if self.pending_neg:
                 self.anchors.append((len(self.units), "N", at))

@@ -343,6 +343,33 @@ def test_a_quantitys_unit_is_out_of_the_frame_only_right_after_its_figure() -> N
     assert zh("人口12人次多个")[0] == "人口" + FIGURE_MARK + "多个"
 
 
+SUBSCRIBERS = ("Mobile subscriptions across the region will reach {a} by the end of the decade, an increase "
+               "of {b} on last year, the consultancy said in a report published on Tuesday. Operators expect most "
+               "of the growth to come from prepaid customers in rural areas, it added.")
+
+
+@pytest.mark.parametrize(("a", "b"), [("159 million", "104%"), ("80 per cent", "2.5 billion"),
+                                      ("60 people", "$80m")])
+def test_english_quantities_swapped_with_their_unit_words_are_unique(a: str, b: str) -> None:
+    """An English quantity's unit word (million, per cent, people) written after its number is the
+    figure's in profile v17, as a Chinese unit is: swapped along with it, it hid the swap."""
+    status, _, kind = decide_pair(SUBSCRIBERS.format(a=a, b=b), SUBSCRIBERS.format(a=b, b=a))
+    assert status is Status.UNIQUE and kind == "figure"
+    reprint = "Technology news\n" + SUBSCRIBERS.format(a=a, b=b)
+    assert decide_pair(SUBSCRIBERS.format(a=a, b=b), reprint)[0] is Status.DUPLICATE
+
+
+def test_an_english_unit_word_is_out_of_the_frame_only_right_after_a_figure() -> None:
+    """Up to two unit words right after a figure (84 million barrels) leave the frame; after a
+    sentence's end, or before the figure, they are words."""
+    en = profiler()._en
+    assert en("revenue of 4.2 billion for the quarter")[0] == ["revenue", "of", "#", "for", "the", "quarter"]
+    assert en("output of 84 million barrels a day")[0] == ["output", "of", "#", "a", "day"]
+    assert en("the total 12. million people")[0] == ["the", "total", "#", "million", "people"]
+    assert en("million people in 12")[0] == ["million", "people", "in", "#"]
+    assert en("revenue of 4.2 billion", version=16)[0] == ["revenue", "of", "#", "billion"]
+
+
 def test_a_reprint_of_quantities_with_units_still_merges() -> None:
     text = COUNTY.format(**COUNTY_FIGURES)
     for copy in ("来源：县政府网\n" + text, text.replace("12万亩", "１２万亩"), text + "（责任编辑：李明）"):
