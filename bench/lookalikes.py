@@ -51,6 +51,7 @@ import re
 import sys
 import tarfile
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -178,9 +179,15 @@ def en_entity_swap(text: str, pool: list[str], rng: random.Random) -> str | None
 
 def figure_swap(text: str, rng: random.Random) -> str | None:
     """``text`` with two different numbers at most ``FIGURE_SPAN`` characters apart swapped."""
-    figures = list(FIGURE.finditer(text))
-    pairs = [(a, b) for a, b in itertools.pairwise(figures)
-             if b.start() - a.end() <= FIGURE_SPAN and a.group() != b.group()]
+    return _swap_nearby(text, list(FIGURE.finditer(text)), lambda a, b: a != b, rng)
+
+
+def _swap_nearby(text: str, found: list[re.Match[str]], differ: Callable[[str, str], bool],
+                 rng: random.Random) -> str | None:
+    """``text`` with two of the matches ``found`` that follow each other at most ``FIGURE_SPAN``
+    characters apart, and ``differ``, swapped (a pair drawn at random); None when none do."""
+    pairs = [(a, b) for a, b in itertools.pairwise(found)
+             if b.start() - a.end() <= FIGURE_SPAN and differ(a.group(), b.group())]
     if not pairs:
         return None
     a, b = rng.choice(pairs)
@@ -188,7 +195,8 @@ def figure_swap(text: str, rng: random.Random) -> str | None:
 
 
 # --quantities: a number with its magnitude and unit, as a writer reads a quantity (not dates or
-# times, not a score: 3比1 is a result, swapped by figure_swap)
+# times, not a score: 3比1 is a result, swapped by figure_swap). A list of the bench's own, not the
+# engine's (neardup.rules.differences.ZH_UNITS): the check is not graded by itself
 ZH_UNITS = ("个百分点", "平方公里", "平方米", "立方米", "千瓦时", "公顷", "公里", "千米", "厘米", "毫米", "公斤", "千克",
             "美元", "欧元", "港元", "英镑", "日元", "人次", "千瓦", "万元", "亿元", "元", "人", "名", "位", "户", "家", "个",
             "件", "起", "项", "次", "台", "辆", "架", "艘", "套", "座", "所", "吨", "克", "斤", "亩", "米", "升", "岁", "倍",
@@ -214,12 +222,7 @@ def quantity_swap(text: str, lang: str, rng: random.Random) -> str | None:
     swapped, each with its unit; None when it has no such pair."""
     pattern = ZH_QUANTITY if lang == "zh" else EN_QUANTITY
     found = [m for m in pattern.finditer(text) if lang == "zh" or _unit(m.group())]
-    pairs = [(a, b) for a, b in itertools.pairwise(found)
-             if b.start() - a.end() <= FIGURE_SPAN and _unit(a.group()) != _unit(b.group())]
-    if not pairs:
-        return None
-    a, b = rng.choice(pairs)
-    return text[: a.start()] + b.group() + text[a.end() : b.start()] + a.group() + text[b.end() :]
+    return _swap_nearby(text, found, lambda a, b: _unit(a) != _unit(b), rng)
 
 
 def build_quantities(docs: list[dict[str, str]], seed: int, per_kind: int) -> tuple[list[dict[str, str]], list[Pair]]:

@@ -1160,13 +1160,6 @@ def weak_name_entries(cps, starts, ends, tok_hashes, tok_off, weak, flags, break
 
 
 @njit(nogil=True, cache=True)
-def _entry_in(entries, value):
-    """Whether the sorted ``entries`` hold ``value``."""
-    at = np.searchsorted(entries, value)
-    return at < entries.shape[0] and entries[at] == value
-
-
-@njit(nogil=True, cache=True)
 def weak_name_run(mine, theirs, left, right, single, glued, breaks, cps, starts, fill_byte, max_tokens):
     """Where ``theirs`` has a weak name (:func:`weak_name_entries`: its left entry under
     ``left[t1]`` and its right entry under ``right[t2]``, one fill) that ``mine``'s text writes
@@ -1192,6 +1185,6 @@ def weak_name_run(mine, theirs, left, right, single, glued, breaks, cps, starts,
                 run = end_letters(cps[starts[t1]], cps[starts[t2]])
                 if ((run ^ fill) & np.uint64(0xF0)) == 0 or ((run ^ fill) & np.uint64(0xF)) == 0:
                     continue
-                if _entry_in(theirs, (right[t2] << np.uint64(16)) | fill):
+                if _in_sorted(theirs, (right[t2] << np.uint64(16)) | fill):
                     return t1, t2
     return -1, -1

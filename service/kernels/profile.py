@@ -591,30 +591,27 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
         if anchor == ANCHOR_FIGURE and unit_kind.shape[0] > 1:
-            p = _past_unit(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped,
+            p = _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped,
                            identifiers, unit_keys, unit_vals, unit_kind)
     ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, hi - lo, min_sentence, starts)
     return n, length, ns
 
 
 @njit(nogil=True, cache=True)
-def _past_unit(cps, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped, identifiers,
+def _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped, identifiers,
                unit_keys, unit_vals, unit_kind):
     """Where the text goes on after the unit written at ``p``, right after a figure: past the
     longest unit of the trie (``unit_kind`` nonzero where one ends) whose characters start no
     token (a term, a figure: those are read as such), or ``p`` where none is written."""
-    limit = min(hi, p + UNIT_LONGEST)
-    for r in range(p, limit):  # the unit ends where the next token starts
-        c = ctab[cps[r]]
-        if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):
-            end, _, _ = _zh_token(cps, r, p, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
-                                  grouped, identifiers)
-            if end >= 0:
-                limit = r
-                break
     node = np.int64(0)
     best = p
-    for r in range(p, limit):
+    for r in range(p, min(hi, p + UNIT_LONGEST)):
+        c = ctab[cps[r]]
+        if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):  # the unit ends where a token starts
+            end, _, _ = _zh_token(cps, r, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
+                                  grouped, identifiers)
+            if end >= 0:
+                break
         node = _child(unit_keys, unit_vals, node, cps[r])
         if node < 0:
             break

@@ -203,8 +203,6 @@ ZH_UNITS = ("个", "件", "人", "名", "位", "户", "家", "只", "头", "条"
             "份", "期", "届", "层", "枚", "支", "票", "株", "人次", "个月", "百分点", "个百分点", "平方米", "平方公里",
             "平方千米", "立方米", "公里", "千米", "厘米", "毫米", "公斤", "千克", "公顷", "千瓦", "千瓦时", "美元",
             "欧元", "港元", "英镑", "日元", "元人民币")
-
-
 # ... and so are the unit words an English quantity writes after its number (159 million, 80 per
 # cent, 60 people), up to two of them (84 million barrels): not part of the figure's word, they
 # were its context, and swapped along with it they hid the swap
@@ -212,16 +210,6 @@ EN_UNIT_WORDS = ("million", "billion", "trillion", "thousand", "hundred", "bn", 
                  "points", "people", "euros", "dollars", "pounds", "yuan", "yen", "shares", "barrels", "tonnes", "tons",
                  "metres", "meters", "miles", "km", "kg", "acres", "hectares", "votes", "seats")
 EN_UNIT_RUN = 2
-
-
-@lru_cache(maxsize=1)
-def zh_unit_words() -> tuple[str, ...]:
-    """Every unit a Chinese figure may be written with (v17): a magnitude, then about, then a unit,
-    any of them left out but not all (万, 万余人, 亿元, 个百分点)."""
-    words = {m + a + u for m in ("", *ZH_MAGNITUDES) for a in ("", *ZH_ABOUT) for u in ("", *ZH_UNITS)}
-    words.discard("")
-    assert max(map(len, words)) <= kprof.UNIT_LONGEST
-    return tuple(sorted(words, key=lambda w: (-len(w), w)))
 NON_ALNUM = re.compile(r"[\W_]+")
 EN_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?(?:\.[0-9]+[a-z]*)?%?")
 # v7: one to three digits with thousands groups are one word, with what follows them (1,200m)
@@ -1812,6 +1800,16 @@ class _Framing:
     k: int
     sep: str
     figure: str
+
+
+@lru_cache(maxsize=1)
+def zh_unit_words() -> tuple[str, ...]:
+    """Every unit a Chinese figure may be written with (v17): a magnitude, then about, then a unit,
+    any of them left out but not all (万, 万余人, 亿元, 个百分点)."""
+    words = {m + a + u for m in ("", *ZH_MAGNITUDES) for a in ("", *ZH_ABOUT) for u in ("", *ZH_UNITS)}
+    words.discard("")
+    assert max(map(len, words)) <= kprof.UNIT_LONGEST
+    return tuple(sorted(words, key=lambda w: (-len(w), w)))
 
 
 def _past_units(text: str, start: int, end: int) -> int:
