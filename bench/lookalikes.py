@@ -36,6 +36,11 @@ their units (``quantities_zh``: 耕地面积12万亩 ... 总人口35万人 -> �
 reads a quantity as a number and its unit swaps them. Dates and times are left alone (年, 月, 日,
 点; their own kind of change).
 
+``--magnitudes`` makes another: one quantity's magnitude changed, its number kept
+(``magnitudes_zh``: 罚款5万元 -> 罚款5亿元, 12万亩 -> 12千亩; ``magnitudes_en``: $4.2 billion -> $4.2
+million), a fine or a budget a thousand times another. Only the magnitude changes, so the figure
+and its context are as they were.
+
 The originals are decided first, then the look-alikes, by the engine on the memory store in
 windows, as the batch CLI does. Nothing is tuned on these pairs; they measure the entity check and
 the swapped-figure check of ``neardup.rules.differences``.
@@ -242,6 +247,43 @@ def build_quantities(docs: list[dict[str, str]], seed: int, per_kind: int) -> tu
     return _with_originals(docs, made)
 
 
+# --magnitudes: a number's magnitude, as written before its unit (5万元, 1.2亿元; 4.2 billion), for
+# another: the number kept, the amount a thousand or ten thousand times another
+ZH_MAGNITUDE = re.compile(FIGURE.pattern + r"([万亿千百]{1,2})(?=["
+                          + "".join(sorted({u[0] for u in ZH_UNITS if u[0] not in "%％‰万亿千百"})) + r"])")
+ZH_OTHER_MAGNITUDE = {"万": "亿", "亿": "万", "千": "万", "百": "千", "千万": "亿", "百万": "千万", "万亿": "亿"}
+EN_MAGNITUDE = re.compile(FIGURE.pattern + r" (billion|million|thousand|bn|mn)\b")
+EN_OTHER_MAGNITUDE = {"billion": "million", "million": "billion", "thousand": "million", "bn": "mn", "mn": "bn"}
+
+
+def magnitude_change(text: str, lang: str, rng: random.Random) -> str | None:
+    """``text`` with one quantity's magnitude replaced by another (5万元 -> 5亿元, 4.2 billion -> 4.2
+    million), its number kept; None when it has no such quantity."""
+    pattern, other = (ZH_MAGNITUDE, ZH_OTHER_MAGNITUDE) if lang == "zh" else (EN_MAGNITUDE, EN_OTHER_MAGNITUDE)
+    found = [m for m in pattern.finditer(text) if m.group(1) in other]
+    if not found:
+        return None
+    m = rng.choice(found)
+    return text[: m.start(1)] + other[m.group(1)] + text[m.end(1) :]
+
+
+def build_magnitudes(docs: list[dict[str, str]], seed: int, per_kind: int) -> tuple[list[dict[str, str]], list[Pair]]:
+    """(originals + look-alikes, pairs) of :func:`magnitude_change`, ``per_kind`` of each language."""
+    rng = random.Random(seed)
+    order = docs[:]
+    rng.shuffle(order)
+    made: dict[str, list[tuple[dict[str, str], str]]] = defaultdict(list)
+    for d in order:
+        lang = "zh" if d.get("lang") == "zh" else "en"
+        kind = f"magnitudes_{lang}"
+        if len(made[kind]) >= per_kind:
+            continue
+        variant = magnitude_change(d["text"], lang, rng)
+        if variant and variant != d["text"]:
+            made[kind].append((d, variant))
+    return _with_originals(docs, made)
+
+
 # --generated-names: names made up the way a test-data generator makes them (a common surname and
 # one or two given characters; a trade name of two to four characters, an industry and a legal
 # form; a place's two characters and its suffix), not drawn from any corpus or dictionary: most are
@@ -427,6 +469,8 @@ def main() -> None:
                     help="Chinese names found by jieba's tagger, replaced by others it finds in other texts")
     ap.add_argument("--quantities", action="store_true",
                     help="two nearby quantities swapped with their units (12万亩 / 35万人), units differing")
+    ap.add_argument("--magnitudes", action="store_true",
+                    help="one quantity's magnitude changed, its number kept (5万元 / 5亿元, 4.2 billion / 4.2 million)")
     args = ap.parse_args()
     paths = args.docs or [DATASETS / "docs.jsonl", OTHER / "other.jsonl"]
     if args.generated_names:
@@ -435,6 +479,8 @@ def main() -> None:
         docs, pairs = build_tagged(load(paths), args.seed, args.per_kind)
     elif args.quantities:
         docs, pairs = build_quantities(load(paths), args.seed, args.per_kind)
+    elif args.magnitudes:
+        docs, pairs = build_magnitudes(load(paths), args.seed, args.per_kind)
     else:
         names = pku_names(args.pku)
         docs, pairs = build(load(paths), dictionary_names(names) if args.real_names else names, args.seed,
@@ -446,7 +492,7 @@ def main() -> None:
     duplicate_of = asyncio.run(decide(docs))
     result: dict[str, Any] = {"bench": "lookalikes", "seed": args.seed, "real_names": args.real_names,
                               "generated_names": args.generated_names, "tagged_names": args.tagged_names,
-                              "quantities": args.quantities,
+                              "quantities": args.quantities, "magnitudes": args.magnitudes,
                               "documents": len(docs),
                               "sources": [str(p) for p in paths], **report(duplicate_of, [], pairs)}
     result.pop("recall")

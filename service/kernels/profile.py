@@ -95,6 +95,9 @@ COMMA = 44
 NUMERAL_CPS = np.array([ord(c) for c in "零〇一二两三四五六七八九十百千万亿"], dtype=np.uint32)
 NUMERAL_VALUES = np.array([0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 100, 1000, 10**4, 10**8], dtype=np.int64)
 NUMERAL_LIMIT = 10**17  # a value past this keeps its characters as its fill
+FEN = ord("分")  # 百分之三, 三分之一: a fraction's numerals (v18)
+ZHI = ord("之")
+ABOUT_CPS = np.array([ord(c) for c in "余多"], dtype=np.uint32)  # differences.ZH_ABOUT: no part of a unit's fill
 
 # English contractions spelled out (differences.EN_CONTRACTIONS), as offsets into CONST_CPS
 CONST_CPS = np.array([ord(c) for c in "cannotwillshall"], dtype=np.uint32)
@@ -249,10 +252,12 @@ def numeral_value(cps, a, b):
 
 
 @njit(nogil=True, cache=True)
-def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf, values):
+def _fill_hash(kind, code, negs, cps, fs, fe, fu, ctab, cs_bytes, cs_off, buf, values):
     """(16-bit fill hash, scratch buffer): 8 bits of the polarity part, 8 of the figure part, as
     differences.fill_hash splits the fill string ("N " x negs + class-sign, "N #" / "#" + figure, "N").
-    ``values`` (v7): a figure of Chinese numerals fills as its value in digits (二〇二三 as 2023)."""
+    ``values`` (v7): a figure of Chinese numerals fills as its value in digits (二〇二三 as 2023).
+    ``fe:fu``: the unit written after a figure (v18; empty before), whose word characters but 余 and
+    多 follow the figure in its fill (differences.unit_key)."""
     if kind == ANCHOR_CLASS:
         a = cs_off[code]
         b = cs_off[code + 1]
@@ -270,7 +275,7 @@ def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf, values):
     elif kind == ANCHOR_FIGURE:
         buf[0] = LETTER_N
         pol = murmur3_32(buf, 1 if negs else 0, POLARITY_SEED)
-        buf = _grow(buf, 24 + 4 * (fe - fs))
+        buf = _grow(buf, 24 + 4 * (fu - fs))
         buf[0] = HASH
         w = 1
         value = numeral_value(cps, fs, fe) if values and _numeral(cps[fs]) >= 0 else np.int64(-1)
@@ -280,6 +285,9 @@ def _fill_hash(kind, code, negs, cps, fs, fe, cs_bytes, cs_off, buf, values):
             for i in range(fs, fe):
                 if cps[i] != SPACE and cps[i] != COMMA:  # 28.90 % fills as 28.90%, 1,200 as 1200
                     w = _put_utf8(buf, w, cps[i])
+        for i in range(fe, fu):
+            if ctab[cps[i]] & KEEP and cps[i] != ABOUT_CPS[0] and cps[i] != ABOUT_CPS[1]:
+                w = _put_utf8(buf, w, cps[i])
         fig = murmur3_32(buf, w, FIGURE_SEED)
     elif kind == ANCHOR_SENTENCE:
         buf[0] = LETTER_S
@@ -388,13 +396,14 @@ def build_edge_table(parents, cps, children):
 
 @njit(nogil=True, cache=True)
 def _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spaced_percent, grouped,
-              identifiers):
+              identifiers, fractions):
     """(end, node kind, class-sign code) of the token at ``p``: the longest lexicon term, else a
     figure (ASCII digits with an optional decimal part and %, or two or more Chinese numerals),
     kind 0; end -1 when nothing starts at ``p`` (the reference's regex alternatives, in order).
     ``grouped`` (v7): digits in thousands groups are one figure (1,200,000). ``identifiers`` (v8):
     first, a whole run of ASCII letters and digits with a digit after a letter is one figure
-    (:func:`_identifier_end`)."""
+    (:func:`_identifier_end`). ``fractions`` (v18): one numeral after or before 分之 is a figure
+    (百分之三, 三分之一)."""
     c = ctab[cps[p]]
     if identifiers and c & AZ09:
         q = _identifier_end(cps, p, lo, hi, ctab)
@@ -436,9 +445,16 @@ def _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, 
         q = p + 1
         while q < hi and ctab[cps[q]] & NUMERAL:
             q += 1
-        if q - p >= 2:
+        if q - p >= 2 or (fractions and _by_fraction_mark(cps, p, lo, hi)):
             return q, np.int64(0), np.int64(-1)
     return np.int64(-1), np.int64(0), np.int64(-1)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _by_fraction_mark(cps, p, lo, hi):
+    """Whether the numeral at ``p`` is written right after or right before 分之 (百分之三, 三分之一)."""
+    after = p - 2 >= lo and cps[p - 2] == FEN and cps[p - 1] == ZHI
+    return after or (p + 2 < hi and cps[p + 1] == FEN and cps[p + 2] == ZHI)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -481,9 +497,10 @@ def _digit_groups(cps, q, hi, ctab):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, unit, kind, code, neg, text_at, fs, fe):
+def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, n, unit, kind, code, neg, text_at, fs, fe):
     """Write anchor ``n`` (at frame unit ``unit``, ``text_at`` in the document's text; a figure's
-    span ``fs:fe`` in the window's code points) and return n + 1: one layout for both languages."""
+    span ``fs:fe`` in the window's code points, its unit, none yet, ending at ``fe``) and return
+    n + 1: one layout for both languages."""
     at[n] = unit
     kinds[n] = kind
     codes[n] = code
@@ -492,6 +509,7 @@ def _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, unit, kind, code, 
     if kind == ANCHOR_FIGURE:
         fig_a[n] = fs
         fig_b[n] = fe
+        fig_u[n] = fe
     return n + 1
 
 
@@ -527,8 +545,8 @@ def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum,
 @njit(nogil=True, cache=True)
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
-                fig_a, fig_b, pos, counted, sents, min_sentence, grouped, identifiers, starts, unit_keys,
-                unit_vals, unit_kind):
+                fig_a, fig_b, fig_u, pos, counted, sents, min_sentence, grouped, identifiers, starts, unit_keys,
+                unit_vals, unit_kind, whole_units):
     """Frame (word characters, each anchor as one mark), anchors and sentences of the Chinese text
     ``cps[lo:hi]``: (anchor count, frame length, sentence count). ``counted``: negators in a row
     add up (v4); else the first of two stands alone (v1-v3). ``grouped``: thousands groups (v7).
@@ -537,7 +555,10 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
     (v17; an empty trie before): the units a figure is written with, as a trie (万亩, 亿元,
     个百分点); the longest written right after a figure is the figure's, out of the frame
     (:func:`_past_unit`): a figure swapped with another along with its unit (耕地面积12万亩 ...
-    总人口35万人 / 耕地面积35万人 ... 总人口12万亩) keeps its place's context, and the swap is seen."""
+    总人口35万人 / 耕地面积35万人 ... 总人口12万亩) keeps its place's context, and the swap is seen.
+    ``fig_u``: where each figure's unit ends (its figure's end where it has none). ``whole_units``
+    (v18): a run of numerals does not end a unit (1.5万亿: a magnitude, not another figure), and
+    one numeral beside 分之 is a figure (:func:`_zh_token`)."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
@@ -551,7 +572,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         c = ctab[cps[p]]
         if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):
             end, kind, code = _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
-                                          grouped, identifiers)
+                                          grouped, identifiers, whole_units)
         else:
             end = -1
         if end < 0:
@@ -573,7 +594,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         if kind == NODE_NEGATOR:
             s_negs += 1
             if neg and not counted:
-                n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, ANCHOR_NEGATOR, -1, 0,
+                n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, n, length, ANCHOR_NEGATOR, -1, 0,
                                 start - lo, 0, 0)
             run = neg + 1 if counted else 1
             negated_at = length
@@ -585,32 +606,36 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
                 kind = NODE_POLARITY
                 code = np.int64(word_pol[w])
         anchor = ANCHOR_CLASS if kind == NODE_POLARITY else ANCHOR_FIGURE
+        put = n
         if not (counted and anchor == ANCHOR_FIGURE and _article_number(cps, start, end, lo, hi)):
-            n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, length, anchor, code,
+            n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, n, length, anchor, code,
                             neg if anchor == ANCHOR_CLASS else min(neg, 1), start - lo, start, end)
         frame[length] = zh_marks[code] if anchor == ANCHOR_CLASS else figure_mark
         length += 1
         if anchor == ANCHOR_FIGURE and unit_kind.shape[0] > 1:
             p = _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped,
-                           identifiers, unit_keys, unit_vals, unit_kind)
+                           identifiers, unit_keys, unit_vals, unit_kind, whole_units)
+            if n > put:
+                fig_u[n - 1] = p
     ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, hi - lo, min_sentence, starts)
     return n, length, ns
 
 
 @njit(nogil=True, cache=True)
 def _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped, identifiers,
-               unit_keys, unit_vals, unit_kind):
+               unit_keys, unit_vals, unit_kind, numerals):
     """Where the text goes on after the unit written at ``p``, right after a figure: past the
     longest unit of the trie (``unit_kind`` nonzero where one ends) whose characters start no
-    token (a term, a figure: those are read as such), or ``p`` where none is written."""
+    token (a term, a figure: those are read as such; ``numerals``, v18: but a run of numerals,
+    万亿 of 1.5万亿), or ``p`` where none is written."""
     node = np.int64(0)
     best = p
     for r in range(p, min(hi, p + UNIT_LONGEST)):
         c = ctab[cps[r]]
         if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):  # the unit ends where a token starts
-            end, _, _ = _zh_token(cps, r, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
-                                  grouped, identifiers)
-            if end >= 0:
+            end, kind, _ = _zh_token(cps, r, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
+                                     grouped, identifiers, numerals)
+            if end >= 0 and not (numerals and kind == 0 and c & NUMERAL):
                 break
         node = _child(unit_keys, unit_vals, node, cps[r])
         if node < 0:
@@ -760,8 +785,8 @@ def _negative_prefix(cps, a, b):
 
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
-                u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, pos, sents, min_sentence, affixes,
-                grouped, identifiers, starts, unit_tails, word_unit, unit_run):
+                u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, sents, min_sentence,
+                affixes, grouped, identifiers, starts, unit_tails, word_unit, unit_run):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
@@ -772,7 +797,8 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     with a digit anywhere is a figure (x5, aud1.102), not only one that starts with a digit.
     ``unit_tails`` (v13): a percentage or a decimal is one word with its letters and 's (42%m).
     ``unit_run`` (v17; 0 before): up to this many unit words (``word_unit``: million, per cent,
-    people) written right after a figure are the figure's, out of the frame, as a Chinese unit is.
+    people) written right after a figure are the figure's, out of the frame, as a Chinese unit is;
+    ``fig_u`` ends each figure's unit words (its figure's end where it has none).
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -812,6 +838,8 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                 digit = False
             if units_after > 0 and src == 0 and w >= 0 and word_unit[w]:
                 units_after -= 1
+                if _no_word_between(cps, fig_u[n - 1], a, ctab):  # 20 pc, not 20个按键...pc
+                    fig_u[n - 1] = b
                 continue
             units_after = 0
             if w >= 0 and word_neg[w]:
@@ -832,7 +860,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                     s_negs += 1
             if code >= 0 or digit or pending:
                 anchor = ANCHOR_CLASS if code >= 0 else ANCHOR_FIGURE if digit else ANCHOR_NEGATOR
-                n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, pos, n, units, anchor, code,
+                n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, n, units, anchor, code,
                                 1 if pending and anchor != ANCHOR_NEGATOR else 0, s - lo, a, b)
             if code >= 0:
                 u_src[units] = 2
@@ -854,6 +882,15 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
             units_after = unit_run if digit and code < 0 else 0
     ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, hi - lo, min_sentence, starts)
     return n, units, ns
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _no_word_between(cps, a, b, ctab):
+    """Whether ``cps[a:b]`` holds no word character (spaces and marks only)."""
+    for i in range(a, b):  # noqa: SIM110 (numba compiles loops, not generators)
+        if ctab[cps[i]] & KEEP:
+            return False
+    return True
 
 
 @njit(nogil=True, cache=True)
@@ -999,9 +1036,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
                   figure_values, identifiers, figure_runs, sentence_sides, unit_tails, unit_keys, unit_vals,
-                  unit_kind, word_unit, en_unit_run):
+                  unit_kind, word_unit, en_unit_run, unit_fills):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
-    kinds, codes, negations, figure starts, figure ends), sorted by entry (stably, as the
+    kinds, codes, negations, figure starts, figure ends, unit ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
     and figure spans are offsets in the document's text. ``one_sided``: a polarity word's anchor
     gives two entries, its left and its right context (profile v3); else one over both (v1, v2).
@@ -1020,7 +1057,9 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     after it (:func:`_en_word_end`). ``unit_keys``, ``unit_vals``, ``unit_kind`` (v17, a trie;
     empty before): the unit a Chinese figure is written with is left out of the frame
     (:func:`_zh_anchors`), and so are up to ``en_unit_run`` English unit words (``word_unit``;
-    0: none, before v17) written after a figure (:func:`_en_anchors`). The class-free marks and
+    0: none, before v17) written after a figure (:func:`_en_anchors`). ``unit_fills`` (v18): a
+    figure's fill holds its unit (5万元 is not 5千元, $4.2 billion not $4.2 million); before, the unit
+    was nowhere, neither in the frame nor in the fill. The class-free marks and
     fills of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
@@ -1031,6 +1070,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     negs_out = np.empty(cap, dtype=np.int32)
     fa_out = np.empty(cap, dtype=np.int64)
     fb_out = np.empty(cap, dtype=np.int64)
+    fu_out = np.empty(cap, dtype=np.int64)
     doc_off = np.zeros(n_docs + 1, dtype=np.int64)
     longest = 1
     for d in range(n_docs):
@@ -1042,6 +1082,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     negs = np.empty(longest, dtype=np.int64)
     fig_a = np.zeros(longest, dtype=np.int64)
     fig_b = np.zeros(longest, dtype=np.int64)
+    fig_u = np.zeros(longest, dtype=np.int64)
     pos = np.empty(longest, dtype=np.int64)
     sents = np.empty((longest, 5), dtype=np.int64)
     starts = np.zeros(longest + 2, dtype=np.bool_)  # a sentence starts at this unit (cleared after each document)
@@ -1062,19 +1103,19 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
         if is_zh[d]:
             n, length, ns = _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys,
                                         word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
-                                        frame, at, kinds, codes, negs, fig_a, fig_b, pos, counted, sents,
+                                        frame, at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, counted, sents,
                                         min_zh_sentence, figure_values, identifiers, starts, unit_keys,
-                                        unit_vals, unit_kind)
+                                        unit_vals, unit_kind, unit_fills)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
-                                        fig_a, fig_b, pos, sents, min_en_sentence, affixes, figure_values,
+                                        fig_a, fig_b, fig_u, pos, sents, min_en_sentence, affixes, figure_values,
                                         identifiers, starts, unit_tails, word_unit, en_unit_run)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR
-            fill, buf = _fill_hash(kinds[j], codes[j], negs[j], cps, fig_a[j], fig_b[j], cs_bytes, cs_off, buf,
-                                   figure_values)
+            fill, buf = _fill_hash(kinds[j], codes[j], negs[j], cps, fig_a[j], fig_b[j],
+                                   fig_u[j] if unit_fills else fig_b[j], ctab, cs_bytes, cs_off, buf, figure_values)
             split = one_sided and kinds[j] == ANCHOR_CLASS
             for side in (LEFT_SIDE, RIGHT_SIDE) if split else (BOTH_SIDES, -1):
                 if side < 0:
@@ -1106,7 +1147,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             pos[j] = sents[t, 3]
             fig_a[j] = sents[t, 3]  # a sentence's span, in its text: the excerpt keys read its length
             fig_b[j] = sents[t, 4]
-            fill, buf = _fill_hash(ANCHOR_SENTENCE, -1, negs[j], cps, 0, 0, cs_bytes, cs_off, buf, False)
+            fig_u[j] = sents[t, 4]
+            fill, buf = _fill_hash(ANCHOR_SENTENCE, -1, negs[j], cps, 0, 0, 0, ctab, cs_bytes, cs_off, buf, False)
             if is_zh[d]:
                 ctx, buf = _zh_sentence(frame, sents[t, 0], sents[t, 1], buf)
             else:
@@ -1126,6 +1168,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             negs_out = _resized(negs_out, w, cap)
             fa_out = _resized(fa_out, w, cap)
             fb_out = _resized(fb_out, w, cap)
+            fu_out = _resized(fu_out, w, cap)
         for t in range(m):
             entries[w] = keys[order[t]]
             o = src[order[t]]
@@ -1135,10 +1178,11 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             negs_out[w] = negs[o]
             fa_out[w] = fig_a[o] - lo if kinds[o] == ANCHOR_FIGURE else fig_a[o] if kinds[o] == ANCHOR_SENTENCE else 0
             fb_out[w] = fig_b[o] - lo if kinds[o] == ANCHOR_FIGURE else fig_b[o] if kinds[o] == ANCHOR_SENTENCE else 0
+            fu_out[w] = fig_u[o] - lo if kinds[o] == ANCHOR_FIGURE and unit_fills else fb_out[w]
             w += 1
         doc_off[d + 1] = w
     return (entries[:w], positions[:w], kinds_out[:w], codes_out[:w], negs_out[:w], fa_out[:w], fb_out[:w],
-            doc_off)
+            fu_out[:w], doc_off)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -102,6 +102,13 @@ Byte formats (what the store keeps), all read:
   in place of another, or of a name (both its contexts), that shares neither its first nor its
   last character is another notice, as is a run of one-character words (a name no dictionary
   knows) in a weak name's place (``NameSlots.weak_name_run_at``).
+- v17 (written): v16's, with the unit written right after a figure (万亩, 亿元; million, per cent)
+  out of the frame (``zh_unit_words``, ``EN_UNIT_WORDS``).
+- v18 (written): v17's, and a figure's fill holds its unit (:func:`unit_key`: 5万元 is not 5千元,
+  4.2 billion not 4.2 million); a run of numerals right after a figure is its unit's magnitude
+  (1.5万亿), not a figure of its own; one numeral beside 分之 is a figure (百分之三, 三分之一); and a
+  figure's twin has a polarity byte of its own (``TWIN_BYTE``), so no twin reads as another
+  figure's fill left over elsewhere (15 -> 30, where 15's twin held 30's figure byte).
 A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
@@ -148,7 +155,7 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, hash_words, in_sorted, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 17
+PROFILE_VERSION = 18
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
@@ -161,6 +168,7 @@ UNIT_TAILS_SINCE = 13  # ... and read an English percentage or decimal with its 
 FIGURE_TWINS_SINCE = 15  # ... and give each figure a twin entry: 8 more bits of its value (figure_twins)
 WEAK_NAMES_SINCE = 16  # ... and carry the entries of words tagged a person but read as no name (weak names)
 FIGURE_UNITS_SINCE = 17  # ... and leave a figure's unit (万亩, 亿元, million) out of the frame (zh_unit_words)
+UNIT_FILLS_SINCE = 18  # ... and fill a figure with its unit (5万元, not 5), its twin under a byte of its own
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE), and since v14 an English name that
 # only starts sentences, a verb's subject (SENTENCE_START_NAMES_SINCE): neardup.text.entities
@@ -228,6 +236,12 @@ NO_FIGURE = mmh3.hash("", kprof.FIGURE_SEED, signed=False) & 0xFF  # the figure 
 # byte XORed into its top (a place no other anchor's context is, but for a 32-bit chance)
 TWIN_SEED = 0x7B1C
 TWIN_CONTEXT_BYTE = 0xA5
+# v18: a twin's polarity byte is one of its own (not a figure's: "" 0x7A, "N" 0xE7; no polarity
+# word's, sentence's or name's either). Under the figure's byte a twin's 8 bits read as the figure
+# byte of another figure: 15 changed to 30 in one place read as a moved 30, where the twin of 15
+# had 30's figure byte (one figure change in about 128)
+TWIN_BYTE = 0x3C
+NEGATED_TWIN_BYTE = 0x3D
 
 
 SENTENCE_END = re.compile("[" + re.escape(SENTENCE_ENDS) + "]")
@@ -322,7 +336,8 @@ def comparable(version: int) -> int:
     letters and 's: 42%m, 2.2's), v14 (an English name that only starts sentences read:
     Virgin was told); v15 and v16 share v16's (v16 adds the entries of weak names, which pair only
     with weak names, and a v15 record has none); v17 has its own (a figure's context without its
-    unit: 12万亩 as 12, 159 million as 159)."""
+    unit: 12万亩 as 12, 159 million as 159), and so has v18 (the unit in the figure's fill, a
+    twin under a byte of its own)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     if version in (FIGURE_TWINS_SINCE, WEAK_NAMES_SINCE):
@@ -391,6 +406,12 @@ def fill_hash(fill: str) -> int:
             | (mmh3.hash(figure, kprof.FIGURE_SEED, signed=False) & 0xFF))
 
 
+def unit_key(written: str) -> str:
+    """A figure's unit as its fill holds it after the figure (v18): its word characters but 余 and
+    多 (万余人 as 万人, "per cent" as percent): a copy that writes 3万多人 for 3万余人 says the same."""
+    return "".join(c for c in written if c.isalnum() and c not in ZH_ABOUT)
+
+
 def figure_fill(written: str, values: bool = False) -> str:
     """The fill of a figure written ``written`` in the text, not negated ("#" + :func:`figure_text`)."""
     return "#" + figure_text(written, values)
@@ -427,14 +448,16 @@ def _figures_around(units: Sequence[str], i: int, figure: str) -> tuple[int, int
 class KernelFills(Sequence[str]):
     """The fill strings of a kernel-made profile, built only when read (evidence needs one or two)."""
 
-    __slots__ = ("_codes", "_fig_a", "_fig_b", "_kinds", "_names", "_negs", "_text", "_values")
+    __slots__ = ("_codes", "_fig_a", "_fig_b", "_fig_u", "_kinds", "_names", "_negs", "_text", "_values")
 
     def __init__(self, kinds: npt.NDArray[np.int8], codes: npt.NDArray[np.int32], negs: npt.NDArray[np.int32],
-                 fig_a: npt.NDArray[np.int64], fig_b: npt.NDArray[np.int64], names: Sequence[str], text: str,
-                 values: bool = False) -> None:
+                 spans: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]],
+                 names: Sequence[str], text: str, values: bool = False) -> None:
         """Fills of entries described by anchor kind, class-sign code, negations and figure span
-        (``values``: Chinese numerals as their value, :func:`figure_text`)."""
-        self._kinds, self._codes, self._negs, self._fig_a, self._fig_b = kinds, codes, negs, fig_a, fig_b
+        (``spans``: starts, ends and unit ends, v18; ``values``: Chinese numerals as their value,
+        :func:`figure_text`)."""
+        self._kinds, self._codes, self._negs = kinds, codes, negs
+        self._fig_a, self._fig_b, self._fig_u = spans
         self._names = names
         self._text = text
         self._values = values
@@ -468,8 +491,9 @@ class KernelFills(Sequence[str]):
         if kind == kprof.ANCHOR_CLASS:
             return "N " * int(self._negs[i]) + self._names[int(self._codes[i])]
         if kind == kprof.ANCHOR_FIGURE:
-            figure = figure_fill(self._text[int(self._fig_a[i]) : int(self._fig_b[i])], self._values)
-            return ("N " if self._negs[i] else "") + figure
+            b = int(self._fig_b[i])
+            figure = figure_fill(self._text[int(self._fig_a[i]) : b], self._values)
+            return ("N " if self._negs[i] else "") + figure + unit_key(self._text[b : int(self._fig_u[i])])
         if kind == kprof.ANCHOR_SENTENCE:
             return SENTENCE_FILL + str(int(self._negs[i]))
         if kind == kprof.ANCHOR_NAME:
@@ -1217,11 +1241,12 @@ def _written_alike(letters: int, other: int) -> bool:
 def _join_names(names: NameEntries, entries: npt.NDArray[np.uint64], *columns: npt.NDArray[np.generic]) -> tuple[
         npt.NDArray[Any], ...]:
     """The kernel's profile columns (entries, positions, kinds, codes, negations, figure starts,
-    figure ends, document offsets) with the name entries joined, sorted within each document."""
+    figure ends, unit ends, document offsets) with the name entries joined, sorted within each document."""
     kinds, codes, negs = columns[1], columns[2], columns[3]
     n_names = len(names.entries)
     extra = (names.starts, np.full(n_names, kprof.ANCHOR_NAME, dtype=kinds.dtype),
-             np.full(n_names, -1, dtype=codes.dtype), np.zeros(n_names, dtype=negs.dtype), names.starts, names.ends)
+             np.full(n_names, -1, dtype=codes.dtype), np.zeros(n_names, dtype=negs.dtype), names.starts, names.ends,
+             names.ends)
     return _join(entries, columns, names.entries, extra, names.doc_off)
 
 
@@ -1242,26 +1267,34 @@ def twin_fill(fill: str) -> int:
     return mmh3.hash(_fill_parts(fill)[1], TWIN_SEED, signed=False) & 0xFF
 
 
-def figure_twins(entries: npt.NDArray[np.uint64], fills: Sequence[str], bits: int) -> npt.NDArray[np.uint64]:
+def figure_twins(entries: npt.NDArray[np.uint64], fills: Sequence[str], bits: int,
+                 own_byte: bool = True) -> npt.NDArray[np.uint64]:
     """The twin entries (v15) of figure entries ``entries`` with fills ``fills``, whose contexts
     have ``bits`` bits: the context with :data:`TWIN_CONTEXT_BYTE` XORed into its top byte (so
-    that a record kept with more bits, compared at fewer, still has it there), the polarity byte,
-    and :func:`twin_fill` in place of the figure byte."""
+    that a record kept with more bits, compared at fewer, still has it there), the polarity byte
+    (``own_byte``, v18: :data:`TWIN_BYTE`, or :data:`NEGATED_TWIN_BYTE` for a negated figure), and
+    :func:`twin_fill` in place of the figure byte."""
     salt = np.uint64(TWIN_CONTEXT_BYTE) << np.uint64(bits - 8 + 16)
     twins = np.fromiter(map(twin_fill, fills), dtype=np.uint64, count=len(fills))
-    return ((entries ^ salt) & ~np.uint64(0xFF)) | twins
+    if not own_byte:
+        return ((entries ^ salt) & ~np.uint64(0xFF)) | twins
+    negated = np.fromiter((f.startswith("N ") for f in fills), dtype=np.bool_, count=len(fills))
+    polarity = np.where(negated, np.uint64(NEGATED_TWIN_BYTE), np.uint64(TWIN_BYTE)).astype(np.uint64)
+    return ((entries ^ salt) & ~np.uint64(0xFFFF)) | polarity << np.uint64(8) | twins
 
 
-def _join_figure_twins(texts: Sequence[str], bits: int, values: bool, entries: npt.NDArray[np.uint64],
+def _join_figure_twins(texts: Sequence[str], bits: int, version: int, entries: npt.NDArray[np.uint64],
                        *columns: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], ...]:
     """The kernel's profile columns (as :func:`_join_names` takes them) with each figure's twin
     entry joined (v15), sorted within each document; a twin has its figure's columns."""
-    _, kinds, _, _, fig_a, fig_b, doc_off = columns
+    _, kinds, _, negs, fig_a, fig_b, fig_u, doc_off = columns
     rows = np.flatnonzero(kinds == kprof.ANCHOR_FIGURE)
     docs = np.searchsorted(doc_off, rows, side="right") - 1
-    fills = [figure_fill(texts[d][a:b], values)
-             for d, a, b in zip(docs.tolist(), fig_a[rows].tolist(), fig_b[rows].tolist(), strict=True)]
-    twins = figure_twins(entries[rows], fills, bits)
+    values = version >= FIGURE_VALUES_SINCE
+    fills = [("N " if n else "") + figure_fill(texts[d][a:b], values) + unit_key(texts[d][b:u])
+             for d, n, a, b, u in zip(docs.tolist(), negs[rows].tolist(), fig_a[rows].tolist(), fig_b[rows].tolist(),
+                                      fig_u[rows].tolist(), strict=True)]
+    twins = figure_twins(entries[rows], fills, bits, version >= UNIT_FILLS_SINCE)
     order = np.lexsort((twins, docs))
     more_off = np.searchsorted(docs[order], np.arange(len(doc_off)), side="left").astype(np.int64)
     picked = rows[order]
@@ -1541,6 +1574,8 @@ class AnchorProfiler:
         # v8: first, a run of letters and digits with a digit after a letter is one figure (a credit
         # code, x5; not a number and its unit, 500ma)
         self.zh_re_v8 = re.compile(IDENTIFIER + "|" + self.zh_re_v7.pattern)
+        # v18: and one numeral right after or before 分之 (百分之三, 三分之一)
+        self.zh_re_v18 = re.compile(self.zh_re_v8.pattern + rf"|(?<=分之)[{ZH_NUMERALS}]|[{ZH_NUMERALS}](?=分之)")
         self.zh_re_v3 = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}})")
         classes = sorted({cls for cls, _ in lex.polarity.values()})
         self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
@@ -1622,7 +1657,7 @@ class AnchorProfiler:
         np.cumsum([len(x) for x in texts], out=offsets[1:])
         cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint32)
         is_zh = np.array([lang == "zh" for lang in langs], dtype=np.bool_)
-        entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = kprof.profile_batch(
+        entries, positions, kinds, codes, negs, fig_a, fig_b, fig_u, doc_off = kprof.profile_batch(
             cps, offsets, is_zh, t.ctab, t.edge_keys, t.edge_vals, t.node_kind, t.node_code, t.word_keys,
             t.word_vals, t.word_cps, t.word_off, t.word_neg, t.word_pol, t.digit_keys, t.cs_bytes, t.cs_off, t.aux,
             t.zh_marks, ord(FIGURE_MARK), t.cw_cps, t.cw_off, ZH_CONTEXT, EN_CONTEXT, HASH_BITS - self.context_bits,
@@ -1630,16 +1665,15 @@ class AnchorProfiler:
             version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE,
             FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0, version >= SENTENCE_SIDES_SINCE,
             version >= UNIT_TAILS_SINCE, *(self.units if version >= FIGURE_UNITS_SINCE else self.no_units),
-            t.word_unit, EN_UNIT_RUN if version >= FIGURE_UNITS_SINCE else 0)
+            t.word_unit, EN_UNIT_RUN if version >= FIGURE_UNITS_SINCE else 0, version >= UNIT_FILLS_SINCE)
         if version >= FIGURE_TWINS_SINCE:
-            entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_figure_twins(
-                texts, self.context_bits, version >= FIGURE_VALUES_SINCE, entries, positions, kinds, codes, negs,
-                fig_a, fig_b, doc_off)
+            entries, positions, kinds, codes, negs, fig_a, fig_b, fig_u, doc_off = _join_figure_twins(
+                texts, self.context_bits, version, entries, positions, kinds, codes, negs, fig_a, fig_b, fig_u, doc_off)
         if names is not None and version < WEAK_NAMES_SINCE:
             names = names.without(np.uint64(kprof.WEAK_NAME_BYTE)).without(np.uint64(kprof.NAME_TWIN_BYTE))
         if names is not None and version >= NAMES_SINCE and len(names.entries):
-            entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off = _join_names(
-                names, entries, positions, kinds, codes, negs, fig_a, fig_b, doc_off)
+            entries, positions, kinds, codes, negs, fig_a, fig_b, fig_u, doc_off = _join_names(
+                names, entries, positions, kinds, codes, negs, fig_a, fig_b, fig_u, doc_off)
         data, data_off = codec.encode_batch(entries, doc_off, self.context_bits, NO_FIGURE, version)
         raw = data.tobytes()
         bounds = doc_off.tolist()
@@ -1648,8 +1682,8 @@ class AnchorProfiler:
         out = []
         for d, text in enumerate(texts):
             a, b = bounds[d], bounds[d + 1]
-            fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], fig_a[a:b], fig_b[a:b], self.names, text,
-                                version >= FIGURE_VALUES_SINCE)
+            fills = KernelFills(kinds[a:b], codes[a:b], negs[a:b], (fig_a[a:b], fig_b[a:b], fig_u[a:b]), self.names,
+                                text, version >= FIGURE_VALUES_SINCE)
             slot = slots[d] if slots is not None and version >= NAMES_SINCE else None
             out.append(Profile(entries[a:b], fills, positions[a:b], text, raw[byte_bounds[d] : byte_bounds[d + 1]],
                                self.context_bits, version, self._remade(text, langs[d], version, names, d, slot),
@@ -1688,7 +1722,8 @@ class AnchorProfiler:
         run = 0  # negators in a row ending there (v4 counts them)
         counted = version >= CLASS_FREE_SINCE
         polarity = self.polarity
-        zh_re = (self.zh_re_v8 if version >= IDENTIFIERS_SINCE else self.zh_re_v7 if version >= FIGURE_VALUES_SINCE
+        zh_re = (self.zh_re_v18 if version >= UNIT_FILLS_SINCE else self.zh_re_v8 if version >= IDENTIFIERS_SINCE
+                 else self.zh_re_v7 if version >= FIGURE_VALUES_SINCE
                  else self.zh_re if counted else self.zh_re_v3)
 
         def gap(a: int, b: int) -> int:
@@ -1703,9 +1738,8 @@ class AnchorProfiler:
                     sentences.close(n, piece.end())
             return n
 
-        unit_from = -1  # where the units of the last figure would start (v17)
-        for m in zh_re.finditer(text):
-            length = gap(_past_units(text, pos, m.start()) if pos == unit_from else pos, m.start())
+        while (m := zh_re.search(text, pos)) is not None:
+            length = gap(pos, m.start())
             pos = m.end()
             tok = m.group()
             if tok in self.aff_zh:
@@ -1724,21 +1758,40 @@ class AnchorProfiler:
                 anchors.append((length, "N " * neg + hit[0] + hit[1], m.start()))
                 pieces.append(self._mark(hit[0], version))
             else:
+                unit = self._unit_end(text, pos, zh_re, version) if version >= FIGURE_UNITS_SINCE else pos
                 if not (counted and _article_number(text, m.start(), m.end())):
                     figure = figure_fill(tok, version >= FIGURE_VALUES_SINCE)
-                    anchors.append((length, ("N " if neg else "") + figure, m.start()))
+                    written = unit_key(text[pos:unit]) if version >= UNIT_FILLS_SINCE else ""
+                    anchors.append((length, ("N " if neg else "") + figure + written, m.start()))
                 pieces.append(FIGURE_MARK)
-                unit_from = m.end() if version >= FIGURE_UNITS_SINCE else -1
+                pos = unit
             length += 1
-        length = gap(_past_units(text, pos, len(text)) if pos == unit_from else pos, len(text))
+        length = gap(pos, len(text))
         sentences.close(length, len(text))
         return "".join(pieces), anchors, sentences
+
+    def _unit_end(self, text: str, at: int, zh_re: re.Pattern[str], version: int) -> int:
+        """Where the unit written at ``at``, right after a figure, ends (v17; ``at`` where none is):
+        the longest of :func:`zh_unit_words`, not past the start of a token. Since v18 a run of
+        numerals is no such start (1.5万亿, 5千万元: a magnitude, not another figure)."""
+        end = at
+        while end < min(len(text), at + kprof.UNIT_LONGEST):
+            token = zh_re.match(text, end)
+            if token and not (version >= UNIT_FILLS_SINCE and self._numeral_run(token.group())):
+                break
+            end += 1
+        return _past_units(text, at, end)
+
+    def _numeral_run(self, token: str) -> bool:
+        """Whether a Chinese token is a run of numerals, not a term (一律) or digits."""
+        return (token[0] in NUMERAL_VALUES and token not in self.polarity and token not in self.neg_zh
+                and token not in self.aff_zh)
 
     def _en(self, text: str, version: int = PROFILE_VERSION) -> tuple[list[str], list[tuple[int, str, int]],
                                                                      _SentenceRun, set[int]]:
         """Units, anchors, sentences, and the units that are do-support (a do, does or did that a
         negator follows: "do not like" negates "like"), which sentence frames leave out."""
-        reader = _EnReader(self, version)
+        reader = _EnReader(self, version, text)
         pos = 0
         for m in _en_words(version).finditer(text):
             for end in SENTENCE_END.finditer(text, pos, m.start()):
@@ -1783,7 +1836,8 @@ class AnchorProfiler:
         offsets = [c[2] for c in contexts]
         if version >= FIGURE_TWINS_SINCE:
             figures = [j for j, f in enumerate(fills) if _is_figure_fill(f)]
-            keys = np.concatenate([keys, figure_twins(keys[figures], [fills[j] for j in figures], self.context_bits)])
+            keys = np.concatenate([keys, figure_twins(keys[figures], [fills[j] for j in figures], self.context_bits,
+                                                      version >= UNIT_FILLS_SINCE)])
             fills += [fills[j] for j in figures]
             offsets += [offsets[j] for j in figures]
         order = np.argsort(keys, kind="stable").tolist()
@@ -1856,8 +1910,9 @@ def _anchor_contexts(units: Sequence[str], found: list[tuple[int, str, int]], fr
 class _EnReader:
     """The English reference's state while it reads a text word by word (:meth:`AnchorProfiler._en`)."""
 
-    def __init__(self, profiler: AnchorProfiler, version: int) -> None:
+    def __init__(self, profiler: AnchorProfiler, version: int, text: str) -> None:
         self.profiler = profiler
+        self.text = text
         self.version = version
         self.units: list[str] = []
         self.anchors: list[tuple[int, str, int]] = []
@@ -1866,11 +1921,16 @@ class _EnReader:
         self.last_do = False
         self.pending_neg = False
         self.units_after = 0  # unit words that may still follow the last figure (v17)
+        self.unit_end = 0  # where the last figure or its last unit word ends in the text (v18)
 
     def word(self, w: str, at: int) -> None:
         """Read the word ``w`` of the match at text offset ``at``."""
         if self.units_after and w in EN_UNIT_WORDS:  # the figure's unit (v17): 159 million
             self.units_after -= 1
+            if self.version >= UNIT_FILLS_SINCE and not NON_ALNUM.sub("", self.text[self.unit_end : at]):
+                unit, fill, where = self.anchors[-1]  # ... and its fill's (v18): 159 million is not 159 billion
+                self.anchors[-1] = (unit, fill + unit_key(w), where)
+                self.unit_end = at + len(w)
             return
         self.units_after = 0
         if w in self.profiler.neg_en:
@@ -1891,6 +1951,7 @@ class _EnReader:
             self.anchors.append((len(self.units), neg + figure_fill(w), at))
             self.units.append("#")
             self.units_after = EN_UNIT_RUN if self.version >= FIGURE_UNITS_SINCE else 0
+            self.unit_end = at + len(w)
         else:
             if self.pending_neg:
                 self.anchors.append((len(self.units), "N", at))

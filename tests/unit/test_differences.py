@@ -23,7 +23,9 @@ import pytest
 from neardup.kernels import profile as kprof
 from neardup.rules.differences import (
     EN_WORD,
+    NEGATED_TWIN_BYTE,
     PROFILE_VERSION,
+    TWIN_BYTE,
     TWIN_CONTEXT_BYTE,
     V1_HEAD,
     ZH_NUMERALS,
@@ -460,7 +462,7 @@ def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
         assert decode_profile(v1).tolist() == old.entries.tolist()
         v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x12\x00", b"NP\x02\x05", b"NP\x05\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x13\x00", b"NP\x02\x05", b"NP\x05\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
 
@@ -731,15 +733,19 @@ def test_a_windows_sentences_are_each_profiles_own(dev_docs: list[dict[str, str]
 
 def test_a_figures_twin_holds_other_bits_of_its_value() -> None:
     """19% and 37% (and 500 and 7) share the figure byte of their fills: their twins (v15) tell
-    them apart, under the figure's context with its top byte changed, with the polarity byte
-    kept (a negated figure's twin is negated too)."""
+    them apart, under the figure's context with its top byte changed, with a polarity byte of
+    their own (v18; a negated figure's twin has another), or, before, the figure's own."""
     for a, b in (("#19%", "#37%"), ("#500", "#7"), ("#1991", "#1996")):
         assert fill_hash(a) == fill_hash(b)
         assert twin_fill(a) != twin_fill(b)
     entry = np.uint64((0x12345678 << 16) | fill_hash("N #19%"))
     twin = int(figure_twins(np.array([entry], dtype=np.uint64), ["N #19%"], 32)[0])
     assert twin >> 16 == 0x12345678 ^ (TWIN_CONTEXT_BYTE << 24)
-    assert twin >> 8 & 0xFF == fill_hash("N #19%") >> 8 and twin & 0xFF == twin_fill("#19%")
+    assert twin >> 8 & 0xFF == NEGATED_TWIN_BYTE and twin & 0xFF == twin_fill("#19%")
+    plain = int(figure_twins(np.array([fill_hash("#19%")], dtype=np.uint64), ["#19%"], 32)[0])
+    assert plain >> 8 & 0xFF == TWIN_BYTE
+    older = int(figure_twins(np.array([entry], dtype=np.uint64), ["N #19%"], 32, own_byte=False)[0])
+    assert older >> 8 & 0xFF == fill_hash("N #19%") >> 8 and older & 0xFF == twin_fill("#19%")
     text = "Broadband is predicted to grow from 19% to 37% of households by 2009, the report said."
     assert P.profile(text, "en").entries.tolist() == P.profile_batch([text], ["en"])[0].entries.tolist()
     assert len(P.profile(text, "en").entries) == len(P.profile(text, "en", version=14).entries) + 3

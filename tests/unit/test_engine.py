@@ -306,6 +306,22 @@ async def test_quantities_swapped_with_their_units_against_a_v16_record() -> Non
     assert out[1].status == "duplicate" and out[1].duplicate_of == "v17"
 
 
+async def test_a_unit_changed_against_a_v17_record() -> None:
+    """Profile v18 fills a figure with its unit (5万元 is not 5千元): against a v18 record the
+    changed fine is another notice; a v17 record is compared with the deciding text's own v17
+    profile (the figure alone), so a reprint merges with it as before."""
+    text = COUNTY.format(a="12万亩", b="35万人")
+    older, _ = await engine_over_profile(17, {"v17": text})
+    out = await older.decide([Document(id="reprint", text="来源：县政府网\n" + text)])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == "v17"
+    newer, _ = await engine_over_profile(PROFILE_VERSION, {"v18": text})
+    out = await newer.decide([Document(id="changed", text=COUNTY.format(a="12亿亩", b="35万人")),
+                              Document(id="reprint", text="来源：县政府网\n" + text)])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == "v18"
+    assert out[1].status == "duplicate" and out[1].duplicate_of == "v18"
+
+
 GROWTH = ("It said TV companies faced a major threat, with broadband predicted to grow from {a}% to {b}% of "
           "households by 2009. The report said the firms must adapt. Analysts agreed with the findings of the "
           "report on Monday, and the shares rose.")

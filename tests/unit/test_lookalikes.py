@@ -26,6 +26,8 @@ from neardup.rules.differences import (
     fill_hash,
     furniture_spans,
     profiler,
+    twin_fill,
+    unit_key,
 )
 from neardup.sketch import fingerprint
 from neardup.sketch.fingerprint import FingerprintConfig, Fingerprinter
@@ -260,7 +262,7 @@ def test_the_evidence_names_the_difference_in_words() -> None:
         dedup.decide({"id": "c", "text": NOTICE.format(c="深圳市华为技术有限公司")})
         renamed = dedup.decide({"id": "d", "text": NOTICE.format(c="深圳市中兴通讯有限公司")})
     assert swapped.evidence.critical is not None and renamed.evidence.critical is not None
-    assert swapped.evidence.critical.term in ("figures swapped: 980 <-> 1200", "figures swapped: 1200 <-> 980")
+    assert swapped.evidence.critical.term in ("figures swapped: 980件 <-> 1200件", "figures swapped: 1200件 <-> 980件")
     assert renamed.evidence.critical.term == "entity: 中兴通讯 (the other text names another in its place)"
 
 
@@ -374,6 +376,83 @@ def test_a_reprint_of_quantities_with_units_still_merges() -> None:
     text = COUNTY.format(**COUNTY_FIGURES)
     for copy in ("来源：县政府网\n" + text, text.replace("12万亩", "１２万亩"), text + "（责任编辑：李明）"):
         assert decide_pair(text, copy)[0] is Status.DUPLICATE
+
+
+FINE = ("根据《中华人民共和国食品安全法》第一百二十二条规定，对当事人作出如下行政处罚：没收违法所得，并处罚款{a}。"
+           "当事人应当自收到本决定书之日起十五日内缴纳罚款，逾期不缴纳的，每日按罚款数额的百分之三加处罚款。")
+
+
+@pytest.mark.parametrize(("text", "old", "new"), [
+    (FINE.format(a="5万元"), "5万元", "5千元"), (FINE.format(a="5万元"), "5万元", "5倍"),
+    (FINE.format(a="5万元"), "5万元", "5元"), (COUNTY.format(**COUNTY_FIGURES), "12万亩", "12亿亩"),
+    (COUNTY.format(**COUNTY_FIGURES), "35万人", "35人"), (COUNTY.format(**COUNTY_FIGURES), "4200元", "4200万元"),
+    (SUBSCRIBERS.format(a="159 million", b="80 per cent"), "159 million", "159 billion"),
+    (SUBSCRIBERS.format(a="159 million", b="80 per cent"), "80 per cent", "80 points"),
+])
+def test_a_quantity_whose_unit_changed_is_unique(text: str, old: str, new: str) -> None:
+    """A fine of 5万元 is not one of 5千元, nor 159 million subscribers 159 billion: the same figure
+    with another unit or magnitude is another figure. The unit leaves the frame (v17) and stands
+    in the figure's fill (v18); before, it was nowhere, and the change merged."""
+    changed = text.replace(old, new)
+    assert changed != text
+    status, _, kind = decide_pair(text, changed)
+    assert status is Status.UNIQUE and kind == "figure"
+
+
+def test_a_units_fill_keeps_its_word_characters_but_about() -> None:
+    """A figure's fill is its figure then its unit's word characters, without 余 and 多 (v18): 3万余人
+    and 3万多人 are one quantity, and so are 80 per cent and 80 percent; an English unit word joins
+    the fill only written right after the figure (20个按键...pc is no 20 pc)."""
+    assert unit_key("万余人") == unit_key("万多人") == "万人"
+    assert unit_key(" per cent") == unit_key(" percent") == "percent"
+    fills = profiler().profile("并处罚款5万元，涉及3万余人。", "zh").fills
+    assert "#5万元" in fills and "#3万人" in fills
+    assert "#5" in profiler().profile("并处罚款5万元，涉及3万余人。", "zh", version=17).fills
+    assert "#4.2billion" in profiler().profile("revenue of 4.2 billion for the quarter", "en").fills
+    assert "#20" in profiler().profile("20个按键的操作键位平台上体验胜于pc", "en").fills
+
+
+def test_a_magnitude_in_numerals_is_a_units() -> None:
+    """v18: a run of numerals right after a figure is its magnitude (1.5万亿, 5千万元), read into
+    its unit, where v17 read it as a figure of its own (万亿, of value 0): wherever two such
+    quantities traded places, one text's frame had a figure the other's lacked."""
+    zh = profiler()._zh
+    assert zh("产值是1.5万亿，占GDP的5%")[0] == "产值是" + FIGURE_MARK + "占GDP的" + FIGURE_MARK
+    assert zh("产值是1.5万亿", version=17)[0] == "产值是" + FIGURE_MARK * 2
+    assert zh("共5千万元和12万两千人")[0] == "共" + FIGURE_MARK + "和" + FIGURE_MARK * 2
+    assert [fill for _, fill, _ in zh("共5千万元和12万两千人")[1]] == ["#5千万元", "#12万", "#2000人"]
+    text = "家装行业近年来发展迅速。全国装饰业产值是{a}，占GDP的{b}。家装全国产值约占其中的一半，市场前景广阔。"
+    status, _, kind = decide_pair(text.format(a="1.5万亿", b="5%"), text.format(a="5%", b="1.5万亿"))
+    assert status is Status.UNIQUE and kind == "figure"
+
+
+@pytest.mark.parametrize(("old", "new"), [("百分之三", "百分之五"), ("三分之二", "二分之一")])
+def test_a_fraction_written_in_numerals_is_a_figure(old: str, new: str) -> None:
+    """One numeral is no figure (一 is in too many words), but one beside 分之 is (v18): 百分之三
+    and 百分之五 are two rates, 三分之二 and 二分之一 two thresholds. v17 read neither."""
+    text = FINE.format(a="5万元").replace("百分之三", "百分之三，须经三分之二以上委员同意")
+    assert old in text
+    status, _, kind = decide_pair(text, text.replace(old, new))
+    assert status is Status.UNIQUE and kind == "figure"
+    assert [f for _, f, _ in profiler()._zh("按百分之三加处", version=17)[1]] == []
+
+
+@pytest.mark.parametrize(("text", "old", "new"), [
+    (COUNTY.format(**COUNTY_FIGURES) + "共有3万余人参加。", "3万余人", "3万多人"),
+    (SUBSCRIBERS.format(a="159 million", b="80 per cent"), "80 per cent", "80 percent"),
+])
+def test_a_quantity_written_another_way_still_merges(text: str, old: str, new: str) -> None:
+    assert decide_pair(text, text.replace(old, new))[0] is Status.DUPLICATE
+
+
+def test_a_figure_changed_to_one_whose_byte_its_twin_holds_is_unique() -> None:
+    """15 and 30: 30's figure byte is the byte 15's twin holds. Under the figure's polarity byte
+    (v15-v17), 30 in the place of 15 read as a 30 moved there from the twin; a twin's polarity byte
+    of its own (v18) leaves it no figure to be taken for."""
+    assert fill_hash("#30") & 0xFF == twin_fill("#15")
+    text = FINE.format(a="5万元").replace("十五日", "15日")
+    status, _, kind = decide_pair(text, text.replace("15日", "30日"))
+    assert status is Status.UNIQUE and kind == "figure"
 
 
 @pytest.mark.parametrize("edit", [
