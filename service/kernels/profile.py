@@ -91,6 +91,7 @@ APOSTROPHE = 39
 DOT = 46
 PERCENT = 37
 COMMA = 44
+DOLLAR = 36
 # Chinese numerals and their values (differences.ZH_NUMERALS, differences.numeral_value)
 NUMERAL_CPS = np.array([ord(c) for c in "零〇一二两三四五六七八九十百千万亿"], dtype=np.uint32)
 NUMERAL_VALUES = np.array([0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 100, 1000, 10**4, 10**8], dtype=np.int64)
@@ -283,7 +284,7 @@ def _fill_hash(kind, code, negs, cps, fs, fe, fu, ctab, cs_bytes, cs_off, buf, v
             w = _put_digits(buf, w, value)
         else:
             for i in range(fs, fe):
-                if cps[i] != SPACE and cps[i] != COMMA:  # 28.90 % fills as 28.90%, 1,200 as 1200
+                if cps[i] != SPACE and cps[i] != COMMA and cps[i] != DOLLAR:  # 28.90 % fills as 28.90%, 1,200 as 1200
                     w = _put_utf8(buf, w, cps[i])
         for i in range(fe, fu):
             if ctab[cps[i]] & KEEP and cps[i] != ABOUT_CPS[0] and cps[i] != ABOUT_CPS[1]:
@@ -786,7 +787,7 @@ def _negative_prefix(cps, a, b):
 @njit(nogil=True, cache=True)
 def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg, word_pol, aux, const_cps,
                 u_src, u_a, u_b, u_skip, at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, sents, min_sentence,
-                affixes, grouped, identifiers, starts, unit_tails, word_unit, unit_run):
+                affixes, grouped, identifiers, starts, unit_tails, word_unit, unit_run, currencies):
     """Frame units, anchors and sentences of the English text ``cps[lo:hi]``: (anchor count, unit
     count, sentence count). ``u_skip[u]``: unit u is a do, does or did that a negator follows
     (do-support: "do not like" is the negation of "like"), left out of its sentence's frame.
@@ -798,7 +799,9 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     ``unit_tails`` (v13): a percentage or a decimal is one word with its letters and 's (42%m).
     ``unit_run`` (v17; 0 before): up to this many unit words (``word_unit``: million, per cent,
     people) written right after a figure are the figure's, out of the frame, as a Chinese unit is;
-    ``fig_u`` ends each figure's unit words (its figure's end where it has none).
+    ``fig_u`` ends each figure's unit words (its figure's end where it has none). ``currencies``
+    (v18): the letters of a currency written before its $ (HK$, A$, US$) are the figure's, out of
+    the frame and in its fill, as a unit after it is.
 
     A unit is (source, start, end): source 0 = the text, 1 = CONST_CPS, 2 = the frame word of
     class-sign code ``start`` (its '<class>'), 3 = '#' (a figure)."""
@@ -811,6 +814,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
     s_at = 0
     last_do = False  # the last unit is a do, does or did
     units_after = 0  # unit words that may still follow the last figure
+    currency = -1  # where the letters of a currency before its $ start, right before a figure (HK$6.31bn)
     p = lo
     while p < hi:
         if not ctab[cps[p]] & AZ09:
@@ -842,6 +846,11 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                     fig_u[n - 1] = b
                 continue
             units_after = 0
+            if currencies and src == 0 and not digit and b + 1 < hi and cps[b] == DOLLAR and ctab[cps[b + 1]] & DIGIT:
+                currency = a
+                continue
+            prefix = currency if currency >= 0 and digit else a
+            currency = -1
             if w >= 0 and word_neg[w]:
                 s_negs += 1
                 if last_do:
@@ -861,7 +870,7 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
             if code >= 0 or digit or pending:
                 anchor = ANCHOR_CLASS if code >= 0 else ANCHOR_FIGURE if digit else ANCHOR_NEGATOR
                 n = _put_anchor(at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, n, units, anchor, code,
-                                1 if pending and anchor != ANCHOR_NEGATOR else 0, s - lo, a, b)
+                                1 if pending and anchor != ANCHOR_NEGATOR else 0, s - lo, prefix, b)
             if code >= 0:
                 u_src[units] = 2
                 u_a[units] = code
@@ -1110,7 +1119,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,
                                         fig_a, fig_b, fig_u, pos, sents, min_en_sentence, affixes, figure_values,
-                                        identifiers, starts, unit_tails, word_unit, en_unit_run)
+                                        identifiers, starts, unit_tails, word_unit, en_unit_run, unit_fills)
         m = 0
         for j in range(n):
             bare = kinds[j] == ANCHOR_NEGATOR

@@ -106,9 +106,10 @@ Byte formats (what the store keeps), all read:
   out of the frame (``zh_unit_words``, ``EN_UNIT_WORDS``).
 - v18 (written): v17's, and a figure's fill holds its unit (:func:`unit_key`: 5万元 is not 5千元,
   4.2 billion not 4.2 million); a run of numerals right after a figure is its unit's magnitude
-  (1.5万亿), not a figure of its own; one numeral beside 分之 is a figure (百分之三, 三分之一); and a
-  figure's twin has a polarity byte of its own (``TWIN_BYTE``), so no twin reads as another
-  figure's fill left over elsewhere (15 -> 30, where 15's twin held 30's figure byte).
+  (1.5万亿), not a figure of its own; the letters of a currency against its $ are the figure's
+  (HK$6.31bn: out of the frame, in the fill); one numeral beside 分之 is a figure (百分之三,
+  三分之一); and a figure's twin has a polarity byte of its own (``TWIN_BYTE``), so no twin reads
+  as another figure's fill left over elsewhere (15 -> 30, where 15's twin held 30's figure byte).
 A v8 or v9 record is compared with the names read that version's way (:meth:`NameSlots.as_version`).
 A record keeps contexts of at least ``CONTEXT_BITS`` bits; they are compared at ``CONTEXT_BITS``.
 A record of an older version is compared with the deciding document's profile made the way that
@@ -378,7 +379,7 @@ def figure_text(written: str, values: bool = False) -> str:
     1,200 is 1200; only v7 reads a separator into a figure); with ``values`` (v7), Chinese
     numerals as their value in digits (二〇二三 is 2023: a reprint may write a date either way)."""
     value = numeral_value(written) if values and written[:1] in NUMERAL_VALUES else None
-    return str(value) if value is not None else written.replace(" ", "").replace(",", "")
+    return str(value) if value is not None else written.replace(" ", "").replace(",", "").replace("$", "")
 
 
 def class_free(fill: str) -> str:
@@ -1922,17 +1923,18 @@ class _EnReader:
         self.pending_neg = False
         self.units_after = 0  # unit words that may still follow the last figure (v17)
         self.unit_end = 0  # where the last figure or its last unit word ends in the text (v18)
+        self.currency = ""  # the letters of a currency before its $, right before a figure (v18: HK$6.31bn)
 
     def word(self, w: str, at: int) -> None:
         """Read the word ``w`` of the match at text offset ``at``."""
         if self.units_after and w in EN_UNIT_WORDS:  # the figure's unit (v17): 159 million
-            self.units_after -= 1
-            if self.version >= UNIT_FILLS_SINCE and not NON_ALNUM.sub("", self.text[self.unit_end : at]):
-                unit, fill, where = self.anchors[-1]  # ... and its fill's (v18): 159 million is not 159 billion
-                self.anchors[-1] = (unit, fill + unit_key(w), where)
-                self.unit_end = at + len(w)
+            self._unit_word(w, at)
             return
         self.units_after = 0
+        if self._currency_before_figure(w, at):
+            self.currency = w  # HK$, A$: the figure's, as its unit after it is
+            return
+        currency, self.currency = self.currency, ""
         if w in self.profiler.neg_en:
             self._negator()
             return
@@ -1948,7 +1950,7 @@ class _EnReader:
             self.anchors.append((len(self.units), neg + hit[0] + hit[1], at))
             self.units.append(self.profiler._class_word(hit[0], self.version))
         elif w[0].isdigit() or (self.version >= IDENTIFIERS_SINCE and any(c.isdigit() for c in w)):
-            self.anchors.append((len(self.units), neg + figure_fill(w), at))
+            self.anchors.append((len(self.units), neg + figure_fill(currency + w), at))
             self.units.append("#")
             self.units_after = EN_UNIT_RUN if self.version >= FIGURE_UNITS_SINCE else 0
             self.unit_end = at + len(w)
@@ -1959,6 +1961,22 @@ class _EnReader:
             self.units.append(w[cut:])
         self.last_do = w in DO_SUPPORT
         self.pending_neg = False
+
+    def _unit_word(self, w: str, at: int) -> None:
+        """A unit word after the last figure (v17: out of the frame); v18 writes it into the
+        figure's fill (159 million is not 159 billion) where nothing but spaces stands between."""
+        self.units_after -= 1
+        if self.version >= UNIT_FILLS_SINCE and not NON_ALNUM.sub("", self.text[self.unit_end : at]):
+            unit, fill, where = self.anchors[-1]
+            self.anchors[-1] = (unit, fill + unit_key(w), where)
+            self.unit_end = at + len(w)
+
+    def _currency_before_figure(self, w: str, at: int) -> bool:
+        """Whether the word ``w`` at ``at`` is a currency's letters written before its $ and a
+        figure (v18: HK$6.31bn, A$2.6bn): the figure's, out of the frame and in its fill."""
+        end = at + len(w)
+        return (self.version >= UNIT_FILLS_SINCE and not any(c.isdigit() for c in w)
+                and self.text[end : end + 1] == "$" and self.text[end + 1 : end + 2].isdigit())
 
     def _negator(self) -> None:
         """A negator: it negates the auxiliary just read (was not), or the next word."""

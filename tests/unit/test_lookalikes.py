@@ -361,6 +361,25 @@ def test_english_quantities_swapped_with_their_unit_words_are_unique(a: str, b: 
     assert decide_pair(SUBSCRIBERS.format(a=a, b=b), reprint)[0] is Status.DUPLICATE
 
 
+RESULTS = ("Hang Lung said its results were hurt by weaker rentals. Profits were down {a} by revenue to {b}. If "
+           "the property market improves, the company expects growth next year, its chairman told reporters.")
+
+
+def test_a_currencys_letters_before_its_dollar_sign_are_the_figures() -> None:
+    """HK$6.31bn: the letters before $ read as a word of the frame, which moved with the figure
+    when two quantities traded places (3.7% / HK$6.31bn), so the swap left no shared context.
+    v18 reads them as the figure's, out of the frame and in its fill, as a unit after it."""
+    en = profiler()._en
+    assert en("revenue to hk$6.31bn if")[0] == ["revenue", "to", "#", "if"]
+    assert en("revenue to hk$6.31bn if", version=17)[0] == ["revenue", "to", "hk", "#", "if"]
+    assert "#hk6.31bn" in profiler().profile("revenue to hk$6.31bn if", "en").fills
+    assert en("told us $5 today")[0] == ["told", "us", "#", "today"]  # a word, then a space: no currency
+    status, _, kind = decide_pair(RESULTS.format(a="3.7%", b="HK$6.31bn"), RESULTS.format(a="HK$6.31bn", b="3.7%"))
+    assert status is Status.UNIQUE and kind == "figure"
+    text = RESULTS.format(a="3.7%", b="HK$6.31bn")
+    assert decide_pair(text, "Business news\n" + text)[0] is Status.DUPLICATE
+
+
 def test_an_english_unit_word_is_out_of_the_frame_only_right_after_a_figure() -> None:
     """Up to two unit words right after a figure (84 million barrels) leave the frame; after a
     sentence's end, or before the figure, they are words."""
