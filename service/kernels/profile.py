@@ -284,7 +284,8 @@ def _fill_hash(kind, code, negs, cps, fs, fe, fu, ctab, cs_bytes, cs_off, buf, v
             w = _put_digits(buf, w, value)
         else:
             for i in range(fs, fe):
-                if cps[i] != SPACE and cps[i] != COMMA and cps[i] != DOLLAR:  # 28.90 % fills as 28.90%, 1,200 as 1200
+                # 28.90 % fills as 28.90%, 1,200 as 1200, hk$6.31bn (v18) as hk6.31bn
+                if cps[i] != SPACE and cps[i] != COMMA and cps[i] != DOLLAR:
                     w = _put_utf8(buf, w, cps[i])
         for i in range(fe, fu):
             if ctab[cps[i]] & KEEP and cps[i] != ABOUT_CPS[0] and cps[i] != ABOUT_CPS[1]:
@@ -547,7 +548,7 @@ def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum,
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
                 fig_a, fig_b, fig_u, pos, counted, sents, min_sentence, grouped, identifiers, starts, unit_keys,
-                unit_vals, unit_kind, whole_units):
+                unit_vals, unit_kind, whole_units, fractions):
     """Frame (word characters, each anchor as one mark), anchors and sentences of the Chinese text
     ``cps[lo:hi]``: (anchor count, frame length, sentence count). ``counted``: negators in a row
     add up (v4); else the first of two stands alone (v1-v3). ``grouped``: thousands groups (v7).
@@ -558,8 +559,8 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
     (:func:`_past_unit`): a figure swapped with another along with its unit (耕地面积12万亩 ...
     总人口35万人 / 耕地面积35万人 ... 总人口12万亩) keeps its place's context, and the swap is seen.
     ``fig_u``: where each figure's unit ends (its figure's end where it has none). ``whole_units``
-    (v18): a run of numerals does not end a unit (1.5万亿: a magnitude, not another figure), and
-    one numeral beside 分之 is a figure (:func:`_zh_token`)."""
+    (v18): a run of numerals does not end a unit (1.5万亿: a magnitude, not another figure).
+    ``fractions`` (v18): one numeral beside 分之 is a figure (:func:`_zh_token`)."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
@@ -573,7 +574,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         c = ctab[cps[p]]
         if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):
             end, kind, code = _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
-                                          grouped, identifiers, whole_units)
+                                          grouped, identifiers, fractions)
         else:
             end = -1
         if end < 0:
@@ -615,7 +616,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         length += 1
         if anchor == ANCHOR_FIGURE and unit_kind.shape[0] > 1:
             p = _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped,
-                           identifiers, unit_keys, unit_vals, unit_kind, whole_units)
+                           identifiers, unit_keys, unit_vals, unit_kind, whole_units, fractions)
             if n > put:
                 fig_u[n - 1] = p
     ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, hi - lo, min_sentence, starts)
@@ -624,18 +625,18 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
 
 @njit(nogil=True, cache=True)
 def _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped, identifiers,
-               unit_keys, unit_vals, unit_kind, numerals):
+               unit_keys, unit_vals, unit_kind, numerals, fractions):
     """Where the text goes on after the unit written at ``p``, right after a figure: past the
     longest unit of the trie (``unit_kind`` nonzero where one ends) whose characters start no
-    token (a term, a figure: those are read as such; ``numerals``, v18: but a run of numerals,
-    万亿 of 1.5万亿), or ``p`` where none is written."""
+    token (a term, a figure: those are read as such, ``fractions`` as :func:`_zh_token` reads
+    them; ``numerals``, v18: but a run of numerals, 万亿 of 1.5万亿), or ``p`` where none is written."""
     node = np.int64(0)
     best = p
     for r in range(p, min(hi, p + UNIT_LONGEST)):
         c = ctab[cps[r]]
         if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):  # the unit ends where a token starts
             end, kind, _ = _zh_token(cps, r, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
-                                     grouped, identifiers, numerals)
+                                     grouped, identifiers, fractions)
             if end >= 0 and not (numerals and kind == 0 and c & NUMERAL):
                 break
         node = _child(unit_keys, unit_vals, node, cps[r])
@@ -1114,7 +1115,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                                         word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
                                         frame, at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, counted, sents,
                                         min_zh_sentence, figure_values, identifiers, starts, unit_keys,
-                                        unit_vals, unit_kind, unit_fills)
+                                        unit_vals, unit_kind, unit_fills, unit_fills)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,

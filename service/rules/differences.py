@@ -375,8 +375,9 @@ def numeral_value(text: str) -> int | None:
 
 
 def figure_text(written: str, values: bool = False) -> str:
-    """A figure as its fill spells it: without spaces and thousands separators (28.90 % is 28.90%,
-    1,200 is 1200; only v7 reads a separator into a figure); with ``values`` (v7), Chinese
+    """A figure as its fill spells it: without spaces, thousands separators and dollar signs
+    (28.90 % is 28.90%, 1,200 is 1200; only v7 reads a separator into a figure, only v18 the
+    letters of a currency: hk$6.31bn is hk6.31bn); with ``values`` (v7), Chinese
     numerals as their value in digits (二〇二三 is 2023: a reprint may write a date either way)."""
     value = numeral_value(written) if values and written[:1] in NUMERAL_VALUES else None
     return str(value) if value is not None else written.replace(" ", "").replace(",", "").replace("$", "")
