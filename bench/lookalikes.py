@@ -232,16 +232,23 @@ def quantity_swap(text: str, lang: str, rng: random.Random) -> str | None:
 
 def build_quantities(docs: list[dict[str, str]], seed: int, per_kind: int) -> tuple[list[dict[str, str]], list[Pair]]:
     """(originals + look-alikes, pairs) of :func:`quantity_swap`, ``per_kind`` of each language."""
+    return _build_by_language(docs, seed, per_kind, "quantities", quantity_swap)
+
+
+def _build_by_language(docs: list[dict[str, str]], seed: int, per_kind: int, name: str,
+                       make: Callable[[str, str, random.Random], str | None]) -> tuple[list[dict[str, str]], list[Pair]]:
+    """(originals + look-alikes, pairs): ``make`` (text, language, rng) applied to the documents in
+    an order drawn by ``seed`` until each language has ``per_kind`` (kinds ``name_zh``, ``name_en``)."""
     rng = random.Random(seed)
     order = docs[:]
     rng.shuffle(order)
     made: dict[str, list[tuple[dict[str, str], str]]] = defaultdict(list)
     for d in order:
         lang = "zh" if d.get("lang") == "zh" else "en"
-        kind = f"quantities_{lang}"
+        kind = f"{name}_{lang}"
         if len(made[kind]) >= per_kind:
             continue
-        variant = quantity_swap(d["text"], lang, rng)
+        variant = make(d["text"], lang, rng)
         if variant and variant != d["text"]:
             made[kind].append((d, variant))
     return _with_originals(docs, made)
@@ -269,19 +276,7 @@ def magnitude_change(text: str, lang: str, rng: random.Random) -> str | None:
 
 def build_magnitudes(docs: list[dict[str, str]], seed: int, per_kind: int) -> tuple[list[dict[str, str]], list[Pair]]:
     """(originals + look-alikes, pairs) of :func:`magnitude_change`, ``per_kind`` of each language."""
-    rng = random.Random(seed)
-    order = docs[:]
-    rng.shuffle(order)
-    made: dict[str, list[tuple[dict[str, str], str]]] = defaultdict(list)
-    for d in order:
-        lang = "zh" if d.get("lang") == "zh" else "en"
-        kind = f"magnitudes_{lang}"
-        if len(made[kind]) >= per_kind:
-            continue
-        variant = magnitude_change(d["text"], lang, rng)
-        if variant and variant != d["text"]:
-            made[kind].append((d, variant))
-    return _with_originals(docs, made)
+    return _build_by_language(docs, seed, per_kind, "magnitudes", magnitude_change)
 
 
 # --generated-names: names made up the way a test-data generator makes them (a common surname and

@@ -480,10 +480,10 @@ def _identifier_end(cps, p, lo, hi, ctab):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _has_digit(cps, a, b, ctab):
-    """Whether ``cps[a:b]`` holds a digit."""
+def _any_flagged(cps, a, b, ctab, flag):
+    """Whether a character of ``cps[a:b]`` has ``flag`` in ``ctab`` (DIGIT: a digit; KEEP: a word character)."""
     for i in range(a, b):  # noqa: SIM110 (numba compiles loops, not generators)
-        if ctab[cps[i]] & DIGIT:
+        if ctab[cps[i]] & flag:
             return True
     return False
 
@@ -837,13 +837,13 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
                 break
             if src == 0:
                 w = find_word(cps, a, b, word_keys, word_vals, word_cps, word_off)
-                digit = (ctab[cps[a]] & DIGIT) != 0 or (identifiers and _has_digit(cps, a, b, ctab))
+                digit = (ctab[cps[a]] & DIGIT) != 0 or (identifiers and _any_flagged(cps, a, b, ctab, DIGIT))
             else:
                 w = find_word(const_cps, a, b, word_keys, word_vals, word_cps, word_off)
                 digit = False
             if units_after > 0 and src == 0 and w >= 0 and word_unit[w]:
                 units_after -= 1
-                if _no_word_between(cps, fig_u[n - 1], a, ctab):  # 20 pc, not 20个按键...pc
+                if not _any_flagged(cps, fig_u[n - 1], a, ctab, KEEP):  # 20 pc, not 20个按键...pc
                     fig_u[n - 1] = b
                 continue
             units_after = 0
@@ -892,15 +892,6 @@ def _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, wor
             units_after = unit_run if digit and code < 0 else 0
     ns = _close_sentence(sents, ns, s_start, units, s_negs, s_at, hi - lo, min_sentence, starts)
     return n, units, ns
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _no_word_between(cps, a, b, ctab):
-    """Whether ``cps[a:b]`` holds no word character (spaces and marks only)."""
-    for i in range(a, b):  # noqa: SIM110 (numba compiles loops, not generators)
-        if ctab[cps[i]] & KEEP:
-            return False
-    return True
 
 
 @njit(nogil=True, cache=True)

@@ -290,20 +290,28 @@ COUNTY = ("该县共有耕地面积{a}，其中水田8万亩，旱地4万亩。�
           "今年粮食总产量达到6.5万吨，比上年增加0.3万吨，农民人均纯收入达到4200元，全县经济运行总体平稳。")
 
 
+async def told_apart_only_against_the_newer_record(older: int, original: str, changed: str, reprint: str) -> None:
+    """A record of profile ``older`` merges a reprint of ``original`` (compared through the deciding
+    text's own profile of that version); against a record of this version, ``changed`` is another
+    notice for a figure, and the reprint still merges."""
+    engine, _ = await engine_over_profile(older, {f"v{older}": original})
+    out = await engine.decide([Document(id="reprint", text=reprint)])
+    assert out[0].status == "duplicate" and out[0].duplicate_of == f"v{older}"
+    newer = f"v{older + 1}"
+    engine, _ = await engine_over_profile(PROFILE_VERSION, {newer: original})
+    out = await engine.decide([Document(id="changed", text=changed), Document(id="reprint", text=reprint)])
+    assert out[0].status == "unique" and out[0].evidence.critical is not None
+    assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == newer
+    assert out[1].status == "duplicate" and out[1].duplicate_of == newer
+
+
 async def test_quantities_swapped_with_their_units_against_a_v16_record() -> None:
     """Profile v17 leaves a Chinese figure's unit out of the frame, so two quantities that trade
     places with their units are a swap; a v16 record is compared with the deciding text's own v16
     profile (units in the frame), which merges a reprint as before."""
     text = COUNTY.format(a="12万亩", b="35万人")
-    older, _ = await engine_over_profile(16, {"v16": text})
-    out = await older.decide([Document(id="reprint", text="来源：县政府网\n" + text)])
-    assert out[0].status == "duplicate" and out[0].duplicate_of == "v16"
-    newer, _ = await engine_over_profile(PROFILE_VERSION, {"v17": text})
-    out = await newer.decide([Document(id="swapped", text=COUNTY.format(a="35万人", b="12万亩")),
-                              Document(id="reprint", text="来源：县政府网\n" + text)])
-    assert out[0].status == "unique" and out[0].evidence.critical is not None
-    assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == "v17"
-    assert out[1].status == "duplicate" and out[1].duplicate_of == "v17"
+    await told_apart_only_against_the_newer_record(16, text, COUNTY.format(a="35万人", b="12万亩"),
+                                                   "来源：县政府网\n" + text)
 
 
 async def test_a_unit_changed_against_a_v17_record() -> None:
@@ -311,15 +319,8 @@ async def test_a_unit_changed_against_a_v17_record() -> None:
     changed fine is another notice; a v17 record is compared with the deciding text's own v17
     profile (the figure alone), so a reprint merges with it as before."""
     text = COUNTY.format(a="12万亩", b="35万人")
-    older, _ = await engine_over_profile(17, {"v17": text})
-    out = await older.decide([Document(id="reprint", text="来源：县政府网\n" + text)])
-    assert out[0].status == "duplicate" and out[0].duplicate_of == "v17"
-    newer, _ = await engine_over_profile(PROFILE_VERSION, {"v18": text})
-    out = await newer.decide([Document(id="changed", text=COUNTY.format(a="12亿亩", b="35万人")),
-                              Document(id="reprint", text="来源：县政府网\n" + text)])
-    assert out[0].status == "unique" and out[0].evidence.critical is not None
-    assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == "v18"
-    assert out[1].status == "duplicate" and out[1].duplicate_of == "v18"
+    await told_apart_only_against_the_newer_record(17, text, COUNTY.format(a="12亿亩", b="35万人"),
+                                                   "来源：县政府网\n" + text)
 
 
 GROWTH = ("It said TV companies faced a major threat, with broadband predicted to grow from {a}% to {b}% of "
@@ -333,15 +334,7 @@ async def test_figures_that_share_their_fill_byte_are_told_apart_by_their_twins(
     against a v15 record. A v14 record has no twins: a reprint is compared with it through its
     own v14 profile, and merges."""
     text = GROWTH.format(a=19, b=37)
-    older, _ = await engine_over_profile(14, {"v14": text})
-    out = await older.decide([Document(id="reprint", text="Tech news\n" + text)])
-    assert out[0].status == "duplicate" and out[0].duplicate_of == "v14"
-    newer, _ = await engine_over_profile(PROFILE_VERSION, {"v15": text})
-    out = await newer.decide([Document(id="swapped", text=GROWTH.format(a=37, b=19)),
-                              Document(id="reprint", text="Tech news\n" + text)])
-    assert out[0].status == "unique" and out[0].evidence.critical is not None
-    assert out[0].evidence.critical.kind == "figure" and out[0].evidence.critical.against == "v15"
-    assert out[1].status == "duplicate" and out[1].duplicate_of == "v15"
+    await told_apart_only_against_the_newer_record(14, text, GROWTH.format(a=37, b=19), "Tech news\n" + text)
 
 
 CODED = ("关于准予深圳市华为技术有限公司设立登记的通知。深圳市华为技术有限公司（统一社会信用代码：{code}）："
