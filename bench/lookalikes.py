@@ -36,6 +36,11 @@ their units (``quantities_zh``: 耕地面积12万亩 ... 总人口35万人 -> �
 reads a quantity as a number and its unit swaps them. Dates and times are left alone (年, 月, 日,
 点; their own kind of change).
 
+``--counts`` makes another: one Chinese numeral that numbers or counts (第一次临时股东大会, 三项任务,
+五名联络员, 一等奖) given another value wherever the same numeral stands before the same word
+(``counts_zh``): the same template notice, numbered or counted otherwise. A law's numbered parts
+(第三条) and dates are left alone.
+
 ``--magnitudes`` makes another: one quantity's magnitude changed, its number kept
 (``magnitudes_zh``: 罚款5万元 -> 罚款5亿元, 12万亩 -> 12千亩; ``magnitudes_en``: $4.2 billion -> $4.2
 million), a fine or a budget a thousand times another. Only the magnitude changes, so the figure
@@ -279,6 +284,42 @@ def build_magnitudes(docs: list[dict[str, str]], seed: int, per_kind: int) -> tu
     return _build_by_language(docs, seed, per_kind, "magnitudes", magnitude_change)
 
 
+# --counts: one Chinese numeral that numbers or counts (第二次临时股东大会, 三项任务, 五名联络员),
+# another number in its place wherever the same words stand: the same template notice, numbered or
+# counted otherwise. The measure words are the bench's own and more than a quantity's (类, 种, 级,
+# 轮, 年, 天, 等: 一等奖); a law's numbered part (第三条, 第二款) is left alone, as a date or a time is
+COUNTING = "一二两三四五六七八九十"
+COUNT_VALUES = {c: v for v, cs in enumerate(("", "一", "二两", "三", "四", "五", "六", "七", "八", "九", "十"))
+                for c in cs}
+MEASURE_WORDS = (*(u for u in ZH_UNITS if not u[0].isascii() and u[0] not in "%％‰万亿"),
+                 "类", "种", "级", "轮", "年", "天", "周", "部", "本", "封", "处", "栋", "间", "块", "组", "队", "道",
+                 "门", "段", "成", "等", "季度")
+ZH_NUMERAL_CHARS = "零〇一二两三四五六七八九十百千万亿"
+ZH_COUNTED = re.compile(rf"(?<![{ZH_NUMERAL_CHARS}])(?:第([{COUNTING}])(?![{ZH_NUMERAL_CHARS}条章节款项编])(.)"
+                        rf"|(?<!第)([{COUNTING}])({'|'.join(map(re.escape, MEASURE_WORDS))}))")
+
+
+def count_change(text: str, lang: str, rng: random.Random) -> str | None:
+    """``text`` with one numeral that numbers or counts (第一次, 三项) given another value, wherever
+    the same numeral stands before the same word; None when it has none (or is not Chinese)."""
+    if lang != "zh":
+        return None
+    found = list(ZH_COUNTED.finditer(text))
+    if not found:
+        return None
+    m = rng.choice(found)
+    ordinal = m.group(1) is not None
+    numeral, after = (m.group(1), m.group(2)) if ordinal else (m.group(3), m.group(4))
+    other = rng.choice([c for c in COUNTING if COUNT_VALUES[c] != COUNT_VALUES[numeral]])
+    old, new = ("第" + numeral + after, "第" + other + after) if ordinal else (numeral + after, other + after)
+    return re.sub(rf"(?<![{ZH_NUMERAL_CHARS}]){re.escape(old)}", new, text)
+
+
+def build_counts(docs: list[dict[str, str]], seed: int, per_kind: int) -> tuple[list[dict[str, str]], list[Pair]]:
+    """(originals + look-alikes, pairs) of :func:`count_change`, ``per_kind`` Chinese ones."""
+    return _build_by_language(docs, seed, per_kind, "counts", count_change)
+
+
 # --generated-names: names made up the way a test-data generator makes them (a common surname and
 # one or two given characters; a trade name of two to four characters, an industry and a legal
 # form; a place's two characters and its suffix), not drawn from any corpus or dictionary: most are
@@ -466,6 +507,8 @@ def main() -> None:
                     help="two nearby quantities swapped with their units (12万亩 / 35万人), units differing")
     ap.add_argument("--magnitudes", action="store_true",
                     help="one quantity's magnitude changed, its number kept (5万元 / 5亿元, 4.2 billion / 4.2 million)")
+    ap.add_argument("--counts", action="store_true",
+                    help="one Chinese numeral that numbers or counts given another value (第一次 / 第二次, 三项 / 五项)")
     args = ap.parse_args()
     paths = args.docs or [DATASETS / "docs.jsonl", OTHER / "other.jsonl"]
     if args.generated_names:
@@ -476,6 +519,8 @@ def main() -> None:
         docs, pairs = build_quantities(load(paths), args.seed, args.per_kind)
     elif args.magnitudes:
         docs, pairs = build_magnitudes(load(paths), args.seed, args.per_kind)
+    elif args.counts:
+        docs, pairs = build_counts(load(paths), args.seed, args.per_kind)
     else:
         names = pku_names(args.pku)
         docs, pairs = build(load(paths), dictionary_names(names) if args.real_names else names, args.seed,
@@ -487,7 +532,7 @@ def main() -> None:
     duplicate_of = asyncio.run(decide(docs))
     result: dict[str, Any] = {"bench": "lookalikes", "seed": args.seed, "real_names": args.real_names,
                               "generated_names": args.generated_names, "tagged_names": args.tagged_names,
-                              "quantities": args.quantities, "magnitudes": args.magnitudes,
+                              "quantities": args.quantities, "magnitudes": args.magnitudes, "counts": args.counts,
                               "documents": len(docs),
                               "sources": [str(p) for p in paths], **report(duplicate_of, [], pairs)}
     result.pop("recall")

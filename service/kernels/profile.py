@@ -38,6 +38,7 @@ AZ09 = 16
 AZ = 32
 SENTENCE_END = 64  # . ! ? ; and their full-width forms (differences.SENTENCE_ENDS)
 UNIT_LONGEST = 8  # characters of the longest unit a Chinese figure is written with (differences.zh_unit_words)
+COUNT_UNIT = 2  # a unit trie word that counts or numbers things (个, 项, 届; not 万 or 余 alone): v19
 
 # trie node kinds
 NODE_AFFIRMATOR = 1
@@ -398,14 +399,15 @@ def build_edge_table(parents, cps, children):
 
 @njit(nogil=True, cache=True)
 def _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, spaced_percent, grouped,
-              identifiers, fractions):
+              identifiers, fractions, counts, unit_keys, unit_vals, unit_kind):
     """(end, node kind, class-sign code) of the token at ``p``: the longest lexicon term, else a
     figure (ASCII digits with an optional decimal part and %, or two or more Chinese numerals),
     kind 0; end -1 when nothing starts at ``p`` (the reference's regex alternatives, in order).
     ``grouped`` (v7): digits in thousands groups are one figure (1,200,000). ``identifiers`` (v8):
     first, a whole run of ASCII letters and digits with a digit after a letter is one figure
     (:func:`_identifier_end`). ``fractions`` (v18): one numeral after or before 分之 is a figure
-    (百分之三, 三分之一)."""
+    (百分之三, 三分之一). ``counts`` (v19): so is one numeral that numbers or counts
+    (:func:`_counted_numeral`, over the unit trie ``unit_keys``, ``unit_vals``, ``unit_kind``)."""
     c = ctab[cps[p]]
     if identifiers and c & AZ09:
         q = _identifier_end(cps, p, lo, hi, ctab)
@@ -447,9 +449,31 @@ def _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, 
         q = p + 1
         while q < hi and ctab[cps[q]] & NUMERAL:
             q += 1
-        if q - p >= 2 or (fractions and _by_fraction_mark(cps, p, lo, hi)):
+        if (q - p >= 2 or (fractions and _by_fraction_mark(cps, p, lo, hi))
+                or (counts and _counted_numeral(cps, p, lo, hi, unit_keys, unit_vals, unit_kind))):
             return q, np.int64(0), np.int64(-1)
     return np.int64(-1), np.int64(0), np.int64(-1)
+
+
+@njit(nogil=True, cache=True)
+def _counted_numeral(cps, p, lo, hi, unit_keys, unit_vals, unit_kind):
+    """Whether the one numeral at ``p``, one to ten, numbers or counts (v19): right after 第
+    (第二次, 第三届: another template notice's number) but not a law's part (第二条 keeps its
+    characters in the frame: a reordered amendment's items name their articles), or right before
+    a unit of things (三项, 两名, 五个: :data:`COUNT_UNIT` words of the unit trie)."""
+    value = _numeral(cps[p])
+    if value < 1 or value > 10:
+        return False
+    if p > lo and cps[p - 1] == DI:
+        return not _article_number(cps, p, p + 1, lo, hi)
+    node = np.int64(0)
+    for r in range(p + 1, min(hi, p + 1 + UNIT_LONGEST)):
+        node = _child(unit_keys, unit_vals, node, cps[r])
+        if node < 0:
+            return False
+        if unit_kind[node] == COUNT_UNIT:
+            return True
+    return False
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -548,7 +572,7 @@ def _close_sentence(sents, ns, start, end, negators, text_at, text_end, minimum,
 def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, word_keys, word_vals,
                 word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark, frame, at, kinds, codes, negs,
                 fig_a, fig_b, fig_u, pos, counted, sents, min_sentence, grouped, identifiers, starts, unit_keys,
-                unit_vals, unit_kind, whole_units, fractions):
+                unit_vals, unit_kind, whole_units, fractions, counts):
     """Frame (word characters, each anchor as one mark), anchors and sentences of the Chinese text
     ``cps[lo:hi]``: (anchor count, frame length, sentence count). ``counted``: negators in a row
     add up (v4); else the first of two stands alone (v1-v3). ``grouped``: thousands groups (v7).
@@ -560,7 +584,8 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
     总人口35万人 / 耕地面积35万人 ... 总人口12万亩) keeps its place's context, and the swap is seen.
     ``fig_u``: where each figure's unit ends (its figure's end where it has none). ``whole_units``
     (v18): a run of numerals does not end a unit (1.5万亿: a magnitude, not another figure).
-    ``fractions`` (v18): one numeral beside 分之 is a figure (:func:`_zh_token`)."""
+    ``fractions`` (v18): one numeral beside 分之 is a figure (:func:`_zh_token`); ``counts`` (v19):
+    so is one that numbers or counts (第二次, 三项)."""
     n = 0
     length = 0
     negated_at = -1  # frame length when the last negator ended
@@ -574,7 +599,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         c = ctab[cps[p]]
         if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):
             end, kind, code = _zh_token(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
-                                          grouped, identifiers, fractions)
+                                          grouped, identifiers, fractions, counts, unit_keys, unit_vals, unit_kind)
         else:
             end = -1
         if end < 0:
@@ -616,7 +641,7 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
         length += 1
         if anchor == ANCHOR_FIGURE and unit_kind.shape[0] > 1:
             p = _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped,
-                           identifiers, unit_keys, unit_vals, unit_kind, whole_units, fractions)
+                           identifiers, unit_keys, unit_vals, unit_kind, whole_units, fractions, counts)
             if n > put:
                 fig_u[n - 1] = p
     ns = _close_sentence(sents, ns, s_start, length, s_negs, s_at, hi - lo, min_sentence, starts)
@@ -625,10 +650,10 @@ def _zh_anchors(cps, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, w
 
 @njit(nogil=True, cache=True)
 def _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted, grouped, identifiers,
-               unit_keys, unit_vals, unit_kind, numerals, fractions):
+               unit_keys, unit_vals, unit_kind, numerals, fractions, counts):
     """Where the text goes on after the unit written at ``p``, right after a figure: past the
     longest unit of the trie (``unit_kind`` nonzero where one ends) whose characters start no
-    token (a term, a figure: those are read as such, ``fractions`` as :func:`_zh_token` reads
+    token (a term, a figure: those are read as such, ``fractions`` and ``counts`` as :func:`_zh_token` reads
     them; ``numerals``, v18: but a run of numerals, 万亿 of 1.5万亿), or ``p`` where none is written."""
     node = np.int64(0)
     best = p
@@ -636,7 +661,7 @@ def _past_unit(cps, p, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code,
         c = ctab[cps[r]]
         if c & (TERM | DIGIT | NUMERAL) or (identifiers and c & AZ):  # the unit ends where a token starts
             end, kind, _ = _zh_token(cps, r, lo, hi, ctab, edge_keys, edge_vals, node_kind, node_code, counted,
-                                     grouped, identifiers, fractions)
+                                     grouped, identifiers, fractions, counts, unit_keys, unit_vals, unit_kind)
             if end >= 0 and not (numerals and kind == 0 and c & NUMERAL):
                 break
         node = _child(unit_keys, unit_vals, node, cps[r])
@@ -1037,7 +1062,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                   word_cps, word_off, word_neg, word_pol, digit_keys, cs_bytes, cs_off, aux, zh_marks, figure_mark,
                   cw_cps, cw_off, k_zh, k_en, context_shift, one_sided, counted, min_zh, min_en, affixes,
                   figure_values, identifiers, figure_runs, sentence_sides, unit_tails, unit_keys, unit_vals,
-                  unit_kind, word_unit, en_unit_run, unit_fills):
+                  unit_kind, word_unit, en_unit_run, unit_fills, counted_numerals):
     """Profiles of a window: document d is rows doc_off[d]:doc_off[d+1] of (entries, positions,
     kinds, codes, negations, figure starts, figure ends, unit ends), sorted by entry (stably, as the
     reference's argsort). Entries are (context hash >> context_shift) << 16 | fill hash; positions
@@ -1060,7 +1085,8 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
     (:func:`_zh_anchors`), and so are up to ``en_unit_run`` English unit words (``word_unit``;
     0: none, before v17) written after a figure (:func:`_en_anchors`). ``unit_fills`` (v18): a
     figure's fill holds its unit (5万元 is not 5千元, $4.2 billion not $4.2 million); before, the unit
-    was nowhere, neither in the frame nor in the fill. The class-free marks and
+    was nowhere, neither in the frame nor in the fill. ``counted_numerals`` (v19): one Chinese
+    numeral that numbers or counts is a figure (第二次, 三项: :func:`_counted_numeral`). The class-free marks and
     fills of v4 are in the tables the caller passes."""
     n_docs = offsets.shape[0] - 1
     cap = cps.shape[0] // 16 + 64  # about one anchor in 40 characters: grown when a window has more
@@ -1106,7 +1132,7 @@ def profile_batch(cps, offsets, is_zh, ctab, edge_keys, edge_vals, node_kind, no
                                         word_vals, word_cps, word_off, word_pol, digit_keys, zh_marks, figure_mark,
                                         frame, at, kinds, codes, negs, fig_a, fig_b, fig_u, pos, counted, sents,
                                         min_zh_sentence, figure_values, identifiers, starts, unit_keys,
-                                        unit_vals, unit_kind, unit_fills, unit_fills)
+                                        unit_vals, unit_kind, unit_fills, unit_fills, counted_numerals)
         else:
             n, length, ns = _en_anchors(cps, lo, hi, ctab, word_keys, word_vals, word_cps, word_off, word_neg,
                                         word_pol, aux, CONST_CPS, u_src, u_a, u_b, u_skip, at, kinds, codes, negs,

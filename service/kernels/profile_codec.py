@@ -34,7 +34,7 @@ from numba import njit
 MAGIC0 = 78  # "N"
 MAGIC1 = 80  # "P"
 # the layout is the same; what the contexts cover differs (module docstring)
-VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18)
+VERSIONS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
 
 # decode status codes (the caller turns them into one-line errors)
 OK = 0

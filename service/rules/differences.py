@@ -156,7 +156,7 @@ from neardup.text.entities import (
 from neardup.text.lexicon import Lexicon, hash_words, in_sorted, load_lexicon
 
 PROFILE_MAGIC = b"NP"
-PROFILE_VERSION = 18
+PROFILE_VERSION = 19
 ONE_SIDED_SINCE = 3  # profiles of this version and later split polarity contexts by side
 CLASS_FREE_SINCE = 4  # ... and mark polarity words alike, fill them by sign, count negators
 AFFIX_SINCE = 5  # ... and read English negative prefixes as negators of their sentence
@@ -170,6 +170,7 @@ FIGURE_TWINS_SINCE = 15  # ... and give each figure a twin entry: 8 more bits of
 WEAK_NAMES_SINCE = 16  # ... and carry the entries of words tagged a person but read as no name (weak names)
 FIGURE_UNITS_SINCE = 17  # ... and leave a figure's unit (万亩, 亿元, million) out of the frame (zh_unit_words)
 UNIT_FILLS_SINCE = 18  # ... and fill a figure with its unit (5万元, not 5), its twin under a byte of its own
+COUNTED_NUMERALS_SINCE = 19  # ... and read one numeral that numbers or counts as a figure (第二次, 三项)
 # ... and read a person's tokens as one name (NAME_RUNS_SINCE), then give each name a second letter
 # set and read 赵/新民 and 卫志/刚 as people (SECOND_LETTERS_SINCE), and since v14 an English name that
 # only starts sentences, a verb's subject (SENTENCE_START_NAMES_SINCE): neardup.text.entities
@@ -199,6 +200,7 @@ SENTENCE_ENDS = ".!?;。！？；"
 SENTENCE_MARK = "\u00a7"  # starts a sentence's context: no anchor context starts with it
 SENTENCE_FILL = "S"
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
+COUNTING_NUMERALS = "一二两三四五六七八九十"  # one of these alone numbers or counts (v19): 第二次, 三项
 # v17: the unit a Chinese quantity writes after its figure (a magnitude, about, a measure word or
 # a unit: 12万亩, 356.2亿元, 100余人, 5个百分点) is the figure's, left out of the frame: swapped with
 # its unit (耕地面积12万亩 ... 总人口35万人 / 耕地面积35万人 ... 总人口12万亩), the figure in its place
@@ -337,8 +339,9 @@ def comparable(version: int) -> int:
     letters and 's: 42%m, 2.2's), v14 (an English name that only starts sentences read:
     Virgin was told); v15 and v16 share v16's (v16 adds the entries of weak names, which pair only
     with weak names, and a v15 record has none); v17 has its own (a figure's context without its
-    unit: 12万亩 as 12, 159 million as 159), and so has v18 (the unit in the figure's fill, a
-    twin under a byte of its own)."""
+    unit: 12万亩 as 12, 159 million as 159), and so have v18 (the unit in the figure's fill, a
+    twin under a byte of its own) and v19 (one numeral that numbers or counts read as a figure:
+    第二次, 三项)."""
     if version < ONE_SIDED_SINCE:
         return min(version, 2)
     if version in (FIGURE_TWINS_SINCE, WEAK_NAMES_SINCE):
@@ -1578,6 +1581,11 @@ class AnchorProfiler:
         self.zh_re_v8 = re.compile(IDENTIFIER + "|" + self.zh_re_v7.pattern)
         # v18: and one numeral right after or before 分之 (百分之三, 三分之一)
         self.zh_re_v18 = re.compile(self.zh_re_v8.pattern + rf"|(?<=分之)[{ZH_NUMERALS}]|[{ZH_NUMERALS}](?=分之)")
+        # v19: one numeral, one to ten, after 第 (not a law's part, 第二条) or else before a unit of
+        # things (kernels.profile._counted_numeral)
+        counting = "|".join(map(re.escape, ZH_UNITS))
+        self.zh_re_v19 = re.compile(self.zh_re_v18.pattern + rf"|(?<=第)[{COUNTING_NUMERALS}](?![{ARTICLE_UNITS}])"
+                                    rf"|(?<!第)[{COUNTING_NUMERALS}](?=(?:{counting}))")
         self.zh_re_v3 = re.compile(terms + rf"|[0-9]+(?:\.[0-9]+)?%?|[{ZH_NUMERALS}]{{2,}})")
         classes = sorted({cls for cls, _ in lex.polarity.values()})
         self.class_mark = {cls: chr(0xE000 + i) for i, cls in enumerate(classes)}
@@ -1586,7 +1594,8 @@ class AnchorProfiler:
         self.tables = self._compile(zh_terms, class_free=True)
         self.classed_tables = self._compile(zh_terms, class_free=False)  # for v2 and v3 profiles
         # the units a Chinese figure is written with, as the kernel's trie (v17); before, none
-        self.units = _trie(zh_unit_words(), dict.fromkeys(zh_unit_words(), (1, -1)))[:3]
+        self.units = _trie(zh_unit_words(), {w: (kprof.COUNT_UNIT if w in ZH_UNITS else 1, -1)
+                                             for w in zh_unit_words()})[:3]
         self.no_units = _trie((), {})[:3]
 
     def _mark(self, cls: str, version: int) -> str:
@@ -1667,7 +1676,8 @@ class AnchorProfiler:
             version >= AFFIX_SINCE, version >= FIGURE_VALUES_SINCE, version >= IDENTIFIERS_SINCE,
             FIGURE_RUN_LONGEST if version >= FIGURE_RUNS_SINCE else 0, version >= SENTENCE_SIDES_SINCE,
             version >= UNIT_TAILS_SINCE, *(self.units if version >= FIGURE_UNITS_SINCE else self.no_units),
-            t.word_unit, EN_UNIT_RUN if version >= FIGURE_UNITS_SINCE else 0, version >= UNIT_FILLS_SINCE)
+            t.word_unit, EN_UNIT_RUN if version >= FIGURE_UNITS_SINCE else 0, version >= UNIT_FILLS_SINCE,
+            version >= COUNTED_NUMERALS_SINCE)
         if version >= FIGURE_TWINS_SINCE:
             entries, positions, kinds, codes, negs, fig_a, fig_b, fig_u, doc_off = _join_figure_twins(
                 texts, self.context_bits, version, entries, positions, kinds, codes, negs, fig_a, fig_b, fig_u, doc_off)
@@ -1724,7 +1734,8 @@ class AnchorProfiler:
         run = 0  # negators in a row ending there (v4 counts them)
         counted = version >= CLASS_FREE_SINCE
         polarity = self.polarity
-        zh_re = (self.zh_re_v18 if version >= UNIT_FILLS_SINCE else self.zh_re_v8 if version >= IDENTIFIERS_SINCE
+        zh_re = (self.zh_re_v19 if version >= COUNTED_NUMERALS_SINCE else self.zh_re_v18 if version >= UNIT_FILLS_SINCE
+                 else self.zh_re_v8 if version >= IDENTIFIERS_SINCE
                  else self.zh_re_v7 if version >= FIGURE_VALUES_SINCE
                  else self.zh_re if counted else self.zh_re_v3)
 

@@ -462,7 +462,7 @@ def test_profile_bytes_round_trip(dev_docs: list[dict[str, str]]) -> None:
         assert decode_profile(v1).tolist() == old.entries.tolist()
         v2_bytes, v1_bytes = v2_bytes + len(old.encode()), v1_bytes + len(v1)
     assert v2_bytes < 0.8 * v1_bytes
-    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x13\x00", b"NP\x02\x05", b"NP\x05\x05"):
+    for bad in (b"XP\x01\x00\x00", b"NP\x01\x00\x01", b"NP\x14\x00", b"NP\x02\x05", b"NP\x05\x05"):
         with pytest.raises(ValueError):
             decode_profile(bad)
 
@@ -648,8 +648,10 @@ def test_the_kernel_profiles_as_the_reference(dev_docs: list[dict[str, str]]) ->
         texts += [text, _mutated(rng, text[: rng.randint(0, 400)], terms)]
         langs += [d["lang"], rng.choice([d["lang"], "zh", "en"])]
     texts += ["", "不", "不不予批准", "not", "was not not", "0", "一", SCORE_LINE.lower(), MONTHS,
-              "1 2 3 4 5 6 7 8 9", "１２３、４、５、６、７、８、９、１０"]
-    langs += ["zh", "zh", "zh", "en", "en", "en", "zh", "en", "zh", "en", "zh"]
+              "1 2 3 4 5 6 7 8 9", "１２３、４、５、６、７、８、９、１０",
+              "召开第二次会议，审议三项议案，两名代表十分赞同。第一条第",
+              "第一季度，第三条第二款，统一个人，零件，百人。第"]
+    langs += ["zh", "zh", "zh", "en", "en", "en", "zh", "en", "zh", "en", "zh", "zh", "zh"]
     for got, text, lang in zip(P.profile_batch(texts, langs), texts, langs, strict=True):
         want = P.profile(text, lang)
         assert got.entries.tolist() == want.entries.tolist(), text[:80]

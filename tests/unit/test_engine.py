@@ -323,6 +323,17 @@ async def test_a_unit_changed_against_a_v17_record() -> None:
                                                    "来源：县政府网\n" + text)
 
 
+async def test_a_count_changed_against_a_v18_record() -> None:
+    """Profile v19 reads one numeral that numbers or counts as a figure (第二次, 三项): against a
+    v19 record the notice of the second meeting is another notice; a v18 record is compared with
+    the deciding text's own v18 profile (the numeral a frame character), so a reprint merges with
+    it as before."""
+    text = ("市人大常委会第一次会议昨日召开，会议审议通过了三项决定，要求各级政府认真贯彻落实，"
+            "切实做好生态环境保护的相关工作，确保各项措施落到实处，按期完成年度目标任务。")
+    await told_apart_only_against_the_newer_record(18, text, text.replace("第一次", "第二次"),
+                                                   "来源：市政府网\n" + text)
+
+
 GROWTH = ("It said TV companies faced a major threat, with broadband predicted to grow from {a}% to {b}% of "
           "households by 2009. The report said the firms must adapt. Analysts agreed with the findings of the "
           "report on Monday, and the shares rose.")

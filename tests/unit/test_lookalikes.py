@@ -456,6 +456,49 @@ def test_a_fraction_written_in_numerals_is_a_figure(old: str, new: str) -> None:
     assert [f for _, f, _ in profiler()._zh("按百分之三加处", version=17)[1]] == []
 
 
+EGM_NOTICE = ("深圳市华远科技股份有限公司关于召开2024年第一次临时股东大会的通知。本公司董事会决定于2024年3月15日"
+              "在公司会议室召开2024年第一次临时股东大会，审议三项议案：关于修订公司章程的议案、关于选举独立董事的议案、"
+              "关于续聘会计师事务所的议案。大会推选两名股东代表监票。出席会议的股东应持本人身份证、股东账户卡办理登记手续。"
+              "联系人：张明。特此公告。")
+
+
+@pytest.mark.parametrize(("old", "new"), [("第一次", "第二次"), ("三项", "五项"), ("两名", "三名")])
+def test_the_same_notice_numbered_or_counted_otherwise_is_another(old: str, new: str) -> None:
+    """One numeral that numbers or counts is a figure (v19): the second extraordinary meeting's
+    notice is not the first's reprint, nor is one of five motions one of three. Up to v18 one
+    numeral was a frame character like any other (a change of it a synonym's)."""
+    status, _, kind = decide_pair(EGM_NOTICE, EGM_NOTICE.replace(old, new))
+    assert status is Status.UNIQUE and kind == "figure"
+    assert [f for _, f, _ in profiler()._zh("召开第一次临时股东大会，审议三项议案", version=18)[1]] == []
+    assert [f for _, f, _ in profiler()._zh("召开第一次临时股东大会，审议三项议案")[1]] == ["#1次", "#3项"]
+
+
+@pytest.mark.parametrize(("old", "new"), [("两名", "二名"), ("两名", "2名"), ("第一次", "第1次")])
+def test_a_count_written_another_way_still_merges(old: str, new: str) -> None:
+    """A count's value is its figure: 两, 二 and 2 are one number."""
+    assert decide_pair(EGM_NOTICE, "来源：证券时报网\n" + EGM_NOTICE.replace(old, new))[0] is Status.DUPLICATE
+
+
+def test_one_numeral_in_a_word_or_a_laws_part_is_no_figure() -> None:
+    """Only one to ten, after 第 or before a unit of things: 零件 and 百人 hold no figure, and a
+    law's numbered part (第三条) keeps its characters in the frame, as it did before v19."""
+    frame, anchors, _ = profiler()._zh("零件百人第三条第二款")
+    assert frame == "零件百人第三条第二款" and anchors == []
+
+
+def test_an_amendments_items_reordered_still_merge() -> None:
+    """Items that each name the article they amend (1.将第二条修改为, 2.将第三条修改为) keep their
+    contexts apart by the article's number: reordered, the items' own numbers change places, and
+    that is a reprint's reorder, not a changed count."""
+    items = ["将第二条修改为：“股东提起诉讼的，人民法院应当依法受理。”",
+             "将第三条修改为：“被开办企业应当在注册资金范围内承担民事责任。”",
+             "将第五条修改为：“本规定自公布之日起施行，原规定同时废止。”"]
+    head = "最高人民法院关于修改相关司法解释的决定。根据审判实践的需要，决定作如下修改：\n"
+    first = head + "\n".join(f"{n}.{item}" for n, item in enumerate(items, 1))
+    moved = head + "\n".join(f"{n}.{item}" for n, item in enumerate(items[::-1], 1))
+    assert decide_pair(first, moved)[0] is Status.DUPLICATE
+
+
 @pytest.mark.parametrize(("text", "old", "new"), [
     (COUNTY.format(**COUNTY_FIGURES) + "共有3万余人参加。", "3万余人", "3万多人"),
     (SUBSCRIBERS.format(a="159 million", b="80 per cent"), "80 per cent", "80 percent"),
