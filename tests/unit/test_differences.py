@@ -22,6 +22,7 @@ import pytest
 
 from neardup.kernels import profile as kprof
 from neardup.rules.differences import (
+    COUNTING_NUMERALS,
     EN_WORD,
     NEGATED_TWIN_BYTE,
     PROFILE_VERSION,
@@ -689,6 +690,12 @@ def test_a_v12_record_is_compared_with_the_text_read_the_v12_way() -> None:
         assert mine.version == PROFILE_VERSION and mine.critical_against(stored, 12) is None
     changed = P.profile(text.replace("rose 5%", "rose 6%"), "en").critical_against(stored, 12)
     assert changed is not None and changed.kind == "figure"
+
+
+def test_the_numerals_that_count_alone_are_one_to_ten_in_both_readings() -> None:
+    """The reference's pattern lists the numerals one of which alone may count (v19); the kernel
+    takes those whose value is one to ten: the same characters."""
+    assert {c for c in ZH_NUMERALS if 1 <= numeral_value(c) <= 10} == set(COUNTING_NUMERALS)
 
 
 @pytest.mark.parametrize(("numerals", "value"), [
